@@ -1,0 +1,69 @@
+"""The agent runtime: messages, models, tools, sessions and agents.
+
+Knows nothing of HTTP or of any protocol SDK; adapters build on it.
+"""
+
+from agents.agent import Agent, BaseAgent
+from agents.chat import ChatAgent
+from agents.errors import AgentError, MaxStepsExceeded, ModelError, ToolError, UserError
+from agents.function import FunctionAgent
+from agents.messages import (
+    DataPart,
+    FilePart,
+    Message,
+    MessageInput,
+    Part,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    to_messages,
+)
+from agents.options import ModelSettings, RunOptions
+from agents.results import (
+    RunFinished,
+    RunResult,
+    RunUpdate,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    Usage,
+)
+from agents.sessions import Conversation, InMemorySession, MemoryManager, Session, SessionKey
+from agents.tools import Tool, tool
+
+__all__ = [
+    "Agent",
+    "AgentError",
+    "BaseAgent",
+    "ChatAgent",
+    "Conversation",
+    "DataPart",
+    "FilePart",
+    "FunctionAgent",
+    "InMemorySession",
+    "MaxStepsExceeded",
+    "MemoryManager",
+    "Message",
+    "MessageInput",
+    "ModelError",
+    "ModelSettings",
+    "Part",
+    "RunFinished",
+    "RunOptions",
+    "RunResult",
+    "RunUpdate",
+    "Session",
+    "SessionKey",
+    "TextDelta",
+    "TextPart",
+    "Tool",
+    "ToolCallFinished",
+    "ToolCallPart",
+    "ToolCallStarted",
+    "ToolError",
+    "ToolResultPart",
+    "Usage",
+    "UserError",
+    "to_messages",
+    "tool",
+]

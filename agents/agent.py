@@ -1,0 +1,124 @@
+"""The uniform agent every adapter serves, whatever built it.
+
+An agent has one run entry: :meth:`Agent.run_stream` yields updates and ends
+with :class:`~agents.results.RunFinished`; :meth:`Agent.run` returns the same
+final result without the updates. The session is loaded before the run and
+the turn is appended only when the run finishes, so a run that is cancelled
+(client gone, protocol cancel) or fails leaves no half-saved turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
+from typing import Any, Protocol, runtime_checkable
+
+import anyio
+
+from agents.messages import Message, MessageInput, to_messages
+from agents.options import RunOptions
+from agents.results import RunFinished, RunResult, RunUpdate
+from agents.sessions import Session
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """What every adapter relies on."""
+
+    name: str
+    description: str
+
+    @property
+    def supports_response_format(self) -> bool: ...
+
+    def run_stream(
+        self,
+        input: MessageInput,
+        *,
+        session: Session | None = None,
+        options: RunOptions | None = None,
+    ) -> AsyncIterator[RunUpdate]: ...
+
+    async def run(
+        self,
+        input: MessageInput,
+        *,
+        session: Session | None = None,
+        options: RunOptions | None = None,
+    ) -> RunResult: ...
+
+    def lifespan(self) -> AbstractAsyncContextManager[Any]: ...
+
+
+class BaseAgent:
+    """Session handling and option merging; subclasses implement :meth:`_run`."""
+
+    supports_response_format = False
+
+    def __init__(self, name: str, description: str = "", options: RunOptions | None = None):
+        self.name = name
+        self.description = description
+        self.options = options or RunOptions()
+
+    def _run(
+        self, history: list[Message], input: list[Message], options: RunOptions, *, stream: bool
+    ) -> AsyncIterator[RunUpdate]:
+        """Yield the run's updates; the last one is ``RunFinished``.
+
+        With ``stream=False`` only ``RunFinished`` is needed.
+        """
+        raise NotImplementedError
+
+    async def run_stream(
+        self,
+        input: MessageInput,
+        *,
+        session: Session | None = None,
+        options: RunOptions | None = None,
+    ) -> AsyncIterator[RunUpdate]:
+        async for update in self._session_run(input, session, options, stream=True):
+            yield update
+
+    async def run(
+        self,
+        input: MessageInput,
+        *,
+        session: Session | None = None,
+        options: RunOptions | None = None,
+    ) -> RunResult:
+        async for update in self._session_run(input, session, options, stream=False):
+            if isinstance(update, RunFinished):
+                return update.result
+        raise RuntimeError(f"agent {self.name!r} ended without a result")
+
+    async def _session_run(
+        self,
+        input: MessageInput,
+        session: Session | None,
+        options: RunOptions | None,
+        *,
+        stream: bool,
+    ) -> AsyncIterator[RunUpdate]:
+        messages = to_messages(input)
+        history = await session.load() if session is not None else []
+        merged = self.options.merged(options)
+        async for update in self._run(history, messages, merged, stream=stream):
+            if isinstance(update, RunFinished) and session is not None:
+                # Shielded: a cancel arriving now must not leave half a turn.
+                with anyio.CancelScope(shield=True):
+                    await session.append(update.result.new_messages)
+            yield update
+
+    def lifespan(self) -> AbstractAsyncContextManager[Any]:
+        return nullcontext()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+
+def transcript(
+    instructions: str | None, history: Sequence[Message], input: Sequence[Message]
+) -> list[Message]:
+    """What the model sees: instructions as a system message, then the conversation."""
+    head = [Message.system(instructions)] if instructions else []
+    return [*head, *history, *input]

@@ -1,0 +1,127 @@
+"""The chat agent: a model, instructions and tools, with the function-calling loop.
+
+Each step asks the model; when it asks for tools they run (concurrently when
+there are several), their results go back, and the loop repeats until the
+model answers without tool calls or the step limit is reached. A failing
+tool does not fail the run: its error goes back to the model as the result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+from agents.agent import BaseAgent, transcript
+from agents.errors import MaxStepsExceeded, ToolError
+from agents.messages import Message, ToolCallPart, ToolResultPart
+from agents.models.base import ChatModel, ModelRequest, ModelResponse
+from agents.options import ModelSettings, RunOptions
+from agents.results import (
+    RunFinished,
+    RunResult,
+    RunUpdate,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    Usage,
+)
+from agents.tools.base import Tool
+
+DEFAULT_MAX_STEPS = 10
+# Between the texts of two steps (e.g. "Let me look that up." and the answer).
+STEP_SEPARATOR = "\n\n"
+
+
+class ChatAgent(BaseAgent):
+    """An agent driven by a chat model."""
+
+    def __init__(
+        self,
+        name: str,
+        model: ChatModel,
+        *,
+        description: str = "",
+        instructions: str | None = None,
+        tools: tuple[Tool, ...] = (),
+        model_settings: ModelSettings | None = None,
+        max_steps: int = DEFAULT_MAX_STEPS,
+    ) -> None:
+        options = RunOptions(
+            instructions=instructions,
+            tools=RunOptions().merged(RunOptions(tools=tools)).tools,
+            model_settings=model_settings or ModelSettings(),
+            max_steps=max_steps,
+        )
+        super().__init__(name, description, options)
+        self.model = model
+
+    @property
+    def supports_response_format(self) -> bool:
+        return self.model.supports_response_format
+
+    def lifespan(self) -> AbstractAsyncContextManager[Any]:
+        return self.model.lifespan()
+
+    async def _run(
+        self, history: list[Message], input: list[Message], options: RunOptions, *, stream: bool
+    ) -> AsyncIterator[RunUpdate]:
+        tools = {t.name: t for t in options.tools or ()}
+        definitions = [t.definition for t in tools.values()]
+        settings = options.model_settings or ModelSettings()
+        messages = transcript(options.instructions, history, input)
+        new_messages = list(input)
+        usage = Usage()
+        texts: list[str] = []
+        for _ in range(options.max_steps or DEFAULT_MAX_STEPS):
+            request = ModelRequest(messages, definitions, settings)
+            response: ModelResponse | None = None
+            if stream:
+                separated = not texts
+                async for event in self.model.stream(request):
+                    if isinstance(event, TextDelta):
+                        if not separated:
+                            separated = True
+                            yield TextDelta(STEP_SEPARATOR)
+                        yield event
+                    else:
+                        response = event
+            else:
+                response = await self.model.request(request)
+            assert response is not None, "a model stream must end with a ModelResponse"
+            usage += response.usage
+            messages.append(response.message)
+            new_messages.append(response.message)
+            if response.message.text:
+                texts.append(response.message.text)
+            calls = response.message.tool_calls
+            if not calls:
+                result = RunResult(
+                    STEP_SEPARATOR.join(texts), new_messages, usage, response.finish_reason
+                )
+                yield RunFinished(result)
+                return
+            for call in calls:
+                yield ToolCallStarted(call)
+            results = await asyncio.gather(*(_run_tool(tools, call) for call in calls))
+            for tool_result in results:
+                yield ToolCallFinished(tool_result)
+            tool_message = Message(role="tool", parts=list(results))
+            messages.append(tool_message)
+            new_messages.append(tool_message)
+        raise MaxStepsExceeded(
+            f"agent {self.name!r} did not finish within {options.max_steps} model steps"
+        )
+
+
+async def _run_tool(tools: Mapping[str, Tool], call: ToolCallPart) -> ToolResultPart:
+    tool = tools.get(call.name)
+    if tool is None:
+        content, is_error = f"unknown tool {call.name!r}; available: {sorted(tools)}", True
+    else:
+        try:
+            content, is_error = await tool.run(call.arguments), False
+        except ToolError as exc:
+            content, is_error = str(exc), True
+    return ToolResultPart(call_id=call.id, name=call.name, content=content, is_error=is_error)

@@ -1,0 +1,27 @@
+"""Errors of the agent runtime. Adapters map each to their protocol's shape."""
+
+from __future__ import annotations
+
+
+class AgentError(Exception):
+    """Base class: a run failed for a reason the caller can be told."""
+
+
+class ModelError(AgentError):
+    """The chat model (or its upstream server) failed."""
+
+
+class UserError(AgentError):
+    """The request asks for something this agent cannot do (a 4xx, not a 5xx)."""
+
+    def __init__(self, message: str, *, param: str | None = None) -> None:
+        super().__init__(message)
+        self.param = param
+
+
+class MaxStepsExceeded(AgentError):
+    """The function-calling loop did not end within the agent's step limit."""
+
+
+class ToolError(AgentError):
+    """A tool failed; the message goes back to the model as the tool result."""

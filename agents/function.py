@@ -1,0 +1,30 @@
+"""Wrap a plain function into an agent: ``f(messages) -> str`` (sync or async)."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+from agents.agent import BaseAgent
+from agents.messages import Message
+from agents.options import RunOptions
+from agents.results import RunFinished, RunResult, RunUpdate, TextDelta
+
+AgentFunction = Callable[[list[Message]], str | Awaitable[str]]
+
+
+class FunctionAgent(BaseAgent):
+    """Answers with what the function returns for the conversation so far."""
+
+    def __init__(self, name: str, function: AgentFunction, *, description: str = "") -> None:
+        super().__init__(name, description or inspect.getdoc(function) or "")
+        self.function = function
+
+    async def _run(
+        self, history: list[Message], input: list[Message], options: RunOptions, *, stream: bool
+    ) -> AsyncIterator[RunUpdate]:
+        reply = self.function([*history, *input])
+        text = await reply if inspect.isawaitable(reply) else reply
+        if stream and text:
+            yield TextDelta(text)
+        yield RunFinished(RunResult(text, [*input, Message.assistant(text)]))

@@ -1,0 +1,120 @@
+"""The unified message types every protocol adapter maps to and from.
+
+A message is a role plus a list of content parts. Inputs in any of the
+accepted shapes (a string, one message, or a mixed list) are normalised into
+``list[Message]`` by :func:`to_messages` before an agent sees them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class TextPart(_Part):
+    """Plain text."""
+
+    kind: Literal["text"] = "text"
+    text: str
+
+
+class DataPart(_Part):
+    """Structured data (a JSON value)."""
+
+    kind: Literal["data"] = "data"
+    data: Any
+    mime_type: str = "application/json"
+
+
+class FilePart(_Part):
+    """A file, given by URL or inline base64 bytes."""
+
+    kind: Literal["file"] = "file"
+    url: str | None = None
+    data: str | None = None
+    mime_type: str | None = None
+    name: str | None = None
+
+
+class ToolCallPart(_Part):
+    """The model asks for a tool to be run; ``arguments`` is the raw JSON text."""
+
+    kind: Literal["tool_call"] = "tool_call"
+    id: str
+    name: str
+    arguments: str = "{}"
+
+
+class ToolResultPart(_Part):
+    """The result of one tool call, sent back to the model."""
+
+    kind: Literal["tool_result"] = "tool_result"
+    call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+
+
+Part = Annotated[
+    TextPart | DataPart | FilePart | ToolCallPart | ToolResultPart,
+    Field(discriminator="kind"),
+]
+
+
+class Message(BaseModel):
+    """One message of a conversation."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    role: Role
+    parts: list[Part]
+    name: str | None = None
+
+    @classmethod
+    def system(cls, text: str) -> Message:
+        return cls(role="system", parts=[TextPart(text=text)])
+
+    @classmethod
+    def user(cls, text: str) -> Message:
+        return cls(role="user", parts=[TextPart(text=text)])
+
+    @classmethod
+    def assistant(cls, text: str) -> Message:
+        return cls(role="assistant", parts=[TextPart(text=text)])
+
+    @property
+    def text(self) -> str:
+        """The concatenated text parts (data parts are not text)."""
+        return "".join(p.text for p in self.parts if isinstance(p, TextPart))
+
+    @property
+    def tool_calls(self) -> list[ToolCallPart]:
+        return [p for p in self.parts if isinstance(p, ToolCallPart)]
+
+
+MessageInput = str | Message | Sequence[str | Message]
+
+
+def to_messages(value: MessageInput) -> list[Message]:
+    """Normalise a run input: a string is a user message; lists may mix both."""
+    if isinstance(value, str):
+        return [Message.user(value)]
+    if isinstance(value, Message):
+        return [value]
+    return [Message.user(item) if isinstance(item, str) else item for item in value]
+
+
+def last_user_text(messages: Sequence[Message]) -> str | None:
+    """The text of the last user message, or None when there is none."""
+    for message in reversed(messages):
+        if message.role == "user":
+            return message.text
+    return None

@@ -1,0 +1,72 @@
+"""The chat model protocol every provider implements."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from agents.messages import Message
+from agents.options import ModelSettings
+from agents.results import FinishReason, TextDelta, Usage
+from agents.tools.base import ToolDefinition
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """One request to a chat model: the transcript, tools it may call, settings."""
+
+    messages: Sequence[Message]
+    tools: Sequence[ToolDefinition] = ()
+    settings: ModelSettings = field(default_factory=ModelSettings)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelResponse:
+    """A complete model answer: an assistant message (text and/or tool calls)."""
+
+    message: Message
+    usage: Usage
+    finish_reason: FinishReason = "stop"
+
+
+ModelStreamEvent = TextDelta | ModelResponse
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """A chat model. ``stream`` yields text deltas and ends with the full response."""
+
+    name: str
+    supports_response_format: bool
+
+    async def request(self, request: ModelRequest) -> ModelResponse: ...
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]: ...
+
+    def lifespan(self) -> AbstractAsyncContextManager[Any]: ...
+
+
+class BaseChatModel:
+    """Shared defaults: ``request`` drains ``stream``; no start-up work."""
+
+    name: str = "model"
+    supports_response_format: bool = False
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        async for event in self.stream(request):
+            if isinstance(event, ModelResponse):
+                return event
+        raise RuntimeError(f"{self.name}: stream ended without a response")
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
+        raise NotImplementedError
+
+    def lifespan(self) -> AbstractAsyncContextManager[Any]:
+        return nullcontext()
+
+
+def count_words(messages: Sequence[Message]) -> int:
+    """A rough token count (whitespace-separated words) for models with no tokenizer."""
+    return sum(len(m.text.split()) for m in messages)

@@ -1,0 +1,142 @@
+"""Conversion between agent messages and the OpenAI Chat Completions format.
+
+Shared by every provider that speaks that format (the ``openai`` provider and
+the embedded ``local`` runtime), so the mapping lives in one place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import orjson
+
+from agents.messages import DataPart, FilePart, Message, Part, TextPart, ToolCallPart, ToolResultPart
+from agents.options import ModelSettings
+from agents.results import FinishReason, Usage
+from agents.tools.base import ToolDefinition
+
+_FINISH: dict[str, FinishReason] = {"length": "length", "content_filter": "content_filter"}
+
+
+def to_chat_messages(messages: Iterable[Message]) -> list[dict[str, Any]]:
+    """Agent messages → OpenAI chat messages (tool results become ``tool`` messages)."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        if message.role == "tool" or any(isinstance(p, ToolResultPart) for p in message.parts):
+            out.extend(
+                {"role": "tool", "tool_call_id": p.call_id, "content": p.content}
+                for p in message.parts
+                if isinstance(p, ToolResultPart)
+            )
+            continue
+        entry: dict[str, Any] = {"role": message.role, "content": _content(message)}
+        if message.role == "assistant" and message.tool_calls:
+            entry["tool_calls"] = [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": c.arguments},
+                }
+                for c in message.tool_calls
+            ]
+            entry["content"] = entry["content"] or None
+        if message.name:
+            entry["name"] = message.name
+        out.append(entry)
+    return out
+
+
+def _content(message: Message) -> str | list[dict[str, Any]]:
+    files = [p for p in message.parts if isinstance(p, FilePart)]
+    if not files or message.role != "user":
+        return "".join(_part_text(p) for p in message.parts)
+    content: list[dict[str, Any]] = []
+    for part in message.parts:
+        if isinstance(part, FilePart) and (part.mime_type or "").startswith("image/"):
+            url = part.url or f"data:{part.mime_type};base64,{part.data}"
+            content.append({"type": "image_url", "image_url": {"url": url}})
+        elif text := _part_text(part):
+            content.append({"type": "text", "text": text})
+    return content
+
+
+def _part_text(part: Part) -> str:
+    if isinstance(part, TextPart):
+        return part.text
+    if isinstance(part, DataPart):
+        return orjson.dumps(part.data).decode()
+    if isinstance(part, FilePart):
+        return f"[file {part.name or part.url or part.mime_type or ''}]"
+    return ""
+
+
+def to_chat_tools(tools: Sequence[ToolDefinition]) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": t.name,
+                "description": t.description,
+                "parameters": t.parameters,
+            },
+        }
+        for t in tools
+    ]
+
+
+def to_chat_settings(settings: ModelSettings) -> dict[str, Any]:
+    """Only the settings that are set; the upstream keeps its defaults for the rest."""
+    params: dict[str, Any] = {
+        "temperature": settings.temperature,
+        "top_p": settings.top_p,
+        "max_tokens": settings.max_tokens,
+        "stop": list(settings.stop) if settings.stop else None,
+        "seed": settings.seed,
+        "response_format": settings.response_format,
+    }
+    return {k: v for k, v in params.items() if v is not None}
+
+
+def from_chat_message(message: Mapping[str, Any]) -> Message:
+    """An OpenAI assistant message (dict) → agent message."""
+    parts: list[Part] = []
+    if message.get("content"):
+        parts.append(TextPart(text=message["content"]))
+    for call in message.get("tool_calls") or ():
+        function = call["function"]
+        parts.append(
+            ToolCallPart(id=call["id"], name=function["name"], arguments=function["arguments"] or "{}")
+        )
+    return Message(role="assistant", parts=parts)
+
+
+def from_chat_usage(usage: Mapping[str, Any] | None) -> Usage:
+    if not usage:
+        return Usage(requests=1)
+    return Usage(usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0, 1)
+
+
+def from_finish_reason(reason: str | None) -> FinishReason:
+    return _FINISH.get(reason or "", "stop")
+
+
+class ToolCallAccumulator:
+    """Joins streamed ``tool_calls`` fragments (keyed by ``index``) into whole calls."""
+
+    def __init__(self) -> None:
+        self._calls: dict[int, dict[str, str]] = {}
+
+    def add(self, fragments: Iterable[Mapping[str, Any]]) -> None:
+        for fragment in fragments:
+            call = self._calls.setdefault(fragment.get("index", 0), {"id": "", "name": "", "arguments": ""})
+            function = fragment.get("function") or {}
+            call["id"] = fragment.get("id") or call["id"]
+            call["name"] = function.get("name") or call["name"]
+            call["arguments"] += function.get("arguments") or ""
+
+    def calls(self) -> list[ToolCallPart]:
+        return [
+            ToolCallPart(id=c["id"] or f"call_{i}", name=c["name"], arguments=c["arguments"] or "{}")
+            for i, c in sorted(self._calls.items())
+        ]

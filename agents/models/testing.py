@@ -1,0 +1,80 @@
+"""Model doubles shipped in the package, so tests and demos need no key.
+
+- :class:`ScriptedModel` answers with a fixed list of replies, in order.
+- :class:`FunctionModel` answers with whatever a function returns.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from itertools import count
+
+from agents.messages import Message, Part, TextPart, ToolCallPart
+from agents.models.echo import WORD_CHUNKS
+from agents.models.base import (
+    BaseChatModel,
+    ModelRequest,
+    ModelResponse,
+    ModelStreamEvent,
+    count_words,
+)
+from agents.results import TextDelta, Usage
+
+Reply = str | ToolCallPart | list[str | ToolCallPart] | Message
+ReplyFunction = Callable[[ModelRequest], Reply | Awaitable[Reply]]
+
+_call_ids = count(1)
+
+
+def call(name: str, arguments: str = "{}") -> ToolCallPart:
+    """A tool call for a scripted reply, with a fresh id."""
+    return ToolCallPart(id=f"call_{next(_call_ids)}", name=name, arguments=arguments)
+
+
+def _to_message(reply: Reply) -> Message:
+    if isinstance(reply, Message):
+        return reply
+    items = reply if isinstance(reply, list) else [reply]
+    parts: list[Part] = [TextPart(text=i) if isinstance(i, str) else i for i in items]
+    return Message(role="assistant", parts=parts)
+
+
+async def _stream_message(
+    request: ModelRequest, message: Message
+) -> AsyncIterator[ModelStreamEvent]:
+    for chunk in WORD_CHUNKS.findall(message.text):
+        yield TextDelta(chunk)
+    usage = Usage(count_words(request.messages), len(message.text.split()), 1)
+    yield ModelResponse(message, usage)
+
+
+class ScriptedModel(BaseChatModel):
+    """Returns the given replies in order; ``requests`` records what it was sent."""
+
+    def __init__(self, replies: Iterable[Reply], *, name: str = "scripted") -> None:
+        self.name = name
+        self._replies = [_to_message(r) for r in replies]
+        self.requests: list[ModelRequest] = []
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
+        self.requests.append(request)
+        if len(self.requests) > len(self._replies):
+            raise RuntimeError(f"{self.name}: no scripted reply left")
+        async for event in _stream_message(request, self._replies[len(self.requests) - 1]):
+            yield event
+
+
+class FunctionModel(BaseChatModel):
+    """Calls ``function(request)`` (sync or async) for every model request."""
+
+    def __init__(self, function: ReplyFunction, *, name: str = "function") -> None:
+        self.name = name
+        self._function = function
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
+        reply = self._function(request)
+        if inspect.isawaitable(reply):
+            reply = await reply
+        async for event in _stream_message(request, _to_message(reply)):
+            yield event

@@ -1,0 +1,76 @@
+"""Run options: agent defaults merged with per-run options.
+
+Every field is optional; ``None`` means "not set", so merging keeps the
+agent's value unless the run sets one. Instructions concatenate and tools
+merge (a duplicate tool name is an error).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from agents.errors import UserError
+from agents.tools.base import Tool
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSettings:
+    """Sampling settings passed to the chat model; ``None`` means the model's default."""
+
+    temperature: float | None = None
+    top_p: float | None = None
+    max_tokens: int | None = None
+    stop: tuple[str, ...] | None = None
+    seed: int | None = None
+    # An OpenAI-style response_format dict ({"type": "json_object"} ...).
+    response_format: dict[str, Any] | None = None
+
+    def merged(self, override: ModelSettings | None) -> ModelSettings:
+        if override is None:
+            return self
+        changes = {
+            f.name: getattr(override, f.name)
+            for f in fields(self)
+            if getattr(override, f.name) is not None
+        }
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """Options for one run; the agent's own options are the defaults."""
+
+    instructions: str | None = None
+    tools: Sequence[Tool] | None = None
+    model_settings: ModelSettings | None = None
+    max_steps: int | None = None
+
+    def merged(self, override: RunOptions | None) -> RunOptions:
+        if override is None:
+            return self
+        return RunOptions(
+            instructions=_join(self.instructions, override.instructions),
+            tools=merge_tools(self.tools or (), override.tools or ()),
+            model_settings=(self.model_settings or ModelSettings()).merged(
+                override.model_settings
+            ),
+            max_steps=override.max_steps if override.max_steps is not None else self.max_steps,
+        )
+
+
+def _join(first: str | None, second: str | None) -> str | None:
+    parts = [text for text in (first, second) if text]
+    return "\n\n".join(parts) if parts else None
+
+
+def merge_tools(*groups: Sequence[Tool]) -> tuple[Tool, ...]:
+    """All tools of all groups, in order; refuses a name seen twice."""
+    seen: dict[str, Tool] = {}
+    for group in groups:
+        for tool in group:
+            if tool.name in seen:
+                raise UserError(f"duplicate tool name {tool.name!r}", param="tools")
+            seen[tool.name] = tool
+    return tuple(seen.values())

@@ -1,0 +1,75 @@
+"""What a run produces: usage, the final result and the streamed updates."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from agents.messages import Message, ToolCallPart, ToolResultPart
+
+FinishReason = Literal["stop", "length", "content_filter"]
+
+
+@dataclass(slots=True)
+class Usage:
+    """Token counts; adding two usages sums every field."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    requests: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.requests + other.requests,
+        )
+
+
+@dataclass(slots=True)
+class RunResult:
+    """The outcome of one run, streamed or not.
+
+    ``new_messages`` are the input and every message the run produced, in
+    order: exactly what a session appends for this turn.
+    """
+
+    output: str
+    new_messages: list[Message]
+    usage: Usage = field(default_factory=Usage)
+    finish_reason: FinishReason = "stop"
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A piece of the answer's text."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStarted:
+    """The agent started one of its own tools (never the client's tool call)."""
+
+    call: ToolCallPart
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallFinished:
+    """One of the agent's own tools finished (or failed: ``result.is_error``)."""
+
+    result: ToolResultPart
+
+
+@dataclass(frozen=True, slots=True)
+class RunFinished:
+    """Always the last update of a streamed run; carries the final result."""
+
+    result: RunResult
+
+
+RunUpdate = TextDelta | ToolCallStarted | ToolCallFinished | RunFinished

@@ -1,0 +1,90 @@
+"""Sessions: where a conversation's history lives between runs.
+
+History is never kept on the (shared) agent object. A run is given a
+:class:`Session`; the app's memory managers hand out sessions keyed by
+``(agent, session id)``. Sessions are append-only, so concurrent runs on one
+session interleave whole turns and never corrupt each other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from agents.messages import Message
+
+
+@dataclass(frozen=True, slots=True)
+class SessionKey:
+    """A session is always scoped to an agent: never a bare session id."""
+
+    agent: str
+    session: str
+
+
+@dataclass(slots=True)
+class Conversation:
+    """A stored session: its messages and protocol metadata (JSON values)."""
+
+    messages: list[Message] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Session(Protocol):
+    """What a run needs from a session."""
+
+    async def load(self) -> list[Message]: ...
+
+    async def append(self, messages: Sequence[Message]) -> None: ...
+
+
+class MemoryManager(Protocol):
+    """A bounded store of conversations; one instance per protocol adapter."""
+
+    async def get(self, key: SessionKey) -> Conversation | None: ...
+
+    async def append(
+        self,
+        key: SessionKey,
+        messages: Sequence[Message],
+        *,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """Append messages (creating the conversation) and merge ``meta`` into it."""
+        ...
+
+    async def delete(self, key: SessionKey) -> bool: ...
+
+    async def aclose(self) -> None: ...
+
+
+class ManagedSession:
+    """A :class:`Session` backed by a memory manager entry."""
+
+    __slots__ = ("key", "manager")
+
+    def __init__(self, manager: MemoryManager, key: SessionKey) -> None:
+        self.manager = manager
+        self.key = key
+
+    async def load(self) -> list[Message]:
+        conversation = await self.manager.get(self.key)
+        return list(conversation.messages) if conversation else []
+
+    async def append(self, messages: Sequence[Message]) -> None:
+        await self.manager.append(self.key, messages)
+
+
+class InMemorySession:
+    """A session that is just a list, for scripts and tests."""
+
+    def __init__(self, messages: Sequence[Message] = ()) -> None:
+        self.messages = list(messages)
+
+    async def load(self) -> list[Message]:
+        return list(self.messages)
+
+    async def append(self, messages: Sequence[Message]) -> None:
+        self.messages.extend(messages)

@@ -1,0 +1,107 @@
+"""Built-in tools, referred to by name in config: ``calculator``, ``current_time``."""
+
+from __future__ import annotations
+
+import ast
+import datetime as dt
+import math
+import operator
+from collections.abc import Callable
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from agents.errors import ToolError
+from agents.tools.base import Tool, tool
+
+_BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+}
+_UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {
+    ast.UAdd: operator.pos,
+    ast.USub: operator.neg,
+}
+_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "sqrt": math.sqrt,
+    "abs": abs,
+    "round": round,
+    "min": min,
+    "max": max,
+    "log": math.log,
+    "exp": math.exp,
+    "sin": math.sin,
+    "cos": math.cos,
+    "tan": math.tan,
+}
+_CONSTANTS = {"pi": math.pi, "e": math.e}
+# Bounds that keep one expression from eating the CPU or memory (9**9**9...).
+_MAX_EXPONENT = 1000
+_MAX_LENGTH = 500
+
+
+def evaluate(expression: str) -> int | float:
+    """Evaluate arithmetic safely: numbers, + - * / // % **, parentheses,
+    a few math functions and constants. Never uses ``eval``."""
+    if len(expression) > _MAX_LENGTH:
+        raise ToolError(f"expression longer than {_MAX_LENGTH} characters")
+    try:
+        tree = ast.parse(expression.replace("^", "**"), mode="eval")
+    except SyntaxError as exc:
+        raise ToolError(f"not an arithmetic expression: {expression!r}") from exc
+    try:
+        return _eval(tree.body)
+    except (ArithmeticError, ValueError, TypeError) as exc:
+        raise ToolError(f"cannot evaluate {expression!r}: {exc}") from exc
+
+
+def _eval(node: ast.expr) -> Any:
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return node.value
+    if isinstance(node, ast.Name) and node.id in _CONSTANTS:
+        return _CONSTANTS[node.id]
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+        left, right = _eval(node.left), _eval(node.right)
+        if isinstance(node.op, ast.Pow) and abs(right) > _MAX_EXPONENT:
+            raise ToolError(f"exponent larger than {_MAX_EXPONENT}")
+        return _BINARY[type(node.op)](left, right)
+    if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
+        return _UNARY[type(node.op)](_eval(node.operand))
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in _FUNCTIONS
+        and not node.keywords
+    ):
+        return _FUNCTIONS[node.func.id](*(_eval(arg) for arg in node.args))
+    raise ToolError(f"unsupported syntax: {ast.unparse(node)!r}")
+
+
+@tool
+def calculator(expression: str) -> str:
+    """Evaluate an arithmetic expression such as "(17 + 25) * 2" or "sqrt(2) ** 2".
+
+    Supports + - * / // % ** (or ^), parentheses, sqrt, abs, round, min, max,
+    log, exp, sin, cos, tan, pi and e.
+    """
+    result = evaluate(expression)
+    if isinstance(result, float) and result.is_integer() and abs(result) < 2**53:
+        result = int(result)
+    return str(result)
+
+
+@tool
+def current_time(timezone: str = "UTC") -> str:
+    """The current date and time in ISO 8601, in an IANA time zone such as "Europe/Paris"."""
+    try:
+        zone = ZoneInfo(timezone)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ToolError(f"unknown time zone {timezone!r}") from exc
+    return dt.datetime.now(zone).isoformat(timespec="seconds")
+
+
+BUILTIN_TOOLS: dict[str, Tool] = {t.name: t for t in (calculator, current_time)}
