@@ -1,0 +1,5 @@
+"""OpenAI-compatible API: Chat Completions, Responses and Models."""
+
+from adapters.openai.adapter import OpenAIAdapter
+
+__all__ = ["OpenAIAdapter"]

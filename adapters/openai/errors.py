@@ -1,0 +1,98 @@
+"""Errors in the OpenAI envelope: ``{"error": {message, type, param, code}}``.
+
+One place maps every failure of this adapter to a status and that body.
+Failures that retrying cannot fix carry ``x-should-retry: false`` so the
+OpenAI SDK does not run a failing agent three times.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+import orjson
+from fastapi.routing import APIRoute
+from pydantic import ValidationError
+from starlette.requests import Request
+from starlette.responses import Response
+
+from agents import AgentError, ModelError, UserError
+
+logger = logging.getLogger("agenthost.openai")
+
+_TYPES = {400: "invalid_request_error", 401: "authentication_error", 404: "invalid_request_error",
+          413: "invalid_request_error", 429: "rate_limit_error"}
+
+
+class OpenAIError(Exception):
+    """A failure to answer in the OpenAI error envelope."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        code: str | None = None,
+        param: str | None = None,
+        type: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.code = code
+        self.param = param
+        self.type = type or _TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
+
+    def body(self) -> dict[str, Any]:
+        return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
+
+    def response(self) -> Response:
+        headers = {"x-should-retry": "false"} if self.status >= 500 else None
+        return Response(orjson.dumps(self.body()), self.status, headers, "application/json")
+
+
+def from_exception(exc: Exception) -> OpenAIError:
+    """Any failure of a run → the error the client gets."""
+    if isinstance(exc, OpenAIError):
+        return exc
+    if isinstance(exc, ValidationError):
+        return from_validation_error(exc)
+    if isinstance(exc, UserError):
+        return OpenAIError(400, str(exc), param=exc.param, code="invalid_request")
+    if isinstance(exc, ModelError):
+        return OpenAIError(502, str(exc), code="upstream_error", type="api_error")
+    if isinstance(exc, AgentError):
+        return OpenAIError(500, str(exc), code="agent_error")
+    logger.exception("agent run failed")
+    return OpenAIError(500, f"internal error: {type(exc).__name__}", code="internal_error")
+
+
+def from_validation_error(exc: ValidationError) -> OpenAIError:
+    first = exc.errors()[0]
+    param = to_param(first["loc"])
+    message = f"{param}: {first['msg']}" if param else first["msg"]
+    return OpenAIError(400, message, param=param, code="invalid_value")
+
+
+def to_param(loc: tuple[int | str, ...]) -> str | None:
+    """A pydantic error location as OpenAI names params: ``messages[0].content``."""
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else f".{part}" if text else str(part)
+    return text or None
+
+
+class OpenAIRoute(APIRoute):
+    """Routes of this adapter answer every failure in the OpenAI envelope."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def guarded(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except Exception as exc:
+                return from_exception(exc).response()
+
+        return guarded

@@ -1,0 +1,91 @@
+"""Build agent objects from validated specs and fill a registry with them."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from agents import ChatAgent, ModelSettings
+from agents.models import ChatModel, EchoModel
+from agents.tools import BUILTIN_TOOLS
+from app.config import ConfigError
+from app.registry import Registry, RegistryError
+from app.specs import ChatAgentSpec, ConfigSpec, ImportAgentSpec, ModelSettingsSpec
+
+PROVIDERS = ("echo", "openai:<model>", "local:<name-or-path>")
+
+
+def build_model(spec: ChatAgentSpec) -> ChatModel:
+    """``echo``, ``openai:<model>`` or ``local:<name-or-path>`` → a chat model."""
+    provider, _, model = spec.model.partition(":")
+    settings = spec.model_settings
+    if provider == "echo" and not model:
+        return EchoModel()
+    if provider == "openai" and model:
+        from agents.models.openai import OpenAIModel
+
+        return OpenAIModel(
+            model,
+            base_url=settings.base_url,
+            api_key=settings.api_key.get_secret_value() if settings.api_key else None,
+            timeout=settings.timeout,
+            max_retries=settings.max_retries,
+        )
+    if provider == "local" and model:
+        from agents.models.local import LocalModel
+
+        return LocalModel(model)
+    raise ConfigError(
+        f"agent {spec.name!r}: model: unknown model {spec.model!r}; use one of {', '.join(PROVIDERS)}"
+    )
+
+
+def to_model_settings(spec: ModelSettingsSpec) -> ModelSettings:
+    return ModelSettings(
+        temperature=spec.temperature,
+        top_p=spec.top_p,
+        max_tokens=spec.max_tokens,
+        seed=spec.seed,
+        stop=tuple(spec.stop) if spec.stop else None,
+    )
+
+
+def build_chat_agent(spec: ChatAgentSpec) -> ChatAgent:
+    unknown = [name for name in spec.tools if name not in BUILTIN_TOOLS]
+    if unknown:
+        raise ConfigError(
+            f"agent {spec.name!r}: tools: unknown tool {unknown[0]!r}; "
+            f"built-in tools: {', '.join(sorted(BUILTIN_TOOLS))}"
+        )
+    return ChatAgent(
+        spec.name,
+        build_model(spec),
+        description=spec.description,
+        instructions=spec.instructions,
+        tools=tuple(BUILTIN_TOOLS[name] for name in spec.tools),
+        model_settings=to_model_settings(spec.model_settings),
+        max_steps=spec.max_steps,
+    )
+
+
+def import_object(spec: ImportAgentSpec) -> Any:
+    module_name, _, attribute = spec.import_.partition(":")
+    try:
+        obj: Any = importlib.import_module(module_name)
+        for part in attribute.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"agent {spec.name!r}: import: cannot import {spec.import_!r}: {exc}") from exc
+    return obj
+
+
+def build_registry(config: ConfigSpec, registry: Registry | None = None) -> Registry:
+    """Build every configured agent and add it; the first problem stops start-up."""
+    registry = registry if registry is not None else Registry.with_defaults()
+    for spec in config.agents:
+        obj = build_chat_agent(spec) if isinstance(spec, ChatAgentSpec) else import_object(spec)
+        try:
+            registry.add(spec.name, obj, spec.description)
+        except RegistryError as exc:
+            raise ConfigError(f"agent {spec.name!r}: {exc}") from exc
+    return registry

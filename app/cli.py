@@ -1,0 +1,84 @@
+"""The ``agenthost`` command: ``serve``, ``check`` and ``schema``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from app.build import build_registry
+from app.config import ConfigError, load_config
+from app.settings import Settings
+from app.specs import ChatAgentSpec, ConfigSpec
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="agenthost", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve = commands.add_parser("serve", help="serve the configured agents")
+    check = commands.add_parser("check", help="validate a config and list its agents")
+    for sub in (serve, check):
+        sub.add_argument("--config", type=Path, help="agents YAML (default: config/agents.yaml)")
+    serve.add_argument("--host", help="address to bind (default: 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="port (default: 8000)")
+    serve.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
+    commands.add_parser("schema", help="print the JSON schema of the config file")
+    return parser
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    flags = {
+        key: value
+        for key, value in vars(args).items()
+        if key in ("config", "host", "port", "log_level") and value is not None
+    }
+    return Settings(**flags)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "schema":
+        schema = ConfigSpec.model_json_schema(by_alias=True)
+        print(json.dumps(schema, indent=2))
+        return 0
+    try:
+        settings = _settings(args)
+        config = load_config(settings.config)
+        registry = build_registry(config)
+    except ValidationError as exc:
+        print(f"error: invalid settings: {exc}", file=sys.stderr)
+        return 2
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.command == "check":
+        for spec in config.agents:
+            source = spec.model if isinstance(spec, ChatAgentSpec) else spec.import_
+            print(f"{spec.name}\t{source}\t{spec.description}")
+        print(f"{settings.config}: {len(registry)} agents OK")
+        return 0
+    return _serve(settings, registry)
+
+
+def _serve(settings: Settings, registry: object) -> int:
+    import uvicorn
+
+    from app.server import create_app
+
+    app = create_app(settings, registry)  # type: ignore[arg-type]
+    uvicorn.run(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level,
+        timeout_graceful_shutdown=30,
+    )
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,86 @@
+"""Load the agents' YAML file: ``${VAR}`` interpolation, then validation.
+
+Every error names the file, the agent and the field, and never shows the
+value of an interpolated variable (they hold secrets).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from app.specs import ConfigSpec
+
+# ${VAR} or ${VAR:-default}; $${VAR} stays literal.
+_VARIABLE = re.compile(r"\$(\$?)\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+class ConfigError(Exception):
+    """The config cannot be served; the message says where and why."""
+
+
+def load_config(path: Path, environ: Mapping[str, str] | None = None) -> ConfigSpec:
+    """Read, interpolate and validate a config file."""
+    env = os.environ if environ is None else environ
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: expected a mapping with an 'agents' list at the top")
+    data = _interpolate(raw, env, path, raw, ())
+    try:
+        return ConfigSpec.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError("\n".join(_describe(path, raw, err) for err in exc.errors())) from None
+
+
+def _interpolate(
+    value: Any, env: Mapping[str, str], path: Path, root: Any, loc: tuple[str | int, ...]
+) -> Any:
+    if isinstance(value, dict):
+        return {k: _interpolate(v, env, path, root, (*loc, k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_interpolate(v, env, path, root, (*loc, i)) for i, v in enumerate(value)]
+    if not isinstance(value, str) or "$" not in value:
+        return value
+
+    def replace(match: re.Match[str]) -> str:
+        escaped, name, default = match.groups()
+        if escaped:
+            return match.group(0)[1:]
+        if name in env:
+            return env[name]
+        if default is not None:
+            return default
+        where = _where(root, loc)
+        raise ConfigError(f"{path}: {where}: environment variable {name} is not set")
+
+    return _VARIABLE.sub(replace, value)
+
+
+def _describe(path: Path, raw: Any, error: Any) -> str:
+    loc = tuple(error["loc"])
+    # Drop the union tags pydantic puts in the location ("chat", "import").
+    loc = tuple(p for i, p in enumerate(loc) if not (i == 2 and p in ("chat", "import")))
+    return f"{path}: {_where(raw, loc)}: {error['msg']}"
+
+
+def _where(raw: Any, loc: tuple[Any, ...]) -> str:
+    if len(loc) >= 2 and loc[0] == "agents" and isinstance(loc[1], int):
+        agents = raw.get("agents") if isinstance(raw, dict) else None
+        name = None
+        if isinstance(agents, list) and loc[1] < len(agents) and isinstance(agents[loc[1]], dict):
+            name = agents[loc[1]].get("name")
+        agent = f"agent {name!r}" if name else f"agents[{loc[1]}]"
+        field = ".".join(str(p) for p in loc[2:])
+        return f"{agent}: {field}" if field else agent
+    return ".".join(str(p) for p in loc) or "top level"

@@ -1,0 +1,96 @@
+"""Pure ASGI middleware that guards every surface: API keys and body size.
+
+Pure ASGI (not ``BaseHTTPMiddleware``, which costs ~0.3 ms a request). The
+refusals use the error shape of the protocol that owns the path.
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Callable, Iterable
+
+from starlette.datastructures import Headers
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+ErrorFor = Callable[[str, int, str, str], Response]
+"""``error_for(path, status, message, code)`` → a response in the path's protocol shape."""
+
+
+class APIKeyGuard:
+    """Requires one of the configured keys, as a bearer token or ``x-api-key``."""
+
+    def __init__(self, app: ASGIApp, *, keys: Iterable[str], public: Iterable[str], error_for: ErrorFor):
+        self.app = app
+        self.keys = [key.encode() for key in keys]
+        self.public = frozenset(public)
+        self.error_for = error_for
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in self.public or self._allowed(scope):
+            await self.app(scope, receive, send)
+            return
+        response = self.error_for(scope["path"], 401, "missing or invalid API key", "invalid_api_key")
+        response.headers["www-authenticate"] = "Bearer"
+        await response(scope, receive, send)
+
+    def _allowed(self, scope: Scope) -> bool:
+        headers = Headers(scope=scope)
+        authorization = headers.get("authorization", "")
+        scheme, _, token = authorization.partition(" ")
+        offered = (token.strip() if scheme.lower() == "bearer" else "") or headers.get("x-api-key", "")
+        candidate = offered.encode()
+        # Compare with every key, so the time taken does not tell which one matched.
+        matched = False
+        for key in self.keys:
+            matched |= hmac.compare_digest(candidate, key)
+        return matched
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class BodyLimitGuard:
+    """Refuses request bodies over ``max_bytes`` with 413, declared or streamed."""
+
+    def __init__(self, app: ASGIApp, *, max_bytes: int, error_for: ErrorFor) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+        self.error_for = error_for
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = Headers(scope=scope).get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+            await self._refuse(scope, receive, send)
+            return
+        received = 0
+        started = False
+
+        async def counting_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_bytes:
+                    raise _TooLarge
+            return message
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counting_receive, tracking_send)
+        except _TooLarge:
+            if started:
+                raise
+            await self._refuse(scope, receive, send)
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
+        message = f"request body larger than {self.max_bytes} bytes"
+        await self.error_for(scope["path"], 413, message, "request_too_large")(scope, receive, send)

@@ -1,0 +1,69 @@
+"""Session memory managers. The default is an in-process LRU with a TTL.
+
+Each adapter gets its own instance (own capacity, TTL and namespace). The
+LRU backend lives in one event loop: every operation completes without
+awaiting, so it needs no lock. A Redis backend implements the same
+:class:`~agents.sessions.MemoryManager` protocol.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from cachetools import TTLCache
+
+from agents import Conversation, Message, SessionKey
+
+
+class _CountingTTLCache(TTLCache[SessionKey, Conversation]):
+    """A TTL + LRU cache that counts what it drops."""
+
+    evicted = 0
+    expired = 0
+
+    def popitem(self) -> tuple[SessionKey, Conversation]:
+        item = super().popitem()
+        self.evicted += 1
+        return item
+
+    def expire(self, time: float | None = None) -> list[tuple[SessionKey, Conversation]]:
+        items = super().expire(time)
+        self.expired += len(items)
+        return items
+
+
+class LRUMemoryManager:
+    """Bounded in-process sessions: least recently used go first, idle ones expire."""
+
+    def __init__(self, namespace: str, *, max_sessions: int, ttl: float) -> None:
+        self.namespace = namespace
+        self._cache = _CountingTTLCache(maxsize=max_sessions, ttl=ttl)
+
+    async def get(self, key: SessionKey) -> Conversation | None:
+        return self._cache.get(key)
+
+    async def append(
+        self, key: SessionKey, messages: Sequence[Message], *, meta: dict[str, Any] | None = None
+    ) -> None:
+        conversation = self._cache.get(key) or Conversation()
+        conversation.messages.extend(messages)
+        if meta:
+            conversation.meta.update(meta)
+        # Re-assigning refreshes the entry's TTL and LRU position.
+        self._cache[key] = conversation
+
+    async def delete(self, key: SessionKey) -> bool:
+        return self._cache.pop(key, None) is not None
+
+    async def aclose(self) -> None:
+        self._cache.clear()
+
+    @property
+    def size(self) -> int:
+        return len(self._cache)
+
+    @property
+    def evictions(self) -> int:
+        """Sessions dropped for room or for idleness since start."""
+        return self._cache.evicted + self._cache.expired

@@ -1,0 +1,92 @@
+"""The registry: Python type → factory that wraps an object into an :class:`Agent`.
+
+Lookup walks the object's MRO, so a factory registered for a base class
+serves its subclasses. Each registry owns its table. Objects with no
+factory, and duplicate agent names, are refused when they are added (at
+start-up), never at the first request. Third-party frameworks plug in
+through the ``agenthost.factories`` entry-point group: each entry point names
+a function ``register(registry)``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterator, Mapping
+from importlib.metadata import entry_points
+from typing import Any
+
+from agents import Agent, BaseAgent, FunctionAgent
+
+Factory = Callable[[Any, str, str], Agent]
+"""``factory(obj, name, description) -> Agent``."""
+
+ENTRY_POINT_GROUP = "agenthost.factories"
+
+
+class RegistryError(Exception):
+    """An agent cannot be registered."""
+
+
+def _wrap_agent(obj: BaseAgent, name: str, description: str) -> Agent:
+    if obj.name != name:
+        raise RegistryError(f"agent object is named {obj.name!r} but configured as {name!r}")
+    obj.description = obj.description or description
+    return obj
+
+
+def _wrap_function(obj: Callable[..., Any], name: str, description: str) -> Agent:
+    return FunctionAgent(name, obj, description=description)
+
+
+class Registry(Mapping[str, Agent]):
+    """The served agents, by name, and the factories that wrapped them."""
+
+    def __init__(self) -> None:
+        self._factories: dict[type, Factory] = {}
+        self._agents: dict[str, Agent] = {}
+
+    @classmethod
+    def with_defaults(cls, *, plugins: bool = True) -> Registry:
+        """A registry that knows agenthost's own agents, functions and plugins."""
+        registry = cls()
+        registry.register_type(BaseAgent, _wrap_agent)  # type: ignore[arg-type]
+        registry.register_type(type(_wrap_function), _wrap_function)
+        if plugins:
+            for entry in entry_points(group=ENTRY_POINT_GROUP):
+                entry.load()(registry)
+        return registry
+
+    def register_type(self, kind: type, factory: Factory) -> None:
+        self._factories[kind] = factory
+
+    def factory_for(self, obj: Any) -> Factory:
+        for kind in type(obj).__mro__:
+            if kind in self._factories:
+                return self._factories[kind]
+        known = ", ".join(sorted(_qualname(k) for k in self._factories)) or "none"
+        raise RegistryError(
+            f"no agent factory for type {_qualname(type(obj))}; known types: {known}"
+        )
+
+    def add(self, name: str, obj: Any, description: str = "") -> Agent:
+        """Wrap ``obj`` and serve it as ``name``."""
+        if name in self._agents:
+            raise RegistryError(f"duplicate agent name {name!r}")
+        agent = self.factory_for(obj)(obj, name, description)
+        self._agents[name] = agent
+        return agent
+
+    def __getitem__(self, name: str) -> Agent:
+        return self._agents[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._agents)
+
+    def __len__(self) -> int:
+        return len(self._agents)
+
+
+def _qualname(kind: type) -> str:
+    module = inspect.getmodule(kind)
+    prefix = f"{module.__name__}." if module and module.__name__ != "builtins" else ""
+    return prefix + kind.__qualname__

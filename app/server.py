@@ -1,0 +1,83 @@
+"""``create_app()``: the composition root that mounts the enabled adapters."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager
+
+import orjson
+from fastapi import FastAPI
+from starlette.responses import Response
+
+from adapters.base import Adapter, AdapterContext
+from agents import Agent
+from app.build import build_registry
+from app.config import load_config
+from app.guards import APIKeyGuard, BodyLimitGuard
+from app.memory import LRUMemoryManager
+from app.settings import AdapterName, Settings
+
+# Where each adapter is mounted; the composition root decides, not the adapter.
+PREFIXES: dict[AdapterName, str] = {"openai": "/v1"}
+PUBLIC_PATHS = ("/healthz", "/readyz", "/docs", "/openapi.json")
+
+
+def _adapter_factories() -> dict[AdapterName, Callable[[AdapterContext], Adapter]]:
+    from adapters.openai import OpenAIAdapter
+
+    return {"openai": OpenAIAdapter}
+
+
+def create_app(settings: Settings | None = None, agents: Mapping[str, Agent] | None = None) -> FastAPI:
+    """The ASGI app serving ``agents`` (default: built from ``settings.config``)."""
+    settings = settings or Settings()
+    if agents is None:
+        agents = build_registry(load_config(settings.config))
+    factories = _adapter_factories()
+    adapters: dict[str, Adapter] = {}
+    for name in dict.fromkeys(settings.adapters):
+        memory = LRUMemoryManager(name, max_sessions=settings.session_max, ttl=settings.session_ttl)
+        adapters[PREFIXES[name]] = factories[name](AdapterContext(agents, memory))
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            for agent in agents.values():
+                await stack.enter_async_context(agent.lifespan())
+            for adapter in adapters.values():
+                await stack.enter_async_context(adapter.lifespan())
+            app.state.ready = True
+            try:
+                yield
+            finally:
+                app.state.ready = False
+
+    app = FastAPI(title="agenthost", lifespan=lifespan)
+    app.state.ready = False
+    app.state.agents = agents
+    app.state.adapters = adapters
+    for prefix, adapter in adapters.items():
+        app.include_router(adapter.router, prefix=prefix)
+
+    @app.get("/healthz", tags=["operations"], summary="Alive")
+    async def healthz() -> Response:
+        return Response(b'{"status":"ok"}', media_type="application/json")
+
+    @app.get("/readyz", tags=["operations"], summary="Ready to serve (503 while starting or draining)")
+    async def readyz() -> Response:
+        ready = bool(app.state.ready)
+        body = {"status": "ready" if ready else "starting", "agents": len(agents)}
+        return Response(orjson.dumps(body), 200 if ready else 503, media_type="application/json")
+
+    def error_for(path: str, status: int, message: str, code: str) -> Response:
+        for prefix, adapter in adapters.items():
+            if path == prefix or path.startswith(prefix + "/"):
+                return adapter.error_response(status, message, code=code)
+        body = {"error": {"message": message, "code": code}}
+        return Response(orjson.dumps(body), status, media_type="application/json")
+
+    app.add_middleware(BodyLimitGuard, max_bytes=settings.max_body_bytes, error_for=error_for)
+    if settings.api_keys:
+        keys = [key.get_secret_value() for key in settings.api_keys]
+        app.add_middleware(APIKeyGuard, keys=keys, public=PUBLIC_PATHS, error_for=error_for)
+    return app

@@ -1,0 +1,74 @@
+"""The agents' config file, as validated pydantic specs.
+
+``config/agents.schema.json`` is generated from :class:`ConfigSpec`
+(``agenthost schema``) for editor completion.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, SecretStr, Tag
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ModelSettingsSpec(_Spec):
+    """Connection and sampling settings of an agent's model."""
+
+    base_url: str | None = Field(None, description="OpenAI-compatible base URL, e.g. http://localhost:11434/v1.")
+    api_key: SecretStr | None = Field(None, description="Upstream key; use ${VAR} to read it from the environment.")
+    timeout: float = Field(60.0, gt=0, description="Seconds per upstream request.")
+    max_retries: int = Field(2, ge=0, description="Upstream retries on connection errors, 429 and 5xx.")
+    temperature: float | None = Field(None, ge=0, le=2)
+    top_p: float | None = Field(None, gt=0, le=1)
+    max_tokens: int | None = Field(None, gt=0)
+    seed: int | None = None
+    stop: list[str] | None = None
+
+
+class ChatAgentSpec(_Spec):
+    """An agent driven by a chat model (the default kind)."""
+
+    kind: Literal["chat"] = "chat"
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+    description: str = ""
+    model: str = Field(
+        description="'echo', 'openai:<model>' (any OpenAI-compatible server) or 'local:<name-or-path>'.",
+        examples=["echo", "openai:gpt-4o-mini", "local:smollm2"],
+    )
+    model_settings: ModelSettingsSpec = Field(default_factory=ModelSettingsSpec)
+    instructions: str | None = None
+    tools: list[str] = Field(default_factory=list, description="Built-in tool names.")
+    max_steps: int = Field(10, ge=1, le=100, description="Model calls per run, at most.")
+
+
+class ImportAgentSpec(_Spec):
+    """An agent object from code: ``package.module:attribute``."""
+
+    kind: Literal["import"] = "import"
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+    description: str = ""
+    import_: str = Field(alias="import", pattern=r"^[\w.]+:[\w.]+$")
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return "import" if "import" in value else str(value.get("kind", "chat"))
+    return str(getattr(value, "kind", "chat"))
+
+
+AgentSpec = Annotated[
+    Annotated[ChatAgentSpec, Tag("chat")] | Annotated[ImportAgentSpec, Tag("import")],
+    Discriminator(_kind),
+]
+
+
+class ConfigSpec(_Spec):
+    """The whole config file."""
+
+    agents: list[AgentSpec] = Field(min_length=1)
