@@ -9,7 +9,7 @@ the turn is appended only when the run finishes, so a run that is cancelled
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any, Protocol, runtime_checkable
 
@@ -37,7 +37,7 @@ class Agent(Protocol):
         *,
         session: Session | None = None,
         options: RunOptions | None = None,
-    ) -> AsyncIterator[RunUpdate]: ...
+    ) -> AsyncGenerator[RunUpdate, None]: ...
 
     async def run(
         self,
@@ -53,12 +53,14 @@ class Agent(Protocol):
 class BaseAgent:
     """Session handling and option merging; subclasses implement :meth:`_run`."""
 
-    supports_response_format = False
-
     def __init__(self, name: str, description: str = "", options: RunOptions | None = None):
         self.name = name
         self.description = description
         self.options = options or RunOptions()
+
+    @property
+    def supports_response_format(self) -> bool:
+        return False
 
     def _run(
         self, history: list[Message], input: list[Message], options: RunOptions, *, stream: bool
@@ -75,7 +77,7 @@ class BaseAgent:
         *,
         session: Session | None = None,
         options: RunOptions | None = None,
-    ) -> AsyncIterator[RunUpdate]:
+    ) -> AsyncGenerator[RunUpdate, None]:
         async for update in self._session_run(input, session, options, stream=True):
             yield update
 

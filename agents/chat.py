@@ -75,7 +75,7 @@ class ChatAgent(BaseAgent):
         usage = Usage()
         texts: list[str] = []
         for _ in range(options.max_steps or DEFAULT_MAX_STEPS):
-            request = ModelRequest(messages, definitions, settings)
+            request = ModelRequest(tuple(messages), definitions, settings)
             response: ModelResponse | None = None
             if stream:
                 separated = not texts

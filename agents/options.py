@@ -53,9 +53,7 @@ class RunOptions:
         return RunOptions(
             instructions=_join(self.instructions, override.instructions),
             tools=merge_tools(self.tools or (), override.tools or ()),
-            model_settings=(self.model_settings or ModelSettings()).merged(
-                override.model_settings
-            ),
+            model_settings=(self.model_settings or ModelSettings()).merged(override.model_settings),
             max_steps=override.max_steps if override.max_steps is not None else self.max_steps,
         )
 

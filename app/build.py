@@ -36,7 +36,8 @@ def build_model(spec: ChatAgentSpec) -> ChatModel:
 
         return LocalModel(model)
     raise ConfigError(
-        f"agent {spec.name!r}: model: unknown model {spec.model!r}; use one of {', '.join(PROVIDERS)}"
+        f"agent {spec.name!r}: model: unknown model {spec.model!r}; "
+        f"use one of {', '.join(PROVIDERS)}"
     )
 
 
@@ -75,7 +76,9 @@ def import_object(spec: ImportAgentSpec) -> Any:
         for part in attribute.split("."):
             obj = getattr(obj, part)
     except (ImportError, AttributeError) as exc:
-        raise ConfigError(f"agent {spec.name!r}: import: cannot import {spec.import_!r}: {exc}") from exc
+        raise ConfigError(
+            f"agent {spec.name!r}: import: cannot import {spec.import_!r}: {exc}"
+        ) from exc
     return obj
 
 

@@ -20,7 +20,9 @@ ErrorFor = Callable[[str, int, str, str], Response]
 class APIKeyGuard:
     """Requires one of the configured keys, as a bearer token or ``x-api-key``."""
 
-    def __init__(self, app: ASGIApp, *, keys: Iterable[str], public: Iterable[str], error_for: ErrorFor):
+    def __init__(
+        self, app: ASGIApp, *, keys: Iterable[str], public: Iterable[str], error_for: ErrorFor
+    ):
         self.app = app
         self.keys = [key.encode() for key in keys]
         self.public = frozenset(public)
@@ -30,7 +32,9 @@ class APIKeyGuard:
         if scope["type"] != "http" or scope["path"] in self.public or self._allowed(scope):
             await self.app(scope, receive, send)
             return
-        response = self.error_for(scope["path"], 401, "missing or invalid API key", "invalid_api_key")
+        response = self.error_for(
+            scope["path"], 401, "missing or invalid API key", "invalid_api_key"
+        )
         response.headers["www-authenticate"] = "Bearer"
         await response(scope, receive, send)
 
@@ -38,7 +42,9 @@ class APIKeyGuard:
         headers = Headers(scope=scope)
         authorization = headers.get("authorization", "")
         scheme, _, token = authorization.partition(" ")
-        offered = (token.strip() if scheme.lower() == "bearer" else "") or headers.get("x-api-key", "")
+        offered = (token.strip() if scheme.lower() == "bearer" else "") or headers.get(
+            "x-api-key", ""
+        )
         candidate = offered.encode()
         # Compare with every key, so the time taken does not tell which one matched.
         matched = False

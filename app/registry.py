@@ -27,11 +27,12 @@ class RegistryError(Exception):
     """An agent cannot be registered."""
 
 
-def _wrap_agent(obj: BaseAgent, name: str, description: str) -> Agent:
+def _wrap_agent(obj: Any, name: str, description: str) -> Agent:
     if obj.name != name:
         raise RegistryError(f"agent object is named {obj.name!r} but configured as {name!r}")
-    obj.description = obj.description or description
-    return obj
+    agent: BaseAgent = obj
+    agent.description = agent.description or description
+    return agent
 
 
 def _wrap_function(obj: Callable[..., Any], name: str, description: str) -> Agent:
@@ -49,7 +50,7 @@ class Registry(Mapping[str, Agent]):
     def with_defaults(cls, *, plugins: bool = True) -> Registry:
         """A registry that knows agenthost's own agents, functions and plugins."""
         registry = cls()
-        registry.register_type(BaseAgent, _wrap_agent)  # type: ignore[arg-type]
+        registry.register_type(BaseAgent, _wrap_agent)
         registry.register_type(type(_wrap_function), _wrap_function)
         if plugins:
             for entry in entry_points(group=ENTRY_POINT_GROUP):

@@ -28,7 +28,9 @@ def _adapter_factories() -> dict[AdapterName, Callable[[AdapterContext], Adapter
     return {"openai": OpenAIAdapter}
 
 
-def create_app(settings: Settings | None = None, agents: Mapping[str, Agent] | None = None) -> FastAPI:
+def create_app(
+    settings: Settings | None = None, agents: Mapping[str, Agent] | None = None
+) -> FastAPI:
     """The ASGI app serving ``agents`` (default: built from ``settings.config``)."""
     settings = settings or Settings()
     if agents is None:
@@ -63,7 +65,9 @@ def create_app(settings: Settings | None = None, agents: Mapping[str, Agent] | N
     async def healthz() -> Response:
         return Response(b'{"status":"ok"}', media_type="application/json")
 
-    @app.get("/readyz", tags=["operations"], summary="Ready to serve (503 while starting or draining)")
+    @app.get(
+        "/readyz", tags=["operations"], summary="Ready to serve (503 while starting or draining)"
+    )
     async def readyz() -> Response:
         ready = bool(app.state.ready)
         body = {"status": "ready" if ready else "starting", "agents": len(agents)}

@@ -22,7 +22,7 @@ class Settings(BaseSettings):
     log_level: Literal["debug", "info", "warning", "error"] = "info"
 
     adapters: Annotated[list[AdapterName], NoDecode] = Field(
-        default_factory=lambda: ["openai"],
+        default_factory=lambda: list[AdapterName](["openai"]),
         description="Protocols to serve, comma-separated.",
     )
     api_keys: Annotated[list[SecretStr], NoDecode] = Field(

@@ -18,10 +18,16 @@ class _Spec(BaseModel):
 class ModelSettingsSpec(_Spec):
     """Connection and sampling settings of an agent's model."""
 
-    base_url: str | None = Field(None, description="OpenAI-compatible base URL, e.g. http://localhost:11434/v1.")
-    api_key: SecretStr | None = Field(None, description="Upstream key; use ${VAR} to read it from the environment.")
+    base_url: str | None = Field(
+        None, description="OpenAI-compatible base URL, e.g. http://localhost:11434/v1."
+    )
+    api_key: SecretStr | None = Field(
+        None, description="Upstream key; use ${VAR} to read it from the environment."
+    )
     timeout: float = Field(60.0, gt=0, description="Seconds per upstream request.")
-    max_retries: int = Field(2, ge=0, description="Upstream retries on connection errors, 429 and 5xx.")
+    max_retries: int = Field(
+        2, ge=0, description="Upstream retries on connection errors, 429 and 5xx."
+    )
     temperature: float | None = Field(None, ge=0, le=2)
     top_p: float | None = Field(None, gt=0, le=1)
     max_tokens: int | None = Field(None, gt=0)
@@ -36,7 +42,8 @@ class ChatAgentSpec(_Spec):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
     description: str = ""
     model: str = Field(
-        description="'echo', 'openai:<model>' (any OpenAI-compatible server) or 'local:<name-or-path>'.",
+        description="'echo', 'openai:<model>' (any OpenAI-compatible server) "
+        "or 'local:<name-or-path>'.",
         examples=["echo", "openai:gpt-4o-mini", "local:smollm2"],
     )
     model_settings: ModelSettingsSpec = Field(default_factory=ModelSettingsSpec)

@@ -33,7 +33,9 @@ def check_supported(request: ChatCompletionRequest, agent: Agent) -> None:
     if request.n is not None and request.n > 1:
         raise OpenAIError(400, "n > 1 is not supported", param="n", code="unsupported_value")
     if request.logprobs:
-        raise OpenAIError(400, "logprobs are not supported", param="logprobs", code="unsupported_parameter")
+        raise OpenAIError(
+            400, "logprobs are not supported", param="logprobs", code="unsupported_parameter"
+        )
     kind = (request.response_format or {}).get("type", "text")
     if kind != "text" and not agent.supports_response_format:
         raise OpenAIError(
@@ -86,9 +88,12 @@ def to_message(message: ChatMessage) -> Message:
     elif message.content:
         parts.append(TextPart(text=message.content))
     for call in message.tool_calls or ():
-        parts.append(ToolCallPart(id=call.id, name=call.function.name, arguments=call.function.arguments))
-    role = "assistant" if message.role == "assistant" else "user"
-    return Message(role=role, parts=parts, name=message.name)
+        parts.append(
+            ToolCallPart(id=call.id, name=call.function.name, arguments=call.function.arguments)
+        )
+    if message.role == "assistant":
+        return Message(role="assistant", parts=parts, name=message.name)
+    return Message(role="user", parts=parts, name=message.name)
 
 
 def _text(message: ChatMessage) -> str:
@@ -128,13 +133,20 @@ class ChunkFactory:
     """Builds the chunks of one streamed completion (same id/created/model in each)."""
 
     def __init__(self, *, id: str, created: int, model: str, include_usage: bool) -> None:
-        self._head = {"id": id, "object": "chat.completion.chunk", "created": created, "model": model}
+        self._head = {
+            "id": id,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+        }
         self._include_usage = include_usage
 
     def chunk(self, delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
         chunk = {
             **self._head,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}],
+            "choices": [
+                {"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}
+            ],
         }
         if self._include_usage:
             chunk["usage"] = None

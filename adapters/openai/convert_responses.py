@@ -53,9 +53,11 @@ def to_run(request: ResponseRequest) -> tuple[list[Message], RunOptions]:
     developer items) become this run's extra instructions, never stored."""
     instructions = [request.instructions] if request.instructions else []
     messages: list[Message] = []
-    items = [ResponseInputItem(role="user", content=request.input)] if isinstance(
-        request.input, str
-    ) else request.input
+    items = (
+        [ResponseInputItem(role="user", content=request.input)]
+        if isinstance(request.input, str)
+        else request.input
+    )
     for index, item in enumerate(items):
         if item.type == "message" and item.role in ("system", "developer"):
             instructions.append(_item_text(item))
@@ -76,10 +78,14 @@ def to_run(request: ResponseRequest) -> tuple[list[Message], RunOptions]:
 
 def to_message(item: ResponseInputItem, index: int) -> Message:
     if item.type == "function_call":
-        call = ToolCallPart(id=item.call_id or "", name=item.name or "", arguments=item.arguments or "{}")
+        call = ToolCallPart(
+            id=item.call_id or "", name=item.name or "", arguments=item.arguments or "{}"
+        )
         return Message(role="assistant", parts=[call])
     if item.type == "function_call_output":
-        result = ToolResultPart(call_id=item.call_id or "", name=item.name or "", content=item.output or "")
+        result = ToolResultPart(
+            call_id=item.call_id or "", name=item.name or "", content=item.output or ""
+        )
         return Message(role="tool", parts=[result])
     if item.type != "message" or item.role is None:
         raise OpenAIError(

@@ -28,7 +28,14 @@ from adapters.openai.convert_responses import (
     to_run,
 )
 from adapters.openai.errors import OpenAIError, from_exception
-from adapters.openai.http import find_agent, json_response, read_body, sse_event, sse_response, started
+from adapters.openai.http import (
+    find_agent,
+    json_response,
+    read_body,
+    sse_event,
+    sse_response,
+    started,
+)
 from adapters.openai.schemas import ResponseRequest
 from agents import (
     Agent,
@@ -63,8 +70,12 @@ class _Turn:
 
     def response(self, result: RunResult | None = None, **kwargs: Any) -> dict[str, Any]:
         return to_response(
-            self.request, id=self.id, created_at=self.created_at, model=self.agent.name,
-            result=result, **kwargs,
+            self.request,
+            id=self.id,
+            created_at=self.created_at,
+            model=self.agent.name,
+            result=result,
+            **kwargs,
         )
 
     def completed(self, result: RunResult) -> dict[str, Any]:
@@ -151,7 +162,9 @@ async def _stream(turn: _Turn, updates: AsyncGenerator[RunUpdate, None]) -> Asyn
     except Exception as exc:
         error = from_exception(exc)
         yield event("error", code=error.code, message=error.message, param=error.param)
-        failed = turn.response(status="failed", error={"code": error.code or "server_error", "message": error.message})
+        failed = turn.response(
+            status="failed", error={"code": error.code or "server_error", "message": error.message}
+        )
         yield event("response.failed", response=failed)
     finally:
         await updates.aclose()

@@ -63,7 +63,11 @@ class OpenAIModel(BaseChatModel):
         try:
             yield
         finally:
-            await self._client.close()
+            await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections to the upstream."""
+        await self._client.close()
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:
         params: dict[str, Any] = {
@@ -117,4 +121,6 @@ class OpenAIModel(BaseChatModel):
             raise ModelError(f"upstream model {self.name!r} failed: {exc}") from exc
         parts: list[Part] = [TextPart(text="".join(text))] if text else []
         parts.extend(calls.calls())
-        yield ModelResponse(Message(role="assistant", parts=parts), usage, from_finish_reason(finish))
+        yield ModelResponse(
+            Message(role="assistant", parts=parts), usage, from_finish_reason(finish)
+        )

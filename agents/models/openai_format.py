@@ -11,7 +11,15 @@ from typing import Any
 
 import orjson
 
-from agents.messages import DataPart, FilePart, Message, Part, TextPart, ToolCallPart, ToolResultPart
+from agents.messages import (
+    DataPart,
+    FilePart,
+    Message,
+    Part,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 from agents.options import ModelSettings
 from agents.results import FinishReason, Usage
 from agents.tools.base import ToolDefinition
@@ -106,7 +114,9 @@ def from_chat_message(message: Mapping[str, Any]) -> Message:
     for call in message.get("tool_calls") or ():
         function = call["function"]
         parts.append(
-            ToolCallPart(id=call["id"], name=function["name"], arguments=function["arguments"] or "{}")
+            ToolCallPart(
+                id=call["id"], name=function["name"], arguments=function["arguments"] or "{}"
+            )
         )
     return Message(role="assistant", parts=parts)
 
@@ -129,7 +139,9 @@ class ToolCallAccumulator:
 
     def add(self, fragments: Iterable[Mapping[str, Any]]) -> None:
         for fragment in fragments:
-            call = self._calls.setdefault(fragment.get("index", 0), {"id": "", "name": "", "arguments": ""})
+            call = self._calls.setdefault(
+                fragment.get("index", 0), {"id": "", "name": "", "arguments": ""}
+            )
             function = fragment.get("function") or {}
             call["id"] = fragment.get("id") or call["id"]
             call["name"] = function.get("name") or call["name"]
@@ -137,6 +149,8 @@ class ToolCallAccumulator:
 
     def calls(self) -> list[ToolCallPart]:
         return [
-            ToolCallPart(id=c["id"] or f"call_{i}", name=c["name"], arguments=c["arguments"] or "{}")
+            ToolCallPart(
+                id=c["id"] or f"call_{i}", name=c["name"], arguments=c["arguments"] or "{}"
+            )
             for i, c in sorted(self._calls.items())
         ]

@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from itertools import count
 
 from agents.messages import Message, Part, TextPart, ToolCallPart
-from agents.models.echo import WORD_CHUNKS
 from agents.models.base import (
     BaseChatModel,
     ModelRequest,
@@ -19,6 +18,7 @@ from agents.models.base import (
     ModelStreamEvent,
     count_words,
 )
+from agents.models.echo import WORD_CHUNKS
 from agents.results import TextDelta, Usage
 
 Reply = str | ToolCallPart | list[str | ToolCallPart] | Message

@@ -9,7 +9,7 @@ retry a failure up to ``retries`` times, and turn any failure into a
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, get_type_hints, overload
 
@@ -143,5 +143,3 @@ def _to_text(value: Any) -> str:
     if isinstance(value, BaseModel):
         return value.model_dump_json()
     return orjson.dumps(value, default=str).decode()
-
-

@@ -54,7 +54,8 @@ def evaluate(expression: str) -> int | float:
     except SyntaxError as exc:
         raise ToolError(f"not an arithmetic expression: {expression!r}") from exc
     try:
-        return _eval(tree.body)
+        result: int | float = _eval(tree.body)
+        return result
     except (ArithmeticError, ValueError, TypeError) as exc:
         raise ToolError(f"cannot evaluate {expression!r}: {exc}") from exc
 

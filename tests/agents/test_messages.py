@@ -1,0 +1,27 @@
+from agents import Message, TextPart, to_messages
+from agents.messages import DataPart, last_user_text
+
+
+def test_inputs_are_normalised_to_messages() -> None:
+    system = Message.system("be brief")
+    assert to_messages("hi") == [Message.user("hi")]
+    assert to_messages(system) == [system]
+    assert to_messages(["a", system, "b"]) == [Message.user("a"), system, Message.user("b")]
+
+
+def test_text_joins_text_parts_only() -> None:
+    message = Message(
+        role="user", parts=[TextPart(text="a"), DataPart(data={"x": 1}), TextPart(text="b")]
+    )
+    assert message.text == "ab"
+
+
+def test_last_user_text() -> None:
+    messages = [Message.user("first"), Message.assistant("reply"), Message.user("second")]
+    assert last_user_text(messages) == "second"
+    assert last_user_text([Message.assistant("x")]) is None
+
+
+def test_messages_round_trip_through_json() -> None:
+    message = Message(role="user", parts=[TextPart(text="a"), DataPart(data=[1, 2])])
+    assert Message.model_validate_json(message.model_dump_json()) == message

@@ -1,0 +1,99 @@
+"""The ``openai`` provider against a real HTTP fake of an upstream server."""
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack
+from typing import Any
+
+import pytest
+
+from agents import ChatAgent, ModelError, ModelSettings, TextDelta, ToolCallFinished
+from agents.models.openai import OpenAIModel
+from agents.tools import calculator
+from tests.upstream import FakeUpstream
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+async def agent_on() -> AsyncIterator[Callable[..., ChatAgent]]:
+    """Builds agents on an upstream; their HTTP clients close after the test."""
+    async with AsyncExitStack() as stack:
+
+        def build(url: str, model: str = "gpt-test", **kwargs: Any) -> ChatAgent:
+            provider = OpenAIModel(model, base_url=url, api_key="sk-test", max_retries=0)
+            agent = ChatAgent("up", provider, **kwargs)
+            stack.push_async_callback(provider.aclose)
+            return agent
+
+        yield build
+
+
+async def test_plain_text(
+    agent_on: Callable[..., ChatAgent], upstream: tuple[FakeUpstream, str]
+) -> None:
+    fake, url = upstream
+    agent = agent_on(url, instructions="Be kind.", model_settings=ModelSettings(temperature=0.5))
+    result = await agent.run("hello there")
+    assert result.output == "upstream says: hello there"
+    assert result.usage.input_tokens == 4 and result.usage.output_tokens == 4
+    sent = fake.requests[-1]
+    assert sent["model"] == "gpt-test"
+    assert sent["temperature"] == 0.5
+    assert sent["messages"] == [
+        {"role": "system", "content": "Be kind."},
+        {"role": "user", "content": "hello there"},
+    ]
+    assert "tools" not in sent
+
+
+async def test_streaming(
+    agent_on: Callable[..., ChatAgent], upstream: tuple[FakeUpstream, str]
+) -> None:
+    fake, url = upstream
+    updates = [u async for u in agent_on(url).run_stream("stream me")]
+    deltas = [u.text for u in updates if isinstance(u, TextDelta)]
+    assert len(deltas) > 2
+    assert "".join(deltas).strip() == "upstream says: stream me"
+    assert fake.requests[-1]["stream_options"] == {"include_usage": True}
+    assert updates[-1].result.usage.output_tokens == 4  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_tool_call_round_trip(
+    agent_on: Callable[..., ChatAgent], upstream: tuple[FakeUpstream, str], stream: bool
+) -> None:
+    fake, url = upstream
+    agent = agent_on(url, tools=(calculator,))
+    if stream:
+        updates = [u async for u in agent.run_stream("calculate 6*7")]
+        assert [u.result.content for u in updates if isinstance(u, ToolCallFinished)] == ["42"]
+        output = updates[-1].result.output  # type: ignore[union-attr]
+    else:
+        output = (await agent.run("calculate 6*7")).output
+    assert output.strip() == "The result is 42."
+    offered = fake.requests[-2]["tools"][0]["function"]
+    assert offered["name"] == "calculator"
+    assert offered["parameters"]["required"] == ["expression"]
+    # The follow-up carried the call and its result back to the upstream.
+    follow_up = fake.requests[-1]["messages"]
+    assert follow_up[-2]["tool_calls"][0]["function"] == {
+        "name": "calculator",
+        "arguments": '{"expression": "6*7"}',
+    }
+    assert follow_up[-1] == {"role": "tool", "tool_call_id": "call_up_1", "content": "42"}
+
+
+async def test_upstream_failure_is_a_model_error(
+    agent_on: Callable[..., ChatAgent], upstream: tuple[FakeUpstream, str]
+) -> None:
+    _, url = upstream
+    with pytest.raises(ModelError, match="upstream model 'broken' failed"):
+        await agent_on(url, model="broken").run("hi")
+    with pytest.raises(ModelError):
+        _ = [u async for u in agent_on(url, model="broken").run_stream("hi")]
+
+
+async def test_unreachable_upstream_is_a_model_error(agent_on: Callable[..., ChatAgent]) -> None:
+    agent = agent_on("http://127.0.0.1:9/v1")
+    with pytest.raises(ModelError, match="Connection error"):
+        await agent.run("hi")

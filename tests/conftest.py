@@ -1,0 +1,53 @@
+"""Shared fixtures: the app in-process with the openai SDK as its client."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import asynccontextmanager
+
+import httpx
+import openai
+import pytest
+from asgi_lifespan import LifespanManager
+from fastapi import FastAPI
+
+from agents import Agent
+from app.server import create_app
+from app.settings import Settings
+from tests.upstream import FakeUpstream, serve_in_thread
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def upstream() -> Iterator[tuple[FakeUpstream, str]]:
+    """The fake OpenAI-compatible upstream on a real socket: (fake, base URL with /v1)."""
+    fake = FakeUpstream()
+    with serve_in_thread(fake.app) as url:
+        yield fake, f"{url}/v1"
+
+
+@asynccontextmanager
+async def running(
+    agents: Mapping[str, Agent], settings: Settings | None = None
+) -> AsyncIterator[tuple[FastAPI, httpx.AsyncClient]]:
+    """The app with its lifespan entered, and an httpx client bound to it."""
+    app = create_app(settings or Settings(), agents)
+    async with LifespanManager(app) as manager:
+        transport = httpx.ASGITransport(app=manager.app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            yield app, client
+
+
+@asynccontextmanager
+async def openai_client(
+    agents: Mapping[str, Agent], settings: Settings | None = None, *, api_key: str = "unused"
+) -> AsyncIterator[openai.AsyncOpenAI]:
+    """The official SDK talking to the app in-process."""
+    async with running(agents, settings) as (_, http):
+        yield openai.AsyncOpenAI(
+            base_url="http://test/v1", api_key=api_key, http_client=http, max_retries=2
+        )

@@ -1,0 +1,157 @@
+"""A real HTTP fake of an OpenAI-compatible upstream model server.
+
+It speaks Chat Completions (streamed and not) over a real socket and
+answers by rule, so the ``openai`` provider is tested through the real SDK:
+
+- the last message is a tool result → "The result is <content>."
+- tools were offered and the last user text says "calculate X" → a call
+  to ``calculator`` with ``{"expression": "X"}``;
+- the model name is "broken" → 500;
+- otherwise → "upstream says: <last user text>".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _reply(body: dict[str, Any]) -> dict[str, Any]:
+    last = body["messages"][-1]
+    if last["role"] == "tool":
+        return {"content": f"The result is {last['content']}.", "tool_calls": None}
+    text = last["content"] if isinstance(last["content"], str) else ""
+    if body.get("tools") and text.startswith("calculate "):
+        arguments = json.dumps({"expression": text.removeprefix("calculate ")})
+        call = {
+            "id": "call_up_1",
+            "type": "function",
+            "function": {"name": "calculator", "arguments": arguments},
+        }
+        return {"content": None, "tool_calls": [call]}
+    return {"content": f"upstream says: {text}", "tool_calls": None}
+
+
+def _usage(body: dict[str, Any], reply: dict[str, Any]) -> dict[str, int]:
+    prompt = sum(len(str(m.get("content") or "").split()) for m in body["messages"])
+    completion = len((reply["content"] or "").split()) or 1
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+
+
+class FakeUpstream:
+    """Records every request body in ``requests``."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])
+
+    async def _chat(self, request: Request) -> Response:
+        body = await request.json()
+        self.requests.append(body)
+        if body["model"] == "broken":
+            return JSONResponse({"error": {"message": "boom", "type": "server_error"}}, 500)
+        reply = _reply(body)
+        finish = "tool_calls" if reply["tool_calls"] else "stop"
+        head = {"id": "chatcmpl-up", "created": 1, "model": body["model"]}
+        if not body.get("stream"):
+            message = {"role": "assistant", **reply}
+            return JSONResponse(
+                {
+                    **head,
+                    "object": "chat.completion",
+                    "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                    "usage": _usage(body, reply),
+                }
+            )
+        return StreamingResponse(
+            self._chunks(head, body, reply, finish), media_type="text/event-stream"
+        )
+
+    async def _chunks(
+        self, head: dict[str, Any], body: dict[str, Any], reply: dict[str, Any], finish: str
+    ) -> AsyncIterator[bytes]:
+        def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> bytes:
+            data = {
+                **head,
+                "object": "chat.completion.chunk",
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+            }
+            return f"data: {json.dumps(data)}\n\n".encode()
+
+        yield chunk({"role": "assistant", "content": ""})
+        for word in (reply["content"] or "").split(" "):
+            yield chunk({"content": word + " "})
+            await asyncio.sleep(0)
+        for index, call in enumerate(reply["tool_calls"] or ()):
+            arguments = call["function"]["arguments"]
+            middle = len(arguments) // 2
+            yield chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": index,
+                            "id": call["id"],
+                            "type": "function",
+                            "function": {
+                                "name": call["function"]["name"],
+                                "arguments": arguments[:middle],
+                            },
+                        }
+                    ]
+                }
+            )
+            yield chunk(
+                {"tool_calls": [{"index": index, "function": {"arguments": arguments[middle:]}}]}
+            )
+        yield chunk({}, finish)
+        if (body.get("stream_options") or {}).get("include_usage"):
+            usage = {
+                **head,
+                "object": "chat.completion.chunk",
+                "choices": [],
+                "usage": _usage(body, reply),
+            }
+            yield f"data: {json.dumps(usage)}\n\n".encode()
+        yield b"data: [DONE]\n\n"
+
+
+@contextmanager
+def serve_in_thread(app: Any) -> Iterator[str]:
+    """Run an ASGI app under uvicorn on 127.0.0.1:<free port>; yields its base URL."""
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        if not thread.is_alive():
+            raise RuntimeError("fake server failed to start")
+        threading.Event().wait(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
