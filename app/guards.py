@@ -53,12 +53,12 @@ class APIKeyGuard:
         return matched
 
 
-class _TooLarge(Exception):
-    pass
-
-
 class BodyLimitGuard:
-    """Refuses request bodies over ``max_bytes`` with 413, declared or streamed."""
+    """Refuses request bodies over ``max_bytes`` with 413, declared or streamed.
+
+    A streamed body that grows too large looks like a client disconnect to
+    the app; whatever the app answers is dropped and the 413 sent instead.
+    """
 
     def __init__(self, app: ASGIApp, *, max_bytes: int, error_for: ErrorFor) -> None:
         self.app = app
@@ -74,27 +74,31 @@ class BodyLimitGuard:
             await self._refuse(scope, receive, send)
             return
         received = 0
-        started = False
+        too_large = started = False
 
         async def counting_receive() -> Message:
-            nonlocal received
+            nonlocal received, too_large
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > self.max_bytes:
-                    raise _TooLarge
+                    too_large = True
+                    return {"type": "http.disconnect"}
             return message
 
-        async def tracking_send(message: Message) -> None:
+        async def guarded_send(message: Message) -> None:
             nonlocal started
+            if too_large and not started:
+                return
             started = started or message["type"] == "http.response.start"
             await send(message)
 
         try:
-            await self.app(scope, counting_receive, tracking_send)
-        except _TooLarge:
-            if started:
+            await self.app(scope, counting_receive, guarded_send)
+        except Exception:
+            if not too_large or started:
                 raise
+        if too_large and not started:
             await self._refuse(scope, receive, send)
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:

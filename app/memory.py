@@ -8,7 +8,8 @@ awaiting, so it needs no lock. A Redis backend implements the same
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from cachetools import TTLCache
@@ -36,9 +37,16 @@ class _CountingTTLCache(TTLCache[SessionKey, Conversation]):
 class LRUMemoryManager:
     """Bounded in-process sessions: least recently used go first, idle ones expire."""
 
-    def __init__(self, namespace: str, *, max_sessions: int, ttl: float) -> None:
+    def __init__(
+        self,
+        namespace: str,
+        *,
+        max_sessions: int,
+        ttl: float,
+        timer: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.namespace = namespace
-        self._cache = _CountingTTLCache(maxsize=max_sessions, ttl=ttl)
+        self._cache = _CountingTTLCache(maxsize=max_sessions, ttl=ttl, timer=timer)
 
     async def get(self, key: SessionKey) -> Conversation | None:
         return self._cache.get(key)

@@ -96,8 +96,8 @@ def build_request(host: str, port: int, path: str, body: bytes) -> bytes:
     return head.encode() + body
 
 
-async def run(args: argparse.Namespace) -> Tally:
-    request = build_request(args.host, args.port, args.path, Path(args.body).read_bytes())
+async def run(args: argparse.Namespace, body: bytes) -> Tally:
+    request = build_request(args.host, args.port, args.path, body)
     tally = Tally(budget=args.requests)
     print("BENCH-START", flush=True)
     connections = [
@@ -120,7 +120,7 @@ def main() -> None:
     parser.add_argument("--marker", default="", help="text every good reply contains")
     args = parser.parse_args()
     runner = uvloop.run if "uvloop" in sys.modules else asyncio.run
-    tally = runner(run(args))
+    tally = runner(run(args, Path(args.body).read_bytes()))
     print("BENCH-RESULT", json.dumps(asdict(tally)), flush=True)
 
 

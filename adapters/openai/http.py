@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 import orjson
 from pydantic import BaseModel, ValidationError
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response, StreamingResponse
 
 from adapters.openai.errors import OpenAIError, from_validation_error
@@ -20,7 +20,10 @@ SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 async def read_body(request: Request, model: type[Body]) -> Body:
     """Parse and validate a JSON body; malformed JSON and bad fields are 400s."""
-    raw = await request.body()
+    try:
+        raw = await request.body()
+    except ClientDisconnect:
+        raise OpenAIError(400, "the request body was cut short", code="incomplete_body") from None
     try:
         return model.model_validate_json(raw)
     except ValidationError as exc:

@@ -45,7 +45,7 @@ async def test_invalid_arguments_name_the_field() -> None:
         ToolError, match=r"invalid arguments for add: a: Input should be a valid integer"
     ):
         await add.run('{"a": "two"}')
-    with pytest.raises(ToolError, match="b: Extra inputs are not permitted|c: Extra"):
+    with pytest.raises(ToolError, match="c: Extra inputs are not permitted"):
         await add.run('{"a": 1, "c": 3}')
     with pytest.raises(ToolError, match="not valid JSON"):
         await add.run("{a")

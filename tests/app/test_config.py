@@ -1,0 +1,153 @@
+import json
+from pathlib import Path
+
+import pytest
+
+from app.build import build_registry
+from app.cli import main
+from app.config import ConfigError, load_config
+from app.specs import ChatAgentSpec, ConfigSpec, ImportAgentSpec
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "agents.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_the_shipped_config_loads() -> None:
+    config = load_config(ROOT / "config" / "agents.yaml", environ={})
+    names = [agent.name for agent in config.agents]
+    assert "echo" in names and "assistant" in names
+
+
+def test_the_issue_example_loads_with_the_key_from_the_environment(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+agents:
+  - name: echo
+    description: Repeats what you say.
+    model: echo
+  - name: assistant
+    description: General assistant.
+    model: openai:gpt-4o-mini
+    model_settings:
+      base_url: http://127.0.0.1:8080/v1
+      api_key: ${OPENAI_API_KEY}
+    instructions: You are a helpful assistant.
+    tools: [calculator, current_time]
+""",
+    )
+    config = load_config(path, environ={"OPENAI_API_KEY": "sk-secret"})
+    assistant = config.agents[1]
+    assert isinstance(assistant, ChatAgentSpec)
+    assert assistant.model_settings.api_key is not None
+    assert assistant.model_settings.api_key.get_secret_value() == "sk-secret"
+    assert "sk-secret" not in repr(config)
+    registry = build_registry(config)
+    assert list(registry) == ["echo", "assistant"]
+
+
+def test_a_missing_variable_is_named_and_defaults_apply(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "agents:\n  - name: a\n    model: openai:${MODEL:-m1}\n"
+        "    model_settings: {api_key: '${KEY}'}\n",
+    )
+    with pytest.raises(
+        ConfigError, match=r"agent 'a': model_settings.api_key: environment variable KEY is not set"
+    ):
+        load_config(path, environ={})
+    config = load_config(path, environ={"KEY": "k"})
+    assert config.agents[0].model == "openai:m1"  # type: ignore[union-attr]
+
+
+def test_escaped_dollar_stays_literal(tmp_path: Path) -> None:
+    path = write(
+        tmp_path, "agents:\n  - name: a\n    model: echo\n    instructions: cost $${PRICE}\n"
+    )
+    assert load_config(path, environ={}).agents[0].instructions == "cost ${PRICE}"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            "agents:\n  - name: a\n    model: echo\n    temprature: 1\n",
+            r"agents.yaml: agent 'a': temprature: Extra inputs are not permitted",
+        ),
+        (
+            "agents:\n  - name: a\n    model: echo\n    model_settings: {timeout: -1}\n",
+            r"agent 'a': model_settings.timeout: Input should be greater than 0",
+        ),
+        ("agents:\n  - model: echo\n", r"agents\[0\]: name: Field required"),
+        ("agents: []\n", r"agents: List should have at least 1 item"),
+        ("agents:\n  - name: a\n  model: echo\n", r"not valid YAML"),
+        ("- just a list\n", r"expected a mapping with an 'agents' list"),
+    ],
+)
+def test_bad_config_names_file_agent_and_field(tmp_path: Path, body: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_config(write(tmp_path, body), environ={})
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            "agents:\n  - {name: a, model: echo, tools: [shell]}\n",
+            r"agent 'a': tools: unknown tool 'shell'; built-in tools: calculator, current_time",
+        ),
+        ("agents:\n  - {name: a, model: gpt-4}\n", r"agent 'a': model: unknown model 'gpt-4'"),
+        (
+            "agents:\n  - {name: a, model: echo}\n  - {name: a, model: echo}\n",
+            r"agent 'a': duplicate agent name 'a'",
+        ),
+        (
+            "agents:\n  - {name: a, import: 'tests.app.sample_agents:nothing'}\n",
+            r"agent 'a': import: cannot import",
+        ),
+        (
+            "agents:\n  - {name: a, import: 'tests.app.sample_agents:not_an_agent'}\n",
+            r"agent 'a': no agent factory for type int; "
+            r"known types: agents.agent.BaseAgent, function",
+        ),
+    ],
+)
+def test_unservable_agents_fail_at_start_up(tmp_path: Path, body: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        build_registry(load_config(write(tmp_path, body), environ={}))
+
+
+def test_import_agents_from_code(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "agents:\n"
+        "  - {name: shout, import: 'tests.app.sample_agents:shout'}\n"
+        "  - {name: greeter, import: 'tests.app.sample_agents:greeter'}\n",
+    )
+    config = load_config(path, environ={})
+    assert isinstance(config.agents[0], ImportAgentSpec)
+    registry = build_registry(config)
+    assert registry["shout"].description == "Answers in capitals."
+    assert registry["greeter"].name == "greeter"
+
+
+def test_the_committed_schema_is_up_to_date() -> None:
+    committed = json.loads((ROOT / "config" / "agents.schema.json").read_text())
+    assert committed == ConfigSpec.model_json_schema(by_alias=True)
+
+
+def test_check_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good = write(tmp_path, "agents:\n  - {name: e, model: echo, description: Echoes.}\n")
+    assert main(["check", "--config", str(good)]) == 0
+    assert "e\techo\tEchoes." in capsys.readouterr().out
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("agents:\n  - {name: e, model: nope}\n")
+    assert main(["check", "--config", str(bad)]) == 2
+    assert "unknown model 'nope'" in capsys.readouterr().err
+    assert main(["check", "--config", str(tmp_path / "missing.yaml")]) == 2
+    assert "cannot read" in capsys.readouterr().err

@@ -1,0 +1,62 @@
+from typing import Any
+
+import pytest
+
+from agents import Agent, BaseAgent, ChatAgent, FunctionAgent
+from agents.models import EchoModel
+from app.registry import Registry, RegistryError
+
+
+class Legacy:
+    """A framework's agent type that agenthost does not know."""
+
+    def __init__(self, reply: str) -> None:
+        self.reply = reply
+
+
+class FancyLegacy(Legacy):
+    pass
+
+
+def wrap_legacy(obj: Any, name: str, description: str) -> Agent:
+    return FunctionAgent(name, lambda messages: obj.reply, description=description)
+
+
+def test_factories_are_found_along_the_mro() -> None:
+    registry = Registry.with_defaults(plugins=False)
+    registry.register_type(Legacy, wrap_legacy)
+    agent = registry.add("fancy", FancyLegacy("hi"), "A subclass.")
+    assert isinstance(agent, FunctionAgent)
+    assert agent.description == "A subclass."
+    assert isinstance(registry.add("chat", ChatAgent("chat", EchoModel())), BaseAgent)
+
+
+def test_each_registry_owns_its_table() -> None:
+    first, second = Registry(), Registry()
+    first.register_type(Legacy, wrap_legacy)
+    first.add("a", Legacy("x"))
+    with pytest.raises(
+        RegistryError, match=r"no agent factory for type tests\.app\.test_registry\.Legacy"
+    ):
+        second.add("a", Legacy("x"))
+    assert list(second) == []
+
+
+def test_unknown_types_are_refused_naming_the_known_ones() -> None:
+    registry = Registry.with_defaults(plugins=False)
+    with pytest.raises(
+        RegistryError, match=r"type str; known types: agents.agent.BaseAgent, function"
+    ):
+        registry.add("x", "not an agent")
+
+
+def test_duplicate_names_are_refused() -> None:
+    registry = Registry.with_defaults(plugins=False)
+    registry.add("a", ChatAgent("a", EchoModel()))
+    with pytest.raises(RegistryError, match="duplicate agent name 'a'"):
+        registry.add("a", ChatAgent("a", EchoModel()))
+
+
+def test_an_agent_object_must_carry_its_configured_name() -> None:
+    with pytest.raises(RegistryError, match="named 'b' but configured as 'a'"):
+        Registry.with_defaults(plugins=False).add("a", ChatAgent("b", EchoModel()))

@@ -1,0 +1,149 @@
+"""The composition root: readiness, auth and body limits on every surface."""
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import openai
+import pytest
+
+from agents import Agent, ChatAgent
+from agents.models import EchoModel
+from app.server import create_app
+from app.settings import Settings
+from tests.conftest import openai_client, running
+from tests.upstream import free_port
+
+pytestmark = pytest.mark.anyio
+
+
+def echo() -> dict[str, Agent]:
+    return {"echo": ChatAgent("echo", EchoModel())}
+
+
+async def test_ready_only_while_the_lifespan_runs() -> None:
+    app = create_app(Settings(), echo())
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        assert (await client.get("/readyz")).status_code == 503
+        assert (await client.get("/healthz")).status_code == 200
+    async with running(echo()) as (_, client):
+        ready = await client.get("/readyz")
+        assert ready.status_code == 200 and ready.json() == {"status": "ready", "agents": 1}
+
+
+async def test_api_keys_guard_every_surface_in_its_own_error_shape() -> None:
+    settings = Settings(api_keys=["k-one", "k-two"])
+    async with openai_client(echo(), settings, api_key="wrong") as client:
+        with pytest.raises(openai.AuthenticationError) as caught:
+            await client.models.list()
+        assert caught.value.status_code == 401
+        assert caught.value.code == "invalid_api_key"
+    async with openai_client(echo(), settings, api_key="k-two") as client:
+        assert [m.id for m in (await client.models.list()).data] == ["echo"]
+    async with running(echo(), settings) as (_, client):
+        assert (await client.get("/healthz")).status_code == 200
+        assert (await client.get("/readyz")).status_code == 200
+        assert (await client.get("/v1/models", headers={"x-api-key": "k-one"})).status_code == 200
+        missing = await client.post("/v1/chat/completions", json={})
+        assert missing.status_code == 401
+        assert missing.json()["error"]["type"] == "authentication_error"
+        assert missing.headers["www-authenticate"] == "Bearer"
+
+
+def test_api_keys_come_comma_separated_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("AGENTHOST_API_KEYS", "a, b")
+    assert [k.get_secret_value() for k in Settings().api_keys] == ["a", "b"]
+
+
+async def test_large_bodies_get_413() -> None:
+    settings = Settings(max_body_bytes=2048)
+    async with running(echo(), settings) as (_, client):
+        big = {"model": "echo", "messages": [{"role": "user", "content": "x" * 4096}]}
+        response = await client.post("/v1/chat/completions", json=big)
+        assert response.status_code == 413
+        assert response.json()["error"]["code"] == "request_too_large"
+
+        async def chunks():  # type: ignore[no-untyped-def]
+            yield b'{"model": "echo", "messages": [{"role": "user", "content": "'
+            yield b"y" * 4096
+            yield b'"}]}'
+
+        streamed = await client.post("/v1/chat/completions", content=chunks())
+        assert streamed.status_code == 413
+        small = {"model": "echo", "messages": [{"role": "user", "content": "fits"}]}
+        assert (await client.post("/v1/chat/completions", json=small)).status_code == 200
+
+
+@pytest.fixture(scope="module")
+def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``agenthost serve`` as a user runs it, on a free port of 127.0.0.1."""
+    config = tmp_path_factory.mktemp("live") / "agents.yaml"
+    config.write_text("agents:\n  - {name: echo, model: echo, description: Repeats.}\n")
+    port = free_port()
+    env = {**os.environ, "AGENTHOST_API_KEYS": "live-key"}
+    command = [sys.executable, "-m", "app", "serve", "--config", str(config), "--port", str(port)]
+    process = subprocess.Popen(command, env=env, cwd=Path(__file__).parents[2])
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(f"{url}/readyz").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("agenthost serve did not become ready")
+            time.sleep(0.1)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_the_sdk_against_a_live_server(live_server: str) -> None:
+    with openai.OpenAI(base_url=f"{live_server}/v1", api_key="live-key") as client:
+        assert [m.id for m in client.models.list().data] == ["echo"]
+        completion = client.chat.completions.create(
+            model="echo", messages=[{"role": "user", "content": "over a socket"}]
+        )
+        assert completion.choices[0].message.content == "over a socket"
+        stream = client.chat.completions.create(
+            model="echo",
+            messages=[{"role": "user", "content": "streamed over a socket"}],
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+        chunks = list(stream)
+        assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == (
+            "streamed over a socket"
+        )
+        assert chunks[-1].usage is not None
+        with client.chat.completions.stream(
+            model="echo", messages=[{"role": "user", "content": "helper"}]
+        ) as helper:
+            assert helper.get_final_completion().choices[0].message.content == "helper"
+        first = client.responses.create(model="echo", input="first")
+        second = client.responses.create(
+            model="echo", input="second", previous_response_id=first.id
+        )
+        assert (first.output_text, second.output_text) == ("first", "second")
+        with client.responses.stream(model="echo", input="streamed response") as stream_helper:
+            assert stream_helper.get_final_response().output_text == "streamed response"
+        bad = httpx.post(
+            f"{live_server}/v1/chat/completions",
+            content=b"{not json",
+            headers={"authorization": "Bearer live-key"},
+        )
+        assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_json"
+        assert client.models.retrieve("echo").id == "echo"
+    wrong = openai.OpenAI(base_url=f"{live_server}/v1", api_key="wrong", max_retries=0)
+    with wrong, pytest.raises(openai.AuthenticationError):
+        wrong.models.list()
