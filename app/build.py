@@ -34,7 +34,15 @@ def build_model(spec: ChatAgentSpec) -> ChatModel:
     if provider == "local" and model:
         from agents.models.local import LocalModel
 
-        return LocalModel(model)
+        try:
+            return LocalModel(
+                model,
+                context_size=settings.context_size,
+                parallel=settings.parallel,
+                threads=settings.threads,
+            )
+        except FileNotFoundError as exc:
+            raise ConfigError(f"agent {spec.name!r}: model: {exc}") from None
     raise ConfigError(
         f"agent {spec.name!r}: model: unknown model {spec.model!r}; "
         f"use one of {', '.join(PROVIDERS)}"

@@ -28,6 +28,11 @@ class ModelSettingsSpec(_Spec):
     max_retries: int = Field(
         2, ge=0, description="Upstream retries on connection errors, 429 and 5xx."
     )
+    context_size: int = Field(
+        4096, ge=256, description="local models: tokens of context per parallel request."
+    )
+    parallel: int = Field(2, ge=1, le=16, description="local models: requests decoded at once.")
+    threads: int = Field(1, ge=1, le=64, description="local models: CPU threads.")
     temperature: float | None = Field(None, ge=0, le=2)
     top_p: float | None = Field(None, gt=0, le=1)
     max_tokens: int | None = Field(None, gt=0)

