@@ -31,7 +31,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from statistics import fmean
+from typing import NamedTuple
 
 HOST = "127.0.0.1"
 PATH = "/v1/chat/completions"
@@ -256,15 +256,30 @@ def process_tree(pid: int) -> list[int]:
     return tree
 
 
-def cpu_seconds(pid: int) -> float:
-    """utime + stime of ``pid`` and its descendants, plus reaped children's."""
-    ticks = 0
+class CpuTimes(NamedTuple):
+    """Seconds of CPU a process tree used, in user space and in the kernel."""
+
+    user: float
+    system: float
+
+    @property
+    def total(self) -> float:
+        return self.user + self.system
+
+    def since(self, earlier: CpuTimes) -> CpuTimes:
+        return CpuTimes(self.user - earlier.user, self.system - earlier.system)
+
+
+def cpu_times(pid: int) -> CpuTimes:
+    """utime and stime of ``pid`` and its descendants, plus their reaped children's."""
+    user = system = 0
     for member in process_tree(pid):
         with contextlib.suppress(OSError):
-            fields = _stat_fields(member)
             # utime, stime, cutime, cstime are fields 14-17 (1-based) of /proc/<pid>/stat.
-            ticks += sum(int(value) for value in fields[11:15])
-    return ticks / CLOCK_TICKS
+            utime, stime, cutime, cstime = (int(v) for v in _stat_fields(member)[11:15])
+            user += utime + cutime
+            system += stime + cstime
+    return CpuTimes(user / CLOCK_TICKS, system / CLOCK_TICKS)
 
 
 # --- load generation -------------------------------------------------------------------------
@@ -356,7 +371,7 @@ class Sample:
     stream: bool
     round: int
     requests: int
-    cpu: float
+    cpu: CpuTimes
     elapsed: float
     failures: int
 
@@ -364,10 +379,10 @@ class Sample:
 def measure(
     server: Server, loadgen: LoadGen, body_file: Path, requests: int, stream: bool, round_: int
 ) -> Sample:
-    before = cpu_seconds(server.process.pid)
+    before = cpu_times(server.process.pid)
     load = run_load(loadgen, server.port, body_file, requests, MARKERS[stream])
     time.sleep(0.05)  # let the server finish replies to abandoned in-flight requests
-    cpu = cpu_seconds(server.process.pid) - before
+    cpu = cpu_times(server.process.pid).since(before)
     return Sample(server.name, stream, round_, load.received, cpu, load.elapsed, load.failures)
 
 
@@ -384,19 +399,23 @@ def rounds(servers: Sequence[Server], count: int) -> Iterator[tuple[int, Server]
 
 @dataclass
 class Totals:
+    """The phases of one server on one path, added up."""
+
     requests: int = 0
     cpu: float = 0.0
+    system: float = 0.0
     elapsed: float = 0.0
     failures: int = 0
     per_round_cpu_us: dict[int, float] = field(default_factory=dict)
 
     def add(self, sample: Sample) -> None:
         self.requests += sample.requests
-        self.cpu += sample.cpu
+        self.cpu += sample.cpu.total
+        self.system += sample.cpu.system
         self.elapsed += sample.elapsed
         self.failures += sample.failures
         if sample.requests:
-            self.per_round_cpu_us[sample.round] = sample.cpu / sample.requests * 1e6
+            self.per_round_cpu_us[sample.round] = sample.cpu.total / sample.requests * 1e6
 
     @property
     def rps(self) -> float:
@@ -405,6 +424,10 @@ class Totals:
     @property
     def cpu_us(self) -> float:
         return self.cpu / self.requests * 1e6 if self.requests else 0.0
+
+    @property
+    def system_us(self) -> float:
+        return self.system / self.requests * 1e6 if self.requests else 0.0
 
 
 def totals(samples: Sequence[Sample], server: str, stream: bool) -> Totals:
@@ -415,29 +438,35 @@ def totals(samples: Sequence[Sample], server: str, stream: bool) -> Totals:
     return result
 
 
+def _ratio_line(path: str, host: Totals, bare: Totals) -> str:
+    per_round = sorted(
+        cpu / bare.per_round_cpu_us[r]
+        for r, cpu in host.per_round_cpu_us.items()
+        if bare.per_round_cpu_us.get(r)
+    )
+    spread = f"  per round {per_round[0]:.2f}-{per_round[-1]:.2f}" if per_round else ""
+    return (
+        f"{path:<13} {'ratio':<10} {'':>8} {host.rps / bare.rps:>7.2f}x "
+        f"{host.cpu_us / bare.cpu_us:>10.2f}x {'':>10} {'':>5}   agenthost/bare CPU{spread}"
+    )
+
+
 def report(samples: Sequence[Sample]) -> str:
     """The table: per path and server, then the agenthost/bare ratios."""
-    columns = f"{'requests':>8} {'req/s':>8} {'CPU µs/req':>11} {'fail':>5}"
+    columns = f"{'requests':>8} {'req/s':>8} {'CPU µs/req':>11} {'of it sys':>10} {'fail':>5}"
     head = f"{'path':<13} {'server':<10} {columns}"
     lines = [head, "-" * len(head)]
     for stream in (False, True):
         path = "streamed" if stream else "non-streamed"
         host, bare = totals(samples, "agenthost", stream), totals(samples, "bare", stream)
         for name, total in (("agenthost", host), ("bare", bare)):
-            row = f"{total.requests:>8} {total.rps:>8.0f} {total.cpu_us:>11.0f} {total.failures:>5}"
+            row = (
+                f"{total.requests:>8} {total.rps:>8.0f} {total.cpu_us:>11.0f} "
+                f"{total.system_us:>10.0f} {total.failures:>5}"
+            )
             lines.append(f"{path:<13} {name:<10} {row}")
         if bare.cpu_us and bare.rps:
-            per_round = [
-                cpu / bare.per_round_cpu_us[r]
-                for r, cpu in host.per_round_cpu_us.items()
-                if bare.per_round_cpu_us.get(r)
-            ]
-            spread = f"rounds {min(per_round):.2f}-{max(per_round):.2f}" if per_round else ""
-            lines.append(
-                f"{path:<13} {'ratio':<10} {'':>8} {host.rps / bare.rps:>7.2f}x "
-                f"{host.cpu_us / bare.cpu_us:>10.2f}x        "
-                f"(agenthost/bare; CPU ratio per round: {spread}, mean {fmean(per_round):.2f})"
-            )
+            lines.append(_ratio_line(path, host, bare))
     return "\n".join(lines)
 
 
@@ -446,10 +475,10 @@ def report(samples: Sequence[Sample]) -> str:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--requests", type=int, default=3000, help="non-streamed, per phase")
-    parser.add_argument("--stream-requests", type=int, default=1000, help="streamed, per phase")
+    parser.add_argument("--requests", type=int, default=5000, help="non-streamed, per phase")
+    parser.add_argument("--stream-requests", type=int, default=1500, help="streamed, per phase")
     parser.add_argument("--concurrency", type=int, default=16)
-    parser.add_argument("--rounds", type=int, default=3, help="phases per server and path")
+    parser.add_argument("--rounds", type=int, default=4, help="phases per server and path")
     parser.add_argument("--warmup", type=int, default=500, help="unmeasured requests per path")
     parser.add_argument("--client", choices=["auto", "wrk", "asyncio"], default="auto")
     parser.add_argument("--threads", type=int, default=1, help="wrk threads")
@@ -499,7 +528,7 @@ def benchmark(args: argparse.Namespace, workdir: Path) -> list[Sample]:
                 print(
                     f"  round {round_} {'streamed' if stream else 'non-streamed':<12} "
                     f"{server.name:<10} {sample.requests / sample.elapsed:>7.0f} req/s "
-                    f"{sample.cpu / max(sample.requests, 1) * 1e6:>7.0f} µs CPU/req",
+                    f"{sample.cpu.total / max(sample.requests, 1) * 1e6:>7.0f} µs CPU/req",
                     flush=True,
                 )
     return samples

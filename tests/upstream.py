@@ -138,11 +138,17 @@ class FakeUpstream:
 
 
 @contextmanager
-def serve_in_thread(app: Any) -> Iterator[str]:
+def serve_in_thread(app: Any, *, lifespan: bool = False) -> Iterator[str]:
     """Run an ASGI app under uvicorn on 127.0.0.1:<free port>; yields its base URL."""
     port = free_port()
     server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+        uvicorn.Config(
+            app,
+            host="127.0.0.1",
+            port=port,
+            log_level="warning",
+            lifespan="on" if lifespan else "off",
+        )
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

