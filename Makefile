@@ -24,6 +24,7 @@ check: install lint types test
 lint:
 	$(RUN) ruff format --check .
 	$(RUN) ruff check .
+	$(RUN) hadolint Dockerfile
 
 types:
 	$(RUN) mypy
