@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,6 +13,7 @@ from pydantic import ValidationError
 
 from app.build import build_registry
 from app.config import ConfigError, load_config
+from app.registry import Registry
 from app.settings import Settings
 from app.specs import ChatAgentSpec, ConfigSpec
 
@@ -64,12 +66,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _serve(settings, registry)
 
 
-def _serve(settings: Settings, registry: object) -> int:
+def _serve(settings: Settings, registry: Registry) -> int:
     import uvicorn
 
     from app.server import create_app
 
-    app = create_app(settings, registry)  # type: ignore[arg-type]
+    logging.basicConfig(
+        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    app = create_app(settings, registry)
     uvicorn.run(
         app,
         host=settings.host,
