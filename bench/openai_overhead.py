@@ -536,6 +536,7 @@ def benchmark(args: argparse.Namespace, workdir: Path) -> list[Sample]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # even if started with it ignored
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the cleanup on SIGTERM too
     print(
         f"{datetime.now().astimezone():%Y-%m-%d %H:%M %Z}; {os.cpu_count()} CPUs; "
