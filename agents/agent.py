@@ -88,10 +88,15 @@ class BaseAgent:
         session: Session | None = None,
         options: RunOptions | None = None,
     ) -> RunResult:
+        result: RunResult | None = None
+        # Drained to the end (not left suspended), so no generator is left
+        # for the event loop to finalise.
         async for update in self._session_run(input, session, options, stream=False):
             if isinstance(update, RunFinished):
-                return update.result
-        raise RuntimeError(f"agent {self.name!r} ended without a result")
+                result = update.result
+        if result is None:
+            raise RuntimeError(f"agent {self.name!r} ended without a result")
+        return result
 
     async def _session_run(
         self,

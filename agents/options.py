@@ -8,7 +8,7 @@ merge (a duplicate tool name is an error).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from agents.errors import UserError
@@ -31,11 +31,11 @@ class ModelSettings:
         if override is None:
             return self
         changes = {
-            f.name: getattr(override, f.name)
-            for f in fields(self)
-            if getattr(override, f.name) is not None
+            name: value
+            for name in self.__slots__
+            if (value := getattr(override, name)) is not None
         }
-        return replace(self, **changes)
+        return replace(self, **changes) if changes else self
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import os
 import time
-import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 
 from starlette.requests import Request
@@ -30,7 +30,7 @@ async def create_chat_completion(request: Request, agents: Mapping[str, Agent]) 
     agent = find_agent(agents, body.model)
     check_supported(body, agent)
     messages, options = to_run(body)
-    id, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
+    id, created = f"chatcmpl-{os.urandom(16).hex()}", int(time.time())
     if not body.stream:
         result = await agent.run(messages, options=options)
         return json_response(to_completion(result, id=id, created=created, model=agent.name))
