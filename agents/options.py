@@ -31,9 +31,7 @@ class ModelSettings:
         if override is None:
             return self
         changes = {
-            name: value
-            for name in self.__slots__
-            if (value := getattr(override, name)) is not None
+            name: value for name in self.__slots__ if (value := getattr(override, name)) is not None
         }
         return replace(self, **changes) if changes else self
 
