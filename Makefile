@@ -34,6 +34,7 @@ test:
 
 bench: install
 	$(RUN) python bench/openai_overhead.py
+	$(RUN) python bench/local_model.py
 
 schema: install
 	$(RUN) agenthost schema > config/agents.schema.json

@@ -80,6 +80,7 @@ def _serve(settings: Settings, registry: Registry) -> int:
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level,
+        access_log=settings.access_log,
         timeout_graceful_shutdown=30,
     )
     return 0

@@ -20,6 +20,7 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=0, le=65535)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
+    access_log: bool = Field(True, description="One log line per request (~50 us CPU each).")
 
     adapters: Annotated[list[AdapterName], NoDecode] = Field(
         default_factory=lambda: list[AdapterName](["openai"]),
