@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from adapters.openai.checks import check_format, refuse_client_tools
 from adapters.openai.errors import OpenAIError
 from adapters.openai.schemas import ChatCompletionRequest, ChatMessage
 from agents import (
@@ -23,27 +24,16 @@ from agents import (
 
 def check_supported(request: ChatCompletionRequest, agent: Agent) -> None:
     """Refuse, naming the param, what the agent cannot honour (never drop it)."""
-    if request.tools:
-        raise OpenAIError(
-            400,
-            "client-side tools are not supported: the agent runs its own tools",
-            param="tools",
-            code="unsupported_parameter",
-        )
+    refuse_client_tools(request.tools)
     if request.n is not None and request.n > 1:
         raise OpenAIError(400, "n > 1 is not supported", param="n", code="unsupported_value")
     if request.logprobs:
         raise OpenAIError(
             400, "logprobs are not supported", param="logprobs", code="unsupported_parameter"
         )
-    kind = (request.response_format or {}).get("type", "text")
-    if kind != "text" and not agent.supports_response_format:
-        raise OpenAIError(
-            400,
-            f"response_format {kind!r} is not supported by agent {agent.name!r}",
-            param="response_format",
-            code="unsupported_value",
-        )
+    check_format(
+        (request.response_format or {}).get("type", "text"), agent, param="response_format"
+    )
 
 
 def to_run(request: ChatCompletionRequest) -> tuple[list[Message], RunOptions]:

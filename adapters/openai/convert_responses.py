@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from adapters.openai.checks import check_format, refuse_client_tools
 from adapters.openai.errors import OpenAIError
 from adapters.openai.schemas import ResponseInputItem, ResponseRequest
 from agents import (
@@ -23,13 +24,7 @@ from agents import (
 
 def check_supported(request: ResponseRequest, agent: Agent) -> None:
     """Refuse, naming the param, what the agent cannot honour (never drop it)."""
-    if request.tools:
-        raise OpenAIError(
-            400,
-            "client-side tools are not supported: the agent runs its own tools",
-            param="tools",
-            code="unsupported_parameter",
-        )
+    refuse_client_tools(request.tools)
     if request.background:
         raise OpenAIError(400, "background responses are not supported", param="background")
     if request.previous_response_id and request.conversation:
@@ -39,13 +34,7 @@ def check_supported(request: ResponseRequest, agent: Agent) -> None:
             param="conversation",
         )
     kind = request.text.format.type if request.text and request.text.format else "text"
-    if kind != "text" and not agent.supports_response_format:
-        raise OpenAIError(
-            400,
-            f"text.format {kind!r} is not supported by agent {agent.name!r}",
-            param="text.format",
-            code="unsupported_value",
-        )
+    check_format(kind, agent, param="text.format")
 
 
 def to_run(request: ResponseRequest) -> tuple[list[Message], RunOptions]:
