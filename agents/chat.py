@@ -17,7 +17,7 @@ from agents.agent import BaseAgent, transcript
 from agents.errors import MaxStepsExceeded, ToolError
 from agents.messages import Message, ToolCallPart, ToolResultPart
 from agents.models.base import ChatModel, ModelRequest, ModelResponse
-from agents.options import ModelSettings, RunOptions
+from agents.options import ModelSettings, RunOptions, merge_tools
 from agents.results import (
     RunFinished,
     RunResult,
@@ -50,7 +50,7 @@ class ChatAgent(BaseAgent):
     ) -> None:
         options = RunOptions(
             instructions=instructions,
-            tools=RunOptions().merged(RunOptions(tools=tools)).tools,
+            tools=merge_tools(tools),
             model_settings=model_settings or ModelSettings(),
             max_steps=max_steps,
         )

@@ -59,10 +59,19 @@ def to_run(request: ResponseRequest) -> tuple[list[Message], RunOptions]:
         temperature=request.temperature,
         top_p=request.top_p,
         max_tokens=request.max_output_tokens,
-        response_format=format.model_dump() if format and format.type != "text" else None,
+        response_format=to_response_format(format.model_dump()) if format else None,
     )
     options = RunOptions(instructions="\n\n".join(instructions) or None, model_settings=settings)
     return messages, options
+
+
+def to_response_format(format: dict[str, Any]) -> dict[str, Any] | None:
+    """Responses' ``text.format`` → Chat Completions' ``response_format``."""
+    kind = format.get("type", "text")
+    if kind == "json_schema":
+        schema = {k: format[k] for k in ("name", "schema", "strict", "description") if k in format}
+        return {"type": "json_schema", "json_schema": schema}
+    return None if kind == "text" else {"type": kind}
 
 
 def to_message(item: ResponseInputItem, index: int) -> Message:
@@ -154,7 +163,9 @@ def to_response(
         "max_output_tokens": request.max_output_tokens,
         "tool_choice": "auto",
         "tools": [],
-        "text": {"format": {"type": "text"}},
+        "text": {"format": request.text.format.model_dump()}
+        if request.text and request.text.format
+        else {"format": {"type": "text"}},
         "truncation": "disabled",
         "store": request.store,
         "background": False,

@@ -6,9 +6,11 @@ import pytest
 
 from agents import Agent, ChatAgent, FunctionAgent, Message
 from agents.models import EchoModel, FunctionModel, ModelRequest, ScriptedModel
+from agents.models.openai import OpenAIModel
 from agents.models.testing import call
 from agents.tools import calculator
 from tests.conftest import openai_client
+from tests.upstream import FakeUpstream
 
 pytestmark = pytest.mark.anyio
 
@@ -240,3 +242,27 @@ async def test_fifty_concurrent_streams_each_get_their_own_answer() -> None:
                 for n in range(50):
                     group.start_soon(ask, client, n)
     assert answers == {n: f"number {n} here" for n in range(50)}
+
+
+async def test_structured_output_is_passed_to_a_model_that_can_honour_it(
+    upstream: tuple[FakeUpstream, str],
+) -> None:
+    fake, url = upstream
+    model = OpenAIModel("gpt-test", base_url=url, api_key="k", max_retries=0)
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}}
+    async with openai_client(agents(ChatAgent("up", model))) as client:
+        await client.chat.completions.create(
+            model="up",
+            messages=[{"role": "user", "content": "where?"}],
+            response_format={"type": "json_object"},
+        )
+        assert fake.requests[-1]["response_format"] == {"type": "json_object"}
+        await client.responses.create(
+            model="up",
+            input="where?",
+            text={"format": {"type": "json_schema", "name": "place", "schema": schema}},
+        )
+    assert fake.requests[-1]["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "place", "schema": schema},
+    }
