@@ -24,6 +24,8 @@ class ModelSettings:
     max_tokens: int | None = None
     stop: tuple[str, ...] | None = None
     seed: int | None = None
+    frequency_penalty: float | None = None
+    presence_penalty: float | None = None
     # An OpenAI-style response_format dict ({"type": "json_object"} ...).
     response_format: dict[str, Any] | None = None
 

@@ -55,6 +55,8 @@ def to_model_settings(spec: ModelSettingsSpec) -> ModelSettings:
         top_p=spec.top_p,
         max_tokens=spec.max_tokens,
         seed=spec.seed,
+        frequency_penalty=spec.frequency_penalty,
+        presence_penalty=spec.presence_penalty,
         stop=tuple(spec.stop) if spec.stop else None,
     )
 

@@ -37,6 +37,8 @@ class ModelSettingsSpec(_Spec):
     top_p: float | None = Field(None, gt=0, le=1)
     max_tokens: int | None = Field(None, gt=0)
     seed: int | None = None
+    frequency_penalty: float | None = Field(None, ge=-2, le=2)
+    presence_penalty: float | None = Field(None, ge=-2, le=2)
     stop: list[str] | None = None
 
 

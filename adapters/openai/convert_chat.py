@@ -54,6 +54,8 @@ def to_run(request: ChatCompletionRequest) -> tuple[list[Message], RunOptions]:
         max_tokens=request.max_completion_tokens or request.max_tokens,
         stop=(stop,) if isinstance(stop, str) else tuple(stop) if stop else None,
         seed=request.seed,
+        frequency_penalty=request.frequency_penalty,
+        presence_penalty=request.presence_penalty,
         response_format=request.response_format
         if (request.response_format or {}).get("type", "text") != "text"
         else None,

@@ -101,6 +101,8 @@ def to_chat_settings(settings: ModelSettings) -> dict[str, Any]:
         "max_tokens": settings.max_tokens,
         "stop": list(settings.stop) if settings.stop else None,
         "seed": settings.seed,
+        "frequency_penalty": settings.frequency_penalty,
+        "presence_penalty": settings.presence_penalty,
         "response_format": settings.response_format,
     }
     return {k: v for k, v in params.items() if v is not None}
