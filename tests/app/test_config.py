@@ -17,10 +17,10 @@ def write(tmp_path: Path, text: str) -> Path:
     return path
 
 
-def test_the_shipped_config_loads() -> None:
-    config = load_config(ROOT / "config" / "agents.yaml", environ={})
-    names = [agent.name for agent in config.agents]
-    assert "echo" in names and "assistant" in names
+@pytest.mark.parametrize("name", ["agents.yaml", "ollama.yaml"])
+def test_the_shipped_configs_build(name: str) -> None:
+    registry = build_registry(load_config(ROOT / "config" / name, environ={}))
+    assert {"echo", "assistant"} <= set(registry)
 
 
 def test_the_issue_example_loads_with_the_key_from_the_environment(tmp_path: Path) -> None:
