@@ -70,12 +70,13 @@ def _serve(settings: Settings, registry: Registry) -> int:
     import uvicorn
 
     from app.server import create_app
+    from app.serving import DrainingServer
 
     logging.basicConfig(
         level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     app = create_app(settings, registry)
-    uvicorn.run(
+    config = uvicorn.Config(
         app,
         host=settings.host,
         port=settings.port,
@@ -83,6 +84,7 @@ def _serve(settings: Settings, registry: Registry) -> int:
         access_log=settings.access_log,
         timeout_graceful_shutdown=30,
     )
+    DrainingServer(config, app, drain_seconds=settings.drain_seconds).run()
     return 0
 
 

@@ -33,6 +33,9 @@ class Settings(BaseSettings):
 
     session_max: int = Field(10_000, ge=1, description="Sessions kept per protocol (LRU).")
     session_ttl: float = Field(3600.0, gt=0, description="Seconds an idle session is kept.")
+    drain_seconds: float = Field(
+        0.0, ge=0, description="On SIGTERM, seconds of 503 from /readyz before the listener closes."
+    )
     max_body_bytes: int = Field(4 * 1024 * 1024, ge=1024, description="Larger bodies get 413.")
 
     @field_validator("adapters", "api_keys", mode="before")

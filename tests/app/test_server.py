@@ -1,6 +1,7 @@
 """The composition root: readiness, auth and body limits on every surface."""
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -81,6 +82,19 @@ async def test_large_bodies_get_413() -> None:
         assert (await client.post("/v1/chat/completions", json=small)).status_code == 200
 
 
+def wait_ready(process: subprocess.Popen[bytes], url: str) -> None:
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            if httpx.get(f"{url}/readyz").status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError("agenthost serve did not become ready")
+        time.sleep(0.1)
+
+
 @pytest.fixture(scope="module")
 def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``agenthost serve`` as a user runs it, on a free port of 127.0.0.1."""
@@ -92,16 +106,7 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     process = subprocess.Popen(command, env=env, cwd=Path(__file__).parents[2])
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{url}/readyz").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("agenthost serve did not become ready")
-            time.sleep(0.1)
+        wait_ready(process, url)
         yield url
     finally:
         process.terminate()
@@ -147,3 +152,26 @@ def test_the_sdk_against_a_live_server(live_server: str) -> None:
     wrong = openai.OpenAI(base_url=f"{live_server}/v1", api_key="wrong", max_retries=0)
     with wrong, pytest.raises(openai.AuthenticationError):
         wrong.models.list()
+
+
+def test_sigterm_turns_readiness_off_then_drains(tmp_path: Path) -> None:
+    config = tmp_path / "agents.yaml"
+    config.write_text("agents:\n  - {name: echo, model: echo}\n")
+    port = free_port()
+    env = {**os.environ, "AGENTHOST_DRAIN_SECONDS": "1.5"}
+    command = [sys.executable, "-m", "app", "serve", "--config", str(config), "--port", str(port)]
+    process = subprocess.Popen(command, env=env, cwd=Path(__file__).parents[2])
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_ready(process, url)
+        process.send_signal(signal.SIGTERM)
+        time.sleep(0.3)
+        assert httpx.get(f"{url}/readyz").status_code == 503
+        body = {"model": "echo", "messages": [{"role": "user", "content": "still serving"}]}
+        answer = httpx.post(f"{url}/v1/chat/completions", json=body)
+        assert answer.json()["choices"][0]["message"]["content"] == "still serving"
+        # uvicorn re-raises the signal after its clean shutdown, as plain uvicorn does.
+        assert process.wait(timeout=30) in (0, -signal.SIGTERM)
+    finally:
+        process.kill()
+        process.wait()
