@@ -8,12 +8,12 @@ import anyio
 import openai
 import pytest
 
-from agents import Agent, ChatAgent, ModelError, ModelSettings
+from agents import Agent, ChatAgent, ModelError, ModelSettings, RunOptions
 from agents.models.local import BUILTIN_MODELS, RUNTIMES, LocalModel, resolve_model_file
 from agents.tools import calculator
 from app.server import create_app
 from app.settings import Settings
-from tests.conftest import openai_client
+from tests.conftest import openai_client, running
 from tests.upstream import serve_in_thread
 
 pytestmark = pytest.mark.anyio
@@ -165,3 +165,19 @@ def test_a_missing_model_file_says_how_to_install_it(
 async def test_a_model_outside_its_lifespan_says_so() -> None:
     with pytest.raises(ModelError, match="not loaded"):
         await ChatAgent("x", LocalModel("smollm2")).run("hi")
+
+
+async def test_generation_does_not_block_the_event_loop() -> None:
+    agent = ChatAgent("assistant", LocalModel("smollm2"), instructions=SYSTEM)
+    async with running({"assistant": agent}) as (_, http):
+        ((runtime, _),) = RUNTIMES._runtimes.values()
+        stream = agent.run_stream(
+            "Write a long story about the sea.",
+            options=RunOptions(model_settings=ModelSettings(max_tokens=400)),
+        )
+        await anext(stream)  # generating now
+        assert runtime.generating == 1
+        health = await http.get("/healthz")
+        assert health.status_code == 200
+        assert runtime.generating == 1  # answered while the model was still generating
+        await stream.aclose()

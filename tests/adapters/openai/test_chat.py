@@ -266,3 +266,30 @@ async def test_structured_output_is_passed_to_a_model_that_can_honour_it(
         "type": "json_schema",
         "json_schema": {"name": "place", "schema": schema},
     }
+
+
+async def test_an_upstream_tool_round_trip_stays_inside_the_agent(
+    upstream: tuple[FakeUpstream, str],
+) -> None:
+    fake, url = upstream
+    model = OpenAIModel("gpt-test", base_url=url, api_key="k", max_retries=0)
+    agent = ChatAgent("calc", model, tools=(calculator,))
+    async with openai_client(agents(agent)) as client:
+        completion = await client.chat.completions.create(
+            model="calc", messages=[{"role": "user", "content": "calculate 6*7"}]
+        )
+        stream = await client.chat.completions.create(
+            model="calc", messages=[{"role": "user", "content": "calculate 2+3"}], stream=True
+        )
+        chunks = [chunk async for chunk in stream]
+    assert completion.choices[0].message.content == "The result is 42."
+    assert completion.choices[0].message.tool_calls is None
+    assert all(c.choices[0].delta.tool_calls is None for c in chunks if c.choices)
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == (
+        "The result is 5. "
+    )
+    assert fake.requests[-1]["messages"][-1] == {
+        "role": "tool",
+        "tool_call_id": "call_up_1",
+        "content": "5",
+    }
