@@ -101,7 +101,7 @@ class FakeUpstream:
             return f"data: {json.dumps(data)}\n\n".encode()
 
         yield chunk({"role": "assistant", "content": ""})
-        for word in (reply["content"] or "").split(" "):
+        for word in reply["content"].split(" ") if reply["content"] else ():
             yield chunk({"content": word + " "})
             await asyncio.sleep(0)
         for index, call in enumerate(reply["tool_calls"] or ()):
