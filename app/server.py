@@ -7,6 +7,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 
 import orjson
 from fastapi import FastAPI
+from starlette.middleware.cors import CORSMiddleware
 from starlette.responses import Response
 
 from adapters.base import Adapter, AdapterContext
@@ -84,4 +85,13 @@ def create_app(
     if settings.api_keys:
         keys = [key.get_secret_value() for key in settings.api_keys]
         app.add_middleware(APIKeyGuard, keys=keys, public=PUBLIC_PATHS, error_for=error_for)
+    if settings.cors_origins:
+        # Outermost, so that browsers' preflight requests need no key.
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_origins,
+            allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
+            allow_headers=["*"],
+            expose_headers=["x-should-retry"],
+        )
     return app

@@ -31,6 +31,11 @@ class Settings(BaseSettings):
         description="Accepted API keys, comma-separated; empty means no auth.",
     )
 
+    cors_origins: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Browser origins allowed to call the API, comma-separated ('*' for any).",
+    )
+
     session_max: int = Field(10_000, ge=1, description="Sessions kept per protocol (LRU).")
     session_ttl: float = Field(3600.0, gt=0, description="Seconds an idle session is kept.")
     drain_seconds: float = Field(
@@ -38,7 +43,7 @@ class Settings(BaseSettings):
     )
     max_body_bytes: int = Field(4 * 1024 * 1024, ge=1024, description="Larger bodies get 413.")
 
-    @field_validator("adapters", "api_keys", mode="before")
+    @field_validator("adapters", "api_keys", "cors_origins", mode="before")
     @classmethod
     def _split_commas(cls, value: object) -> object:
         if isinstance(value, str):

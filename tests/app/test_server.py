@@ -175,3 +175,26 @@ def test_sigterm_turns_readiness_off_then_drains(tmp_path: Path) -> None:
     finally:
         process.kill()
         process.wait()
+
+
+async def test_browsers_get_cors_headers_and_preflights_need_no_key() -> None:
+    settings = Settings(api_keys=["k"], cors_origins=["https://chat.example"])
+    async with running(echo(), settings) as (_, client):
+        preflight = await client.options(
+            "/v1/chat/completions",
+            headers={
+                "origin": "https://chat.example",
+                "access-control-request-method": "POST",
+                "access-control-request-headers": "authorization, content-type",
+            },
+        )
+        assert preflight.status_code == 200
+        assert preflight.headers["access-control-allow-origin"] == "https://chat.example"
+        listed = await client.get(
+            "/v1/models", headers={"origin": "https://chat.example", "authorization": "Bearer k"}
+        )
+        assert listed.headers["access-control-allow-origin"] == "https://chat.example"
+        other = await client.get(
+            "/v1/models", headers={"origin": "https://evil.example", "authorization": "Bearer k"}
+        )
+        assert "access-control-allow-origin" not in other.headers
