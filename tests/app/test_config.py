@@ -151,3 +151,17 @@ def test_check_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert "unknown model 'nope'" in capsys.readouterr().err
     assert main(["check", "--config", str(tmp_path / "missing.yaml")]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+def test_schema_command_prints_the_schema(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["schema"]) == 0
+    assert json.loads(capsys.readouterr().out) == ConfigSpec.model_json_schema(by_alias=True)
+
+
+def test_bad_settings_are_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENTHOST_SESSION_MAX", "zero")
+    good = write(tmp_path, "agents:\n  - {name: e, model: echo}\n")
+    assert main(["check", "--config", str(good)]) == 2
+    assert "invalid settings" in capsys.readouterr().err
