@@ -20,8 +20,10 @@ from agents import Conversation, Message, SessionKey
 class _CountingTTLCache(TTLCache[SessionKey, Conversation]):
     """A TTL + LRU cache that counts what it drops."""
 
-    evicted = 0
-    expired = 0
+    def __init__(self, maxsize: int, ttl: float, timer: Callable[[], float]) -> None:
+        super().__init__(maxsize=maxsize, ttl=ttl, timer=timer)
+        self.evicted = 0  # dropped for room
+        self.expired = 0  # dropped for idleness
 
     def popitem(self) -> tuple[SessionKey, Conversation]:
         item = super().popitem()

@@ -6,6 +6,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -82,35 +83,41 @@ async def test_large_bodies_get_413() -> None:
         assert (await client.post("/v1/chat/completions", json=small)).status_code == 200
 
 
-def wait_ready(process: subprocess.Popen[bytes], url: str) -> None:
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            if httpx.get(f"{url}/readyz").status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        if process.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError("agenthost serve did not become ready")
-        time.sleep(0.1)
+@contextmanager
+def agenthost_serve(folder: Path, **env: str) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """``agenthost serve`` as a user runs it (one echo agent), on a free port of 127.0.0.1."""
+    config = folder / "agents.yaml"
+    config.write_text("agents:\n  - {name: echo, model: echo, description: Repeats.}\n")
+    port = free_port()
+    command = [sys.executable, "-m", "app", "serve", "--config", str(config), "--port", str(port)]
+    process = subprocess.Popen(command, env={**os.environ, **env}, cwd=Path(__file__).parents[2])
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while not _ready(url):
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("agenthost serve did not become ready")
+            time.sleep(0.1)
+        yield process, url
+    finally:
+        process.kill()
+        process.wait(timeout=30)
+
+
+def _ready(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/readyz").status_code == 200
+    except httpx.TransportError:
+        return False
 
 
 @pytest.fixture(scope="module")
 def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """``agenthost serve`` as a user runs it, on a free port of 127.0.0.1."""
-    config = tmp_path_factory.mktemp("live") / "agents.yaml"
-    config.write_text("agents:\n  - {name: echo, model: echo, description: Repeats.}\n")
-    port = free_port()
-    env = {**os.environ, "AGENTHOST_API_KEYS": "live-key"}
-    command = [sys.executable, "-m", "app", "serve", "--config", str(config), "--port", str(port)]
-    process = subprocess.Popen(command, env=env, cwd=Path(__file__).parents[2])
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_ready(process, url)
+    with agenthost_serve(tmp_path_factory.mktemp("live"), AGENTHOST_API_KEYS="live-key") as (
+        _,
+        url,
+    ):
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 def test_the_sdk_against_a_live_server(live_server: str) -> None:
@@ -155,15 +162,7 @@ def test_the_sdk_against_a_live_server(live_server: str) -> None:
 
 
 def test_sigterm_turns_readiness_off_then_drains(tmp_path: Path) -> None:
-    config = tmp_path / "agents.yaml"
-    config.write_text("agents:\n  - {name: echo, model: echo}\n")
-    port = free_port()
-    env = {**os.environ, "AGENTHOST_DRAIN_SECONDS": "1.5"}
-    command = [sys.executable, "-m", "app", "serve", "--config", str(config), "--port", str(port)]
-    process = subprocess.Popen(command, env=env, cwd=Path(__file__).parents[2])
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_ready(process, url)
+    with agenthost_serve(tmp_path, AGENTHOST_DRAIN_SECONDS="1.5") as (process, url):
         process.send_signal(signal.SIGTERM)
         time.sleep(0.3)
         assert httpx.get(f"{url}/readyz").status_code == 503
@@ -172,9 +171,6 @@ def test_sigterm_turns_readiness_off_then_drains(tmp_path: Path) -> None:
         assert answer.json()["choices"][0]["message"]["content"] == "still serving"
         # uvicorn re-raises the signal after its clean shutdown, as plain uvicorn does.
         assert process.wait(timeout=30) in (0, -signal.SIGTERM)
-    finally:
-        process.kill()
-        process.wait()
 
 
 async def test_browsers_get_cors_headers_and_preflights_need_no_key() -> None:
