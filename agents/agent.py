@@ -71,15 +71,14 @@ class BaseAgent:
         """
         raise NotImplementedError
 
-    async def run_stream(
+    def run_stream(
         self,
         input: MessageInput,
         *,
         session: Session | None = None,
         options: RunOptions | None = None,
     ) -> AsyncGenerator[RunUpdate, None]:
-        async for update in self._session_run(input, session, options, stream=True):
-            yield update
+        return self._session_run(input, session, options, stream=True)
 
     async def run(
         self,
@@ -105,7 +104,7 @@ class BaseAgent:
         options: RunOptions | None,
         *,
         stream: bool,
-    ) -> AsyncIterator[RunUpdate]:
+    ) -> AsyncGenerator[RunUpdate, None]:
         messages = to_messages(input)
         history = await session.load() if session is not None else []
         merged = self.options.merged(options)

@@ -31,19 +31,24 @@ class EchoModel(BaseChatModel):
     name = "echo"
 
     async def request(self, request: ModelRequest) -> ModelResponse:
-        return self._response(request, last_user_text(request.messages) or "")
+        return word_response(request, _echo(request))
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
-        text = last_user_text(request.messages) or ""
-        for chunk in WORD_CHUNKS.findall(text):
-            yield TextDelta(chunk)
-        yield self._response(request, text)
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
+        return stream_words(request, _echo(request))
 
-    @staticmethod
-    def _response(request: ModelRequest, text: str) -> ModelResponse:
-        usage = Usage(
-            input_tokens=count_words(request.messages),
-            output_tokens=len(text.split()),
-            requests=1,
-        )
-        return ModelResponse(Message.assistant(text), usage)
+
+def _echo(request: ModelRequest) -> Message:
+    return Message.assistant(last_user_text(request.messages) or "")
+
+
+def word_response(request: ModelRequest, message: Message) -> ModelResponse:
+    """``message`` as a response whose usage counts whitespace-separated words."""
+    usage = Usage(count_words(request.messages), len(message.text.split()), 1)
+    return ModelResponse(message, usage)
+
+
+async def stream_words(request: ModelRequest, message: Message) -> AsyncIterator[ModelStreamEvent]:
+    """Streams ``message``'s text word by word, then :func:`word_response`."""
+    for chunk in WORD_CHUNKS.findall(message.text):
+        yield TextDelta(chunk)
+    yield word_response(request, message)

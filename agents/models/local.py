@@ -37,15 +37,9 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     ) from exc
 
 from agents.errors import ModelError, UserError
-from agents.messages import Message, Part, TextPart
-from agents.models.base import BaseChatModel, ModelRequest, ModelResponse, ModelStreamEvent
-from agents.models.openai_format import (
-    from_chat_usage,
-    from_finish_reason,
-    to_chat_messages,
-    to_chat_settings,
-)
-from agents.results import TextDelta, Usage
+from agents.models.base import BaseChatModel, ModelRequest, ModelStreamEvent
+from agents.models.openai_format import ChatStreamAccumulator, to_chat_messages, to_chat_settings
+from agents.results import TextDelta
 
 logger = logging.getLogger("agenthost.local")
 
@@ -237,19 +231,8 @@ class LocalModel(BaseChatModel):
             "stream": True,
             "stream_options": {"include_usage": True},
         }
-        text: list[str] = []
-        usage = Usage(requests=1)
-        finish: str | None = None
+        accumulator = ChatStreamAccumulator()
         async for chunk in self._runtime.chunks(body):
-            if chunk.get("usage"):
-                usage = from_chat_usage(chunk["usage"])
-            for choice in chunk.get("choices") or ():
-                finish = choice.get("finish_reason") or finish
-                content = (choice.get("delta") or {}).get("content")
-                if content:
-                    text.append(content)
-                    yield TextDelta(content)
-        parts: list[Part] = [TextPart(text="".join(text))]
-        yield ModelResponse(
-            Message(role="assistant", parts=parts), usage, from_finish_reason(finish)
-        )
+            if text := accumulator.add(chunk):
+                yield TextDelta(text)
+        yield accumulator.response()

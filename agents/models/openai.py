@@ -19,10 +19,9 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     ) from exc
 
 from agents.errors import ModelError
-from agents.messages import Message, Part, TextPart
 from agents.models.base import BaseChatModel, ModelRequest, ModelResponse, ModelStreamEvent
 from agents.models.openai_format import (
-    ToolCallAccumulator,
+    ChatStreamAccumulator,
     from_chat_message,
     from_chat_usage,
     from_finish_reason,
@@ -30,7 +29,7 @@ from agents.models.openai_format import (
     to_chat_settings,
     to_chat_tools,
 )
-from agents.results import TextDelta, Usage
+from agents.results import TextDelta
 
 
 class OpenAIModel(BaseChatModel):
@@ -95,32 +94,15 @@ class OpenAIModel(BaseChatModel):
         )
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
-        text: list[str] = []
-        calls = ToolCallAccumulator()
-        usage = Usage(requests=1)
-        finish: str | None = None
+        accumulator = ChatStreamAccumulator()
         try:
             stream = await self._client.chat.completions.create(
                 **self._params(request), stream=True, stream_options={"include_usage": True}
             )
             async with stream:
                 async for chunk in stream:
-                    if chunk.usage is not None:
-                        usage = from_chat_usage(chunk.usage.model_dump())
-                    if not chunk.choices:
-                        continue
-                    choice = chunk.choices[0]
-                    finish = choice.finish_reason or finish
-                    delta = choice.delta
-                    if delta.content:
-                        text.append(delta.content)
-                        yield TextDelta(delta.content)
-                    if delta.tool_calls:
-                        calls.add(c.model_dump() for c in delta.tool_calls)
+                    if text := accumulator.add(chunk.model_dump()):
+                        yield TextDelta(text)
         except openai.OpenAIError as exc:
             raise ModelError(f"upstream model {self.name!r} failed: {exc}") from exc
-        parts: list[Part] = [TextPart(text="".join(text))] if text else []
-        parts.extend(calls.calls())
-        yield ModelResponse(
-            Message(role="assistant", parts=parts), usage, from_finish_reason(finish)
-        )
+        yield accumulator.response()

@@ -20,6 +20,7 @@ from agents.messages import (
     ToolCallPart,
     ToolResultPart,
 )
+from agents.models.base import ModelResponse
 from agents.options import ModelSettings
 from agents.results import FinishReason, Usage
 from agents.tools.base import ToolDefinition
@@ -133,26 +134,45 @@ def from_finish_reason(reason: str | None) -> FinishReason:
     return _FINISH.get(reason or "", "stop")
 
 
-class ToolCallAccumulator:
-    """Joins streamed ``tool_calls`` fragments (keyed by ``index``) into whole calls."""
+class ChatStreamAccumulator:
+    """Folds streamed Chat Completions chunks (as dicts) into one response.
+
+    ``add`` returns the chunk's text, if any, for the caller to stream on;
+    tool call fragments are joined by ``index``.
+    """
 
     def __init__(self) -> None:
+        self._text: list[str] = []
         self._calls: dict[int, dict[str, str]] = {}
+        self._usage = Usage(requests=1)
+        self._finish: str | None = None
 
-    def add(self, fragments: Iterable[Mapping[str, Any]]) -> None:
-        for fragment in fragments:
-            call = self._calls.setdefault(
-                fragment.get("index", 0), {"id": "", "name": "", "arguments": ""}
-            )
-            function = fragment.get("function") or {}
-            call["id"] = fragment.get("id") or call["id"]
-            call["name"] = function.get("name") or call["name"]
-            call["arguments"] += function.get("arguments") or ""
+    def add(self, chunk: Mapping[str, Any]) -> str | None:
+        if chunk.get("usage"):
+            self._usage = from_chat_usage(chunk["usage"])
+        content: str | None = None
+        for choice in chunk.get("choices") or ():
+            self._finish = choice.get("finish_reason") or self._finish
+            delta = choice.get("delta") or {}
+            if content := delta.get("content"):
+                self._text.append(content)
+            for fragment in delta.get("tool_calls") or ():
+                call = self._calls.setdefault(
+                    fragment.get("index") or 0, {"id": "", "name": "", "arguments": ""}
+                )
+                function = fragment.get("function") or {}
+                call["id"] = fragment.get("id") or call["id"]
+                call["name"] = function.get("name") or call["name"]
+                call["arguments"] += function.get("arguments") or ""
+        return content
 
-    def calls(self) -> list[ToolCallPart]:
-        return [
+    def response(self) -> ModelResponse:
+        parts: list[Part] = [TextPart(text="".join(self._text))] if self._text else []
+        parts.extend(
             ToolCallPart(
                 id=c["id"] or f"call_{i}", name=c["name"], arguments=c["arguments"] or "{}"
             )
             for i, c in sorted(self._calls.items())
-        ]
+        )
+        message = Message(role="assistant", parts=parts)
+        return ModelResponse(message, self._usage, from_finish_reason(self._finish))

@@ -14,12 +14,9 @@ from agents.messages import Message, Part, TextPart, ToolCallPart
 from agents.models.base import (
     BaseChatModel,
     ModelRequest,
-    ModelResponse,
     ModelStreamEvent,
-    count_words,
 )
-from agents.models.echo import WORD_CHUNKS
-from agents.results import TextDelta, Usage
+from agents.models.echo import stream_words
 
 Reply = str | ToolCallPart | list[str | ToolCallPart] | Message
 ReplyFunction = Callable[[ModelRequest], Reply | Awaitable[Reply]]
@@ -40,15 +37,6 @@ def _to_message(reply: Reply) -> Message:
     return Message(role="assistant", parts=parts)
 
 
-async def _stream_message(
-    request: ModelRequest, message: Message
-) -> AsyncIterator[ModelStreamEvent]:
-    for chunk in WORD_CHUNKS.findall(message.text):
-        yield TextDelta(chunk)
-    usage = Usage(count_words(request.messages), len(message.text.split()), 1)
-    yield ModelResponse(message, usage)
-
-
 class ScriptedModel(BaseChatModel):
     """Returns the given replies in order; ``requests`` records what it was sent."""
 
@@ -61,7 +49,7 @@ class ScriptedModel(BaseChatModel):
         self.requests.append(request)
         if len(self.requests) > len(self._replies):
             raise RuntimeError(f"{self.name}: no scripted reply left")
-        async for event in _stream_message(request, self._replies[len(self.requests) - 1]):
+        async for event in stream_words(request, self._replies[len(self.requests) - 1]):
             yield event
 
 
@@ -76,5 +64,5 @@ class FunctionModel(BaseChatModel):
         reply = self._function(request)
         if inspect.isawaitable(reply):
             reply = await reply
-        async for event in _stream_message(request, _to_message(reply)):
+        async for event in stream_words(request, _to_message(reply)):
             yield event
