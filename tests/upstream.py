@@ -7,6 +7,8 @@ answers by rule, so the ``openai`` provider is tested through the real SDK:
 - tools were offered and the last user text says "calculate X" → a call
   to ``calculator`` with ``{"expression": "X"}``;
 - the model name is "broken" → 500;
+- the model name is "slow" → a stream of 200 words, one every 50 ms; a
+  stream that its client leaves before the end is counted in ``abandoned``;
 - otherwise → "upstream says: <last user text>".
 """
 
@@ -65,6 +67,7 @@ class FakeUpstream:
 
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
+        self.abandoned = 0
         self.app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])
 
     async def _chat(self, request: Request) -> Response:
@@ -72,6 +75,8 @@ class FakeUpstream:
         self.requests.append(body)
         if body["model"] == "broken":
             return JSONResponse({"error": {"message": "boom", "type": "server_error"}}, 500)
+        if body["model"] == "slow" and body.get("stream"):
+            return StreamingResponse(self._slow_chunks(body), media_type="text/event-stream")
         reply = _reply(body)
         finish = "tool_calls" if reply["tool_calls"] else "stop"
         head = {"id": "chatcmpl-up", "created": 1, "model": body["model"]}
@@ -88,6 +93,22 @@ class FakeUpstream:
         return StreamingResponse(
             self._chunks(head, body, reply, finish), media_type="text/event-stream"
         )
+
+    async def _slow_chunks(self, body: dict[str, Any]) -> AsyncIterator[bytes]:
+        head = {"id": "chatcmpl-slow", "created": 1, "model": body["model"]}
+        finished = False
+        try:
+            for _ in range(200):
+                delta = {"content": "word "}
+                choice = {"index": 0, "delta": delta, "finish_reason": None}
+                data = {**head, "object": "chat.completion.chunk", "choices": [choice]}
+                yield f"data: {json.dumps(data)}\n\n".encode()
+                await asyncio.sleep(0.05)
+            yield b"data: [DONE]\n\n"
+            finished = True
+        finally:
+            if not finished:
+                self.abandoned += 1
 
     async def _chunks(
         self, head: dict[str, Any], body: dict[str, Any], reply: dict[str, Any], finish: str

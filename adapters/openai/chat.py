@@ -9,6 +9,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from starlette.requests import Request
 from starlette.responses import Response
 
+from adapters.disconnect import unless_disconnected
 from adapters.openai.convert_chat import ChunkFactory, check_supported, to_completion, to_run
 from adapters.openai.errors import from_exception
 from adapters.openai.http import (
@@ -32,7 +33,7 @@ async def create_chat_completion(request: Request, agents: Mapping[str, Agent]) 
     messages, options = to_run(body)
     id, created = f"chatcmpl-{os.urandom(16).hex()}", int(time.time())
     if not body.stream:
-        result = await agent.run(messages, options=options)
+        result = await unless_disconnected(request.receive, agent.run(messages, options=options))
         return json_response(to_completion(result, id=id, created=created, model=agent.name))
 
     include_usage = bool(body.stream_options and body.stream_options.include_usage)

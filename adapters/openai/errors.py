@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
 
+from adapters.disconnect import ClientGone
 from agents import AgentError, ModelError, UserError
 
 logger = logging.getLogger("agenthost.openai")
@@ -76,6 +77,9 @@ def from_exception(exc: Exception) -> OpenAIError:
         return OpenAIError(400, str(exc), param=exc.param, code="invalid_request")
     if isinstance(exc, ModelError):
         return OpenAIError(502, str(exc), code="upstream_error", type="api_error")
+    if isinstance(exc, ClientGone):
+        # Nobody reads it; 499 (nginx's "client closed request") marks it in the access log.
+        return OpenAIError(499, "the client closed the request", code="client_closed_request")
     if isinstance(exc, AgentError):
         return OpenAIError(500, str(exc), code="agent_error")
     logger.exception("agent run failed")

@@ -20,6 +20,7 @@ import anyio
 from starlette.requests import Request
 from starlette.responses import Response
 
+from adapters.disconnect import unless_disconnected
 from adapters.openai.convert_responses import (
     check_supported,
     message_item,
@@ -106,7 +107,8 @@ async def create_response(
     turn = _Turn(body, agent, memory, await _history(body, agent, memory))
     session = InMemorySession(turn.history)
     if not body.stream:
-        result = await agent.run(messages, session=session, options=options)
+        run = agent.run(messages, session=session, options=options)
+        result = await unless_disconnected(request.receive, run)
         response = turn.completed(result)
         await turn.save(result, response)
         return json_response(response)
