@@ -46,6 +46,16 @@ agents:
     description: Repeats what you say.
     model: echo
 """
+# --upstream: the agent relays to a second bare app through the openai provider.
+RELAY_CONFIG = """\
+agents:
+  - name: echo
+    description: Relays to the upstream, which echoes.
+    model: openai:echo
+    model_settings:
+      base_url: http://{host}:{port}/v1
+      max_retries: 0
+"""
 # What a complete reply contains, per path (checked on every reply).
 MARKERS = {False: '"finish_reason":"stop"', True: "data: [DONE]"}
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -170,19 +180,29 @@ def stop_server(server: Server) -> None:
 
 
 @contextlib.contextmanager
-def running_servers(workdir: Path, prompt: str) -> Iterator[list[Server]]:
-    """agenthost and the bare app, stopped on the way out whatever happens."""
+def running_servers(workdir: Path, prompt: str, upstream: bool) -> Iterator[list[Server]]:
+    """agenthost and the bare app, stopped on the way out whatever happens.
+
+    With ``upstream``, a second bare app (not measured) is the upstream model
+    server of agenthost's agent.
+    """
     config = workdir / "agents.yaml"
     config.write_text(CONFIG)
     servers: list[Server] = []
+    helpers: list[Server] = []
     try:
+        if upstream:
+            port = free_port()
+            env = {"BARE_APP_PROMPT": prompt}
+            helpers.append(start_server("upstream", bare_command(port), workdir, env))
+            config.write_text(RELAY_CONFIG.format(host=HOST, port=port))
         command = agenthost_command(config, free_port())
         servers.append(start_server("agenthost", command, workdir, {}))
         command = bare_command(free_port())
         servers.append(start_server("bare", command, workdir, {"BARE_APP_PROMPT": prompt}))
         yield servers
     finally:
-        for server in servers:
+        for server in [*servers, *helpers]:
             stop_server(server)
 
 
@@ -483,6 +503,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--client", choices=["auto", "wrk", "asyncio"], default="auto")
     parser.add_argument("--threads", type=int, default=1, help="wrk threads")
     parser.add_argument("--prompt", default=DEFAULT_PROMPT)
+    parser.add_argument(
+        "--upstream",
+        action="store_true",
+        help="agenthost's agent relays to a bare upstream through the openai provider",
+    )
     args = parser.parse_args(argv)
     if args.client == "auto":
         args.client = "wrk" if shutil.which("wrk") else "asyncio"
@@ -514,7 +539,7 @@ def benchmark(args: argparse.Namespace, workdir: Path) -> list[Sample]:
         path.write_bytes(request_body(args.prompt, stream))
     budget = {False: args.requests, True: args.stream_requests}
     samples: list[Sample] = []
-    with running_servers(workdir, args.prompt) as servers:
+    with running_servers(workdir, args.prompt, args.upstream) as servers:
         for server in servers:
             wait_ready(server, bodies[False].read_bytes())
         check_servers(servers, args.prompt)
@@ -542,7 +567,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{datetime.now().astimezone():%Y-%m-%d %H:%M %Z}; {os.cpu_count()} CPUs; "
         f"load: {args.client} (c={args.concurrency}, threads={args.threads}); "
         f"{args.requests} non-streamed / {args.stream_requests} streamed requests per phase, "
-        f"{args.rounds} rounds"
+        f"{args.rounds} rounds" + ("; agenthost relays to an upstream" if args.upstream else "")
     )
     with tempfile.TemporaryDirectory(prefix="agenthost-bench-") as tmp:
         try:

@@ -7,6 +7,7 @@ answers by rule, so the ``openai`` provider is tested through the real SDK:
 - tools were offered and the last user text says "calculate X" → a call
   to ``calculator`` with ``{"expression": "X"}``;
 - the model name is "broken" → 500;
+- the model name is "malformed" → 200 with bodies that are not completions;
 - the model name is "slow" → a stream of 200 words, one every 50 ms; a
   stream that its client leaves before the end is counted in ``abandoned``;
 - otherwise → "upstream says: <last user text>".
@@ -75,6 +76,11 @@ class FakeUpstream:
         self.requests.append(body)
         if body["model"] == "broken":
             return JSONResponse({"error": {"message": "boom", "type": "server_error"}}, 500)
+        if body["model"] == "malformed":
+            if not body.get("stream"):
+                return JSONResponse({"object": "chat.completion", "choices": []})
+            bad = {"object": "chat.completion.chunk", "choices": [{"delta": "not an object"}]}
+            return Response(f"data: {json.dumps(bad)}\n\n", media_type="text/event-stream")
         if body["model"] == "slow" and body.get("stream"):
             return StreamingResponse(self._slow_chunks(body), media_type="text/event-stream")
         reply = _reply(body)

@@ -49,12 +49,14 @@ class OpenAIModel(BaseChatModel):
     ) -> None:
         self.name = model
         # Local servers (Ollama, vLLM...) need no key, but the SDK refuses to
-        # build a client without one.
+        # build a client without one. The SDK's aiohttp transport costs about
+        # half the CPU of its default httpx2 one (bench/openai_overhead.py --upstream).
         self._client = client or openai.AsyncOpenAI(
             base_url=base_url,
             api_key=api_key or "unused",
             timeout=timeout,
             max_retries=max_retries,
+            http_client=openai.DefaultAioHttpClient(),
         )
 
     @asynccontextmanager
@@ -80,29 +82,58 @@ class OpenAIModel(BaseChatModel):
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         try:
-            completion = await self._client.chat.completions.create(**self._params(request))
+            completion = await self._client.post(
+                "/chat/completions", body=self._params(request), cast_to=object
+            )
+            choice = completion["choices"][0]  # type: ignore[index]
+            return ModelResponse(
+                from_chat_message(choice["message"]),
+                from_chat_usage(completion.get("usage")),  # type: ignore[attr-defined]
+                from_finish_reason(choice.get("finish_reason")),
+            )
         except openai.OpenAIError as exc:
-            raise ModelError(f"upstream model {self.name!r} failed: {exc}") from exc
-        if not completion.choices:
-            raise ModelError(f"upstream model {self.name!r} returned no choices")
-        choice = completion.choices[0]
-        usage = from_chat_usage(completion.usage.model_dump() if completion.usage else None)
-        return ModelResponse(
-            from_chat_message(choice.message.model_dump()),
-            usage,
-            from_finish_reason(choice.finish_reason),
-        )
+            raise _failed(self.name, exc) from exc
+        except (LookupError, TypeError, AttributeError) as exc:
+            raise _malformed(self.name, exc) from exc
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
         accumulator = ChatStreamAccumulator()
+        params = {
+            **self._params(request),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
         try:
-            stream = await self._client.chat.completions.create(
-                **self._params(request), stream=True, stream_options={"include_usage": True}
+            stream = await self._client.post(
+                "/chat/completions",
+                body=params,
+                cast_to=object,
+                stream=True,
+                stream_cls=openai.AsyncStream[object],
             )
             async with stream:
                 async for chunk in stream:
-                    if text := accumulator.add(chunk.model_dump()):
+                    if text := accumulator.add(chunk):  # type: ignore[arg-type]
                         yield TextDelta(text)
         except openai.OpenAIError as exc:
-            raise ModelError(f"upstream model {self.name!r} failed: {exc}") from exc
+            raise _failed(self.name, exc) from exc
+        except (LookupError, TypeError, AttributeError) as exc:
+            raise _malformed(self.name, exc) from exc
         yield accumulator.response()
+
+
+def _failed(model: str, exc: openai.OpenAIError) -> ModelError:
+    # The SDK's own message can hide the reason ("Connection error.", and the
+    # aiohttp transport reports a refused connection as "Request timed out."):
+    # name the root cause too.
+    root: BaseException = exc
+    while root.__cause__ is not None:
+        root = root.__cause__
+    reason = f" ({root})" if root is not exc and str(root) else ""
+    return ModelError(f"upstream model {model!r} failed: {exc}{reason}")
+
+
+def _malformed(model: str, exc: Exception) -> ModelError:
+    return ModelError(
+        f"upstream model {model!r} sent a malformed response ({type(exc).__name__}: {exc})"
+    )

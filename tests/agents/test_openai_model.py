@@ -93,7 +93,17 @@ async def test_upstream_failure_is_a_model_error(
         _ = [u async for u in agent_on(url, model="broken").run_stream("hi")]
 
 
+async def test_a_malformed_upstream_answer_is_a_model_error(
+    agent_on: Callable[..., ChatAgent], upstream: tuple[FakeUpstream, str]
+) -> None:
+    _, url = upstream
+    with pytest.raises(ModelError, match="sent a malformed response"):
+        await agent_on(url, model="malformed").run("hi")
+    with pytest.raises(ModelError, match="sent a malformed response"):
+        _ = [u async for u in agent_on(url, model="malformed").run_stream("hi")]
+
+
 async def test_unreachable_upstream_is_a_model_error(agent_on: Callable[..., ChatAgent]) -> None:
     agent = agent_on("http://127.0.0.1:9/v1")
-    with pytest.raises(ModelError, match="Connection error"):
+    with pytest.raises(ModelError, match=r"failed: .*Connect call failed"):
         await agent.run("hi")
