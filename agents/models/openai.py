@@ -82,13 +82,16 @@ class OpenAIModel(BaseChatModel):
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         try:
-            completion = await self._client.post(
-                "/chat/completions", body=self._params(request), cast_to=object
+            # cast_to=object: the SDK hands back the decoded JSON, not typed models.
+            completion = _object(
+                await self._client.post(
+                    "/chat/completions", body=self._params(request), cast_to=object
+                )
             )
-            choice = completion["choices"][0]  # type: ignore[index]
+            choice = completion["choices"][0]
             return ModelResponse(
                 from_chat_message(choice["message"]),
-                from_chat_usage(completion.get("usage")),  # type: ignore[attr-defined]
+                from_chat_usage(completion.get("usage")),
                 from_finish_reason(choice.get("finish_reason")),
             )
         except openai.OpenAIError as exc:
@@ -113,13 +116,19 @@ class OpenAIModel(BaseChatModel):
             )
             async with stream:
                 async for chunk in stream:
-                    if text := accumulator.add(chunk):  # type: ignore[arg-type]
+                    if text := accumulator.add(_object(chunk)):
                         yield TextDelta(text)
         except openai.OpenAIError as exc:
             raise _failed(self.name, exc) from exc
         except (LookupError, TypeError, AttributeError) as exc:
             raise _malformed(self.name, exc) from exc
         yield accumulator.response()
+
+
+def _object(value: object) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise TypeError(f"expected a JSON object, got {type(value).__name__}")
+    return value
 
 
 def _failed(model: str, exc: openai.OpenAIError) -> ModelError:
