@@ -46,7 +46,9 @@ def to_run(request: ChatCompletionRequest) -> tuple[list[Message], RunOptions]:
         else:
             messages.append(to_message(message))
     if not any(m.role == "user" for m in messages):
-        raise OpenAIError(400, "messages must contain a user message", param="messages")
+        raise OpenAIError(
+            400, "messages must contain a user message", param="messages", code="invalid_value"
+        )
     stop = request.stop
     settings = ModelSettings(
         temperature=request.temperature,

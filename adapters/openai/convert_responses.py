@@ -26,12 +26,18 @@ def check_supported(request: ResponseRequest, agent: Agent) -> None:
     """Refuse, naming the param, what the agent cannot honour (never drop it)."""
     refuse_client_tools(request.tools)
     if request.background:
-        raise OpenAIError(400, "background responses are not supported", param="background")
+        raise OpenAIError(
+            400,
+            "background responses are not supported",
+            param="background",
+            code="unsupported_parameter",
+        )
     if request.previous_response_id and request.conversation:
         raise OpenAIError(
             400,
             "previous_response_id and conversation cannot be used together",
             param="conversation",
+            code="invalid_value",
         )
     kind = request.text.format.type if request.text and request.text.format else "text"
     check_format(kind, agent, param="text.format")
@@ -53,7 +59,9 @@ def to_run(request: ResponseRequest) -> tuple[list[Message], RunOptions]:
         else:
             messages.append(to_message(item, index))
     if not messages:
-        raise OpenAIError(400, "input must contain at least one message", param="input")
+        raise OpenAIError(
+            400, "input must contain at least one message", param="input", code="invalid_value"
+        )
     format = request.text.format if request.text and request.text.format else None
     settings = ModelSettings(
         temperature=request.temperature,
@@ -87,7 +95,10 @@ def to_message(item: ResponseInputItem, index: int) -> Message:
         return Message(role="tool", parts=[result])
     if item.type != "message" or item.role is None:
         raise OpenAIError(
-            400, f"input item type {item.type!r} is not supported", param=f"input[{index}].type"
+            400,
+            f"input item type {item.type!r} is not supported",
+            param=f"input[{index}].type",
+            code="unsupported_value",
         )
     parts: list[Part] = []
     if isinstance(item.content, str):
