@@ -5,7 +5,14 @@ Knows nothing of HTTP or of any protocol SDK; adapters build on it.
 
 from agents.agent import Agent, BaseAgent
 from agents.chat import ChatAgent
-from agents.errors import AgentError, MaxStepsExceeded, ModelError, ToolError, UserError
+from agents.errors import (
+    AgentError,
+    MaxStepsExceeded,
+    ModelBusy,
+    ModelError,
+    ToolError,
+    UserError,
+)
 from agents.function import FunctionAgent
 from agents.messages import (
     DataPart,
@@ -45,6 +52,7 @@ __all__ = [
     "MemoryManager",
     "Message",
     "MessageInput",
+    "ModelBusy",
     "ModelError",
     "ModelSettings",
     "Part",

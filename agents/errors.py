@@ -11,6 +11,14 @@ class ModelError(AgentError):
     """The chat model (or its upstream server) failed."""
 
 
+class ModelBusy(ModelError):
+    """The upstream is rate limiting us: worth retrying later, unlike other model errors."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class UserError(AgentError):
     """The request asks for something this agent cannot do (a 4xx, not a 5xx)."""
 

@@ -7,6 +7,9 @@ answers by rule, so the ``openai`` provider is tested through the real SDK:
 - tools were offered and the last user text says "calculate X" → a call
   to ``calculator`` with ``{"expression": "X"}``;
 - the model name is "broken" → 500;
+- the model name is "too-long" → 400 ``context_length_exceeded`` (param
+  ``messages``), "busy" → 429 with ``retry-after: 7``, "no-quota" → 429
+  ``insufficient_quota``;
 - the model name is "malformed" → 200 with bodies that are not completions;
 - the model name is "slow" → a stream of 200 words, one every 50 ms; a
   stream that its client leaves before the end is counted in ``abandoned``;
@@ -63,6 +66,34 @@ def _usage(body: dict[str, Any], reply: dict[str, Any]) -> dict[str, int]:
     }
 
 
+_FAILURES: dict[str, tuple[int, dict[str, Any], dict[str, str]]] = {
+    "too-long": (
+        400,
+        {
+            "message": "This model's maximum context length is 128 tokens.",
+            "type": "invalid_request_error",
+            "param": "messages",
+            "code": "context_length_exceeded",
+        },
+        {},
+    ),
+    "busy": (
+        429,
+        {"message": "Slow down.", "type": "requests", "code": "rate_limit_exceeded"},
+        {"retry-after": "7"},
+    ),
+    "no-quota": (
+        429,
+        {
+            "message": "You exceeded your quota.",
+            "type": "insufficient_quota",
+            "code": "insufficient_quota",
+        },
+        {},
+    ),
+}
+
+
 class FakeUpstream:
     """Records every request body in ``requests``."""
 
@@ -76,6 +107,9 @@ class FakeUpstream:
         self.requests.append(body)
         if body["model"] == "broken":
             return JSONResponse({"error": {"message": "boom", "type": "server_error"}}, 500)
+        if failure := _FAILURES.get(body["model"]):
+            status, error, headers = failure
+            return JSONResponse({"error": error}, status, headers)
         if body["model"] == "malformed":
             if not body.get("stream"):
                 return JSONResponse({"object": "chat.completion", "choices": []})

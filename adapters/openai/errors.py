@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from adapters.disconnect import ClientGone
-from agents import AgentError, ModelError, UserError
+from agents import AgentError, ModelBusy, ModelError, UserError
 
 logger = logging.getLogger("agenthost.openai")
 
@@ -42,8 +42,10 @@ class OpenAIError(Exception):
         code: str | None = None,
         param: str | None = None,
         type: str | None = None,
+        retry_after: float | None = None,
     ) -> None:
         super().__init__(message)
+        self.retry_after = retry_after
         self.status = status
         self.message = message
         self.code = code
@@ -63,7 +65,9 @@ class OpenAIError(Exception):
         }
 
     def response(self) -> Response:
-        headers = {"x-should-retry": "false"} if self.status >= 500 else None
+        headers = {"x-should-retry": "false"} if self.status >= 500 else {}
+        if self.retry_after is not None:
+            headers["retry-after"] = str(round(self.retry_after))
         return Response(orjson.dumps(self.body()), self.status, headers, "application/json")
 
 
@@ -75,6 +79,8 @@ def from_exception(exc: Exception) -> OpenAIError:
         return from_validation_error(exc)
     if isinstance(exc, UserError):
         return OpenAIError(400, str(exc), param=exc.param, code="invalid_request")
+    if isinstance(exc, ModelBusy):
+        return OpenAIError(429, str(exc), code="rate_limit_exceeded", retry_after=exc.retry_after)
     if isinstance(exc, ModelError):
         return OpenAIError(502, str(exc), code="upstream_error", type="api_error")
     if isinstance(exc, ClientGone):

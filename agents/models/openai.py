@@ -18,7 +18,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
         "the openai provider needs the 'openai' extra: pip install 'agenthost[openai]'"
     ) from exc
 
-from agents.errors import ModelError
+from agents.errors import AgentError, ModelBusy, ModelError, UserError
 from agents.models.base import BaseChatModel, ModelRequest, ModelResponse, ModelStreamEvent
 from agents.models.openai_format import (
     ChatStreamAccumulator,
@@ -131,7 +131,24 @@ def _object(value: object) -> dict[str, Any]:
     return value
 
 
-def _failed(model: str, exc: openai.OpenAIError) -> ModelError:
+def _failed(model: str, exc: openai.OpenAIError) -> AgentError:
+    """What an upstream failure means for the caller.
+
+    A request the upstream refuses as invalid (typically a conversation
+    longer than its context) is the caller's to fix: a :class:`UserError`
+    with the upstream's param. A rate limit is worth retrying later
+    (:class:`ModelBusy`), except an exhausted quota. Anything else (our key,
+    the upstream's health, the network) is a :class:`ModelError`.
+    """
+    if isinstance(exc, openai.BadRequestError | openai.UnprocessableEntityError):
+        return UserError(
+            f"upstream model {model!r} refused the request: {exc.message}", param=exc.param
+        )
+    if isinstance(exc, openai.RateLimitError) and exc.code != "insufficient_quota":
+        return ModelBusy(
+            f"upstream model {model!r} is rate limited: {_message(exc)}",
+            retry_after=_retry_after(exc.response.headers.get("retry-after")),
+        )
     # The SDK's own message can hide the reason ("Connection error.", and the
     # aiohttp transport reports a refused connection as "Request timed out."):
     # name the root cause too.
@@ -140,6 +157,21 @@ def _failed(model: str, exc: openai.OpenAIError) -> ModelError:
         root = root.__cause__
     reason = f" ({root})" if root is not exc and str(root) else ""
     return ModelError(f"upstream model {model!r} failed: {exc}{reason}")
+
+
+def _message(exc: openai.APIStatusError) -> str:
+    """The upstream's own error message (the SDK's prefixes it with the whole body)."""
+    body = exc.body
+    if isinstance(body, dict) and isinstance(body.get("message"), str):
+        return str(body["message"])
+    return exc.message
+
+
+def _retry_after(header: str | None) -> float | None:
+    try:
+        return max(0.0, float(header)) if header else None
+    except ValueError:  # an HTTP date: rare from model servers
+        return None
 
 
 def _malformed(model: str, exc: Exception) -> ModelError:

@@ -6,7 +6,15 @@ from typing import Any
 
 import pytest
 
-from agents import ChatAgent, ModelError, ModelSettings, TextDelta, ToolCallFinished
+from agents import (
+    ChatAgent,
+    ModelBusy,
+    ModelError,
+    ModelSettings,
+    TextDelta,
+    ToolCallFinished,
+    UserError,
+)
 from agents.models.openai import OpenAIModel
 from agents.tools import calculator
 from tests.upstream import FakeUpstream
@@ -91,6 +99,22 @@ async def test_upstream_failure_is_a_model_error(
         await agent_on(url, model="broken").run("hi")
     with pytest.raises(ModelError):
         _ = [u async for u in agent_on(url, model="broken").run_stream("hi")]
+
+
+async def test_upstream_refusals_keep_their_meaning(
+    agent_on: Callable[..., ChatAgent], upstream: tuple[FakeUpstream, str]
+) -> None:
+    _, url = upstream
+    with pytest.raises(UserError, match="maximum context length is 128") as refused:
+        await agent_on(url, model="too-long").run("hi")
+    assert refused.value.param == "messages"
+    with pytest.raises(ModelBusy, match="rate limited: Slow down") as busy:
+        _ = [u async for u in agent_on(url, model="busy").run_stream("hi")]
+    assert busy.value.retry_after == 7
+    # An exhausted quota is the server's problem, not the caller's to retry.
+    with pytest.raises(ModelError, match="quota") as quota:
+        await agent_on(url, model="no-quota").run("hi")
+    assert not isinstance(quota.value, ModelBusy)
 
 
 async def test_a_malformed_upstream_answer_is_a_model_error(

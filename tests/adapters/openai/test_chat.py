@@ -293,3 +293,23 @@ async def test_an_upstream_tool_round_trip_stays_inside_the_agent(
         "tool_call_id": "call_up_1",
         "content": "5",
     }
+
+
+async def test_upstream_refusals_reach_the_client_with_their_meaning(
+    upstream: tuple[FakeUpstream, str],
+) -> None:
+    _, url = upstream
+    too_long = ChatAgent("too-long", OpenAIModel("too-long", base_url=url, max_retries=0))
+    busy = ChatAgent("busy", OpenAIModel("busy", base_url=url, max_retries=0))
+    async with openai_client(agents(too_long, busy)) as client:
+        client = client.with_options(max_retries=0)
+        with pytest.raises(openai.BadRequestError) as refused:
+            await client.chat.completions.create(
+                model="too-long", messages=[{"role": "user", "content": "hi"}]
+            )
+        assert refused.value.param == "messages"
+        assert "maximum context length" in refused.value.message
+        with pytest.raises(openai.RateLimitError) as limited:
+            await client.responses.create(model="busy", input="hi")
+        assert limited.value.response.headers["retry-after"] == "7"
+        assert "x-should-retry" not in limited.value.response.headers
