@@ -95,16 +95,18 @@ _FAILURES: dict[str, tuple[int, dict[str, Any], dict[str, str]]] = {
 
 
 class FakeUpstream:
-    """Records every request body in ``requests``."""
+    """Records every request body in ``requests`` and its key in ``keys``."""
 
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
+        self.keys: list[str | None] = []  # the Authorization header of each request
         self.abandoned = 0
         self.app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])
 
     async def _chat(self, request: Request) -> Response:
         body = await request.json()
         self.requests.append(body)
+        self.keys.append(request.headers.get("authorization"))
         if body["model"] == "broken":
             return JSONResponse({"error": {"message": "boom", "type": "server_error"}}, 500)
         if failure := _FAILURES.get(body["model"]):

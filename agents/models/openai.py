@@ -7,6 +7,7 @@ Completions. Base URL, key, model name, timeout and retries are per agent.
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -48,6 +49,11 @@ class OpenAIModel(BaseChatModel):
         client: openai.AsyncOpenAI | None = None,
     ) -> None:
         self.name = model
+        if api_key is None and base_url is None:
+            # Neither given: the SDK's convention, OPENAI_API_KEY and
+            # OPENAI_BASE_URL. A key from the environment never goes to a
+            # base URL named in config: it may be another provider's server.
+            api_key = os.environ.get("OPENAI_API_KEY")
         # Local servers (Ollama, vLLM...) need no key, but the SDK refuses to
         # build a client without one. The SDK's aiohttp transport costs about
         # half the CPU of its default httpx2 one (bench/openai_overhead.py --upstream).

@@ -101,6 +101,19 @@ async def test_upstream_failure_is_a_model_error(
         _ = [u async for u in agent_on(url, model="broken").run_stream("hi")]
 
 
+async def test_the_key_comes_from_the_environment_only_for_the_default_base_url(
+    upstream: tuple[FakeUpstream, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake, url = upstream
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env")
+    monkeypatch.setenv("OPENAI_BASE_URL", url)
+    for model in (OpenAIModel("gpt-test"), OpenAIModel("gpt-test", base_url=url)):
+        async with model.lifespan():
+            await ChatAgent("up", model).run("hi")
+    # The SDK's convention when nothing is configured; never to a configured server.
+    assert fake.keys[-2:] == ["Bearer sk-from-env", "Bearer unused"]
+
+
 async def test_upstream_refusals_keep_their_meaning(
     agent_on: Callable[..., ChatAgent], upstream: tuple[FakeUpstream, str]
 ) -> None:
