@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 from typing import Any
 
 from agents import ChatAgent, ModelSettings
 from agents.models import ChatModel, EchoModel
 from agents.tools import BUILTIN_TOOLS
-from app.config import ConfigError
+from app.config import ConfigError, load_config
 from app.registry import Registry, RegistryError
 from app.specs import ChatAgentSpec, ConfigSpec, ImportAgentSpec, ModelSettingsSpec
 
@@ -102,3 +103,12 @@ def build_registry(config: ConfigSpec, registry: Registry | None = None) -> Regi
         except RegistryError as exc:
             raise ConfigError(f"agent {spec.name!r}: {exc}") from exc
     return registry
+
+
+def load_agents(path: Path) -> tuple[ConfigSpec, Registry]:
+    """Load a config file and build its agents; every error names the file."""
+    config = load_config(path)
+    try:
+        return config, build_registry(config)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from exc.__cause__

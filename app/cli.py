@@ -11,8 +11,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from app.build import build_registry
-from app.config import ConfigError, load_config
+from app.build import load_agents
+from app.config import ConfigError
 from app.registry import Registry
 from app.settings import Settings
 from app.specs import ChatAgentSpec, ConfigSpec
@@ -49,8 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         settings = _settings(args)
-        config = load_config(settings.config)
-        registry = build_registry(config)
+        config, registry = load_agents(settings.config)
     except ValidationError as exc:
         print(f"error: invalid settings: {exc}", file=sys.stderr)
         return 2

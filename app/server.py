@@ -12,8 +12,7 @@ from starlette.responses import Response
 
 from adapters.base import Adapter, AdapterContext
 from agents import Agent
-from app.build import build_registry
-from app.config import load_config
+from app.build import load_agents
 from app.guards import APIKeyGuard, BodyLimitGuard
 from app.memory import LRUMemoryManager
 from app.settings import AdapterName, Settings
@@ -35,7 +34,7 @@ def create_app(
     """The ASGI app serving ``agents`` (default: built from ``settings.config``)."""
     settings = settings or Settings()
     if agents is None:
-        agents = build_registry(load_config(settings.config))
+        _, agents = load_agents(settings.config)
     factories = _adapter_factories()
     adapters: dict[str, Adapter] = {}
     for name in dict.fromkeys(settings.adapters):

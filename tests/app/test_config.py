@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from app.build import build_registry
+from app.build import build_registry, load_agents
 from app.cli import main
 from app.config import ConfigError, load_config
 from app.specs import ChatAgentSpec, ConfigSpec, ImportAgentSpec
@@ -111,6 +111,10 @@ def test_bad_config_names_file_agent_and_field(tmp_path: Path, body: str, messag
             r"agent 'a': import: cannot import",
         ),
         (
+            "agents:\n  - {name: a, model: 'local:/nope.gguf'}\n",
+            r"agent 'a': model: no model file at '/nope.gguf'",
+        ),
+        (
             "agents:\n  - {name: a, import: 'tests.app.sample_agents:not_an_agent'}\n",
             r"agent 'a': no agent factory for type int; "
             r"known types: agents.agent.BaseAgent, function",
@@ -118,8 +122,10 @@ def test_bad_config_names_file_agent_and_field(tmp_path: Path, body: str, messag
     ],
 )
 def test_unservable_agents_fail_at_start_up(tmp_path: Path, body: str, message: str) -> None:
-    with pytest.raises(ConfigError, match=message):
-        build_registry(load_config(write(tmp_path, body), environ={}))
+    path = write(tmp_path, body)
+    with pytest.raises(ConfigError, match=message) as caught:
+        load_agents(path)
+    assert str(caught.value).startswith(f"{path}: agent 'a': ")
 
 
 def test_import_agents_from_code(tmp_path: Path) -> None:
