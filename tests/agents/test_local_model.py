@@ -5,6 +5,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
+import httpx
 import openai
 import pytest
 
@@ -182,3 +183,35 @@ async def test_generation_does_not_block_the_event_loop() -> None:
         assert health.status_code == 200
         assert runtime.generating == 1  # answered while the model was still generating
         await stream.aclose()
+
+
+def _listening_ports() -> set[int]:
+    """Ports this process listens on (TCP over IPv4), from /proc."""
+    inodes = set()
+    for fd in Path("/proc/self/fd").iterdir():
+        try:
+            target = fd.readlink().name
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[len("socket:[") : -1])
+    ports = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if fields[3] == "0A" and fields[9] in inodes:  # 0A: LISTEN
+            ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+async def test_the_runtimes_own_listener_is_locked_with_a_key() -> None:
+    before = _listening_ports()
+    # Options of its own, so that it gets a runtime (and listener) of its own.
+    model = LocalModel("smollm2", context_size=512, parallel=1)
+    agent = ChatAgent("assistant", model, instructions=SYSTEM)
+    async with running({"assistant": agent}), httpx.AsyncClient() as http:
+        (port,) = _listening_ports() - before  # llama.cpp's own HTTP server
+        body = {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 4}
+        url = f"http://127.0.0.1:{port}/v1/chat/completions"
+        refused = await http.post(url, json=body)
+        guessed = await http.post(url, json=body, headers={"Authorization": "Bearer guess"})
+    assert refused.status_code == 401 and guessed.status_code == 401
