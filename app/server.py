@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 
@@ -20,6 +21,8 @@ from app.settings import AdapterName, Settings
 # Where each adapter is mounted; the composition root decides, not the adapter.
 PREFIXES: dict[AdapterName, str] = {"openai": "/v1"}
 PUBLIC_PATHS = ("/healthz", "/readyz", "/docs", "/openapi.json")
+
+logger = logging.getLogger("agenthost")
 
 
 def _adapter_factories() -> dict[AdapterName, Callable[[AdapterContext], Adapter]]:
@@ -49,6 +52,8 @@ def create_app(
             for adapter in adapters.values():
                 await stack.enter_async_context(adapter.lifespan())
             app.state.ready = True
+            surfaces = ", ".join(f"{a.name} at {prefix}" for prefix, a in adapters.items())
+            logger.info("serving %d agents (%s) over %s", len(agents), ", ".join(agents), surfaces)
             try:
                 yield
             finally:
