@@ -94,6 +94,13 @@ _FAILURES: dict[str, tuple[int, dict[str, Any], dict[str, str]]] = {
 }
 
 
+def _chunk(head: dict[str, Any], delta: dict[str, Any], finish_reason: str | None = None) -> bytes:
+    """One SSE event of a streamed chat completion."""
+    choice = {"index": 0, "delta": delta, "finish_reason": finish_reason}
+    data = {**head, "object": "chat.completion.chunk", "choices": [choice]}
+    return f"data: {json.dumps(data)}\n\n".encode()
+
+
 class FakeUpstream:
     """Records every request body in ``requests`` and its key in ``keys``."""
 
@@ -141,10 +148,7 @@ class FakeUpstream:
         finished = False
         try:
             for _ in range(200):
-                delta = {"content": "word "}
-                choice = {"index": 0, "delta": delta, "finish_reason": None}
-                data = {**head, "object": "chat.completion.chunk", "choices": [choice]}
-                yield f"data: {json.dumps(data)}\n\n".encode()
+                yield _chunk(head, {"content": "word "})
                 await asyncio.sleep(0.05)
             yield b"data: [DONE]\n\n"
             finished = True
@@ -156,12 +160,7 @@ class FakeUpstream:
         self, head: dict[str, Any], body: dict[str, Any], reply: dict[str, Any], finish: str
     ) -> AsyncIterator[bytes]:
         def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> bytes:
-            data = {
-                **head,
-                "object": "chat.completion.chunk",
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
-            }
-            return f"data: {json.dumps(data)}\n\n".encode()
+            return _chunk(head, delta, finish_reason)
 
         yield chunk({"role": "assistant", "content": ""})
         for word in reply["content"].split(" ") if reply["content"] else ():

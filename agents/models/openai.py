@@ -8,8 +8,8 @@ Completions. Base URL, key, model name, timeout and retries are per agent.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 try:
@@ -87,7 +87,7 @@ class OpenAIModel(BaseChatModel):
         return params
 
     async def request(self, request: ModelRequest) -> ModelResponse:
-        try:
+        with _upstream_errors(self.name):
             # cast_to=object: the SDK hands back the decoded JSON, not typed models.
             completion = _object(
                 await self._client.post(
@@ -100,10 +100,6 @@ class OpenAIModel(BaseChatModel):
                 from_chat_usage(completion.get("usage")),
                 from_finish_reason(choice.get("finish_reason")),
             )
-        except openai.OpenAIError as exc:
-            raise _failed(self.name, exc) from exc
-        except (LookupError, TypeError, AttributeError) as exc:
-            raise _malformed(self.name, exc) from exc
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
         accumulator = ChatStreamAccumulator()
@@ -112,7 +108,7 @@ class OpenAIModel(BaseChatModel):
             "stream": True,
             "stream_options": {"include_usage": True},
         }
-        try:
+        with _upstream_errors(self.name):
             stream = await self._client.post(
                 "/chat/completions",
                 body=params,
@@ -124,10 +120,6 @@ class OpenAIModel(BaseChatModel):
                 async for chunk in stream:
                     if text := accumulator.add(_object(chunk)):
                         yield TextDelta(text)
-        except openai.OpenAIError as exc:
-            raise _failed(self.name, exc) from exc
-        except (LookupError, TypeError, AttributeError) as exc:
-            raise _malformed(self.name, exc) from exc
         yield accumulator.response()
 
 
@@ -180,7 +172,14 @@ def _retry_after(header: str | None) -> float | None:
         return None
 
 
-def _malformed(model: str, exc: Exception) -> ModelError:
-    return ModelError(
-        f"upstream model {model!r} sent a malformed response ({type(exc).__name__}: {exc})"
-    )
+@contextmanager
+def _upstream_errors(model: str) -> Iterator[None]:
+    """SDK failures and answers that are not completions → the runtime's errors."""
+    try:
+        yield
+    except openai.OpenAIError as exc:
+        raise _failed(model, exc) from exc
+    except (LookupError, TypeError, AttributeError) as exc:
+        raise ModelError(
+            f"upstream model {model!r} sent a malformed response ({type(exc).__name__}: {exc})"
+        ) from exc
