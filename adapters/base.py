@@ -2,30 +2,71 @@
 
 An adapter gets what it needs through :class:`AdapterContext` (never by
 importing ``app`` or another adapter), gives the app a router without a
-prefix (the app decides where it is mounted), a lifespan, and its protocol's
-error shape for the errors the app raises before a request reaches it
-(authentication, body size).
+prefix (the app decides where it is mounted; the router may hold mounted
+ASGI apps, e.g. ``Mount`` or ``router.add_route(path, asgi_app)``), a
+lifespan (where it starts any server of its own, e.g. gRPC), and its
+protocol's error shape for the errors the app raises before a request
+reaches it (authentication, body size, unknown routes).
+
+Every adapter keys what it stores (sessions, tasks, runs) by the request's
+principal (:func:`principal_of`), and shows a principal only the agents it
+may use (:meth:`AdapterContext.agents_for`): an agent hidden from a
+principal answers exactly as an unknown one does.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from fastapi import APIRouter
+from starlette.requests import HTTPConnection
 from starlette.responses import Response
+from starlette.types import Scope
 
-from agents import Agent, MemoryManager
+from agents import ANONYMOUS, Agent, MemoryManager
+
+
+def principal_of(source: Scope | HTTPConnection) -> str:
+    """Who is calling: the API key's principal, or ``anonymous`` with auth off."""
+    scope = source.scope if isinstance(source, HTTPConnection) else source
+    state = scope.get("state")
+    principal = state.get("principal") if isinstance(state, Mapping) else None
+    return principal if isinstance(principal, str) else ANONYMOUS
 
 
 @dataclass(frozen=True, slots=True)
 class AdapterContext:
-    """What the app hands an adapter."""
+    """What the app hands an adapter.
+
+    ``agents`` holds every served agent (for lifespans and start-up work);
+    requests must go through :meth:`agents_for`. ``allow`` maps an agent to
+    the principals that may use it; an agent absent from it is open to all.
+    ``new_memory(namespace)`` makes another bounded store with the same
+    settings, for an adapter that keeps two kinds of state apart.
+    """
 
     agents: Mapping[str, Agent]
     memory: MemoryManager
+    allow: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    new_memory: Callable[[str], MemoryManager] | None = None
+
+    def may_use(self, principal: str, agent: str) -> bool:
+        allowed = self.allow.get(agent)
+        return allowed is None or principal in allowed
+
+    def agents_for(self, principal: str) -> Mapping[str, Agent]:
+        """The agents ``principal`` may see and run, by name."""
+        if not self.allow:
+            return self.agents
+        return {n: a for n, a in self.agents.items() if self.may_use(principal, n)}
+
+    def find_agent(self, principal: str, name: str) -> Agent | None:
+        """The agent ``name`` if it exists and ``principal`` may use it."""
+        agent = self.agents.get(name)
+        return agent if agent is not None and self.may_use(principal, name) else None
 
 
 class Adapter(Protocol):

@@ -35,14 +35,24 @@ from agents.results import (
     ToolCallStarted,
     Usage,
 )
-from agents.sessions import Conversation, InMemorySession, MemoryManager, Session, SessionKey
-from agents.tools import Tool, tool
+from agents.sessions import (
+    ANONYMOUS,
+    Conversation,
+    InMemorySession,
+    MemoryManager,
+    Session,
+    SessionKey,
+)
+from agents.tools import ASK_USER, ClientTool, Tool, answer_pending, question_of, tool
 
 __all__ = [
+    "ANONYMOUS",
+    "ASK_USER",
     "Agent",
     "AgentError",
     "BaseAgent",
     "ChatAgent",
+    "ClientTool",
     "Conversation",
     "DataPart",
     "FilePart",
@@ -72,6 +82,8 @@ __all__ = [
     "ToolResultPart",
     "Usage",
     "UserError",
+    "answer_pending",
+    "question_of",
     "to_messages",
     "tool",
 ]

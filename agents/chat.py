@@ -17,7 +17,7 @@ from agents.agent import BaseAgent, transcript
 from agents.errors import MaxStepsExceeded, ToolError
 from agents.messages import Message, ToolCallPart, ToolResultPart
 from agents.models.base import ChatModel, ModelRequest, ModelResponse
-from agents.options import ModelSettings, RunOptions, merge_tools
+from agents.options import AnyTool, ModelSettings, RunOptions, merge_tools
 from agents.results import (
     RunFinished,
     RunResult,
@@ -28,6 +28,7 @@ from agents.results import (
     Usage,
 )
 from agents.tools.base import Tool
+from agents.tools.client import ClientTool
 
 DEFAULT_MAX_STEPS = 10
 # Between the texts of two steps (e.g. "Let me look that up." and the answer).
@@ -44,7 +45,7 @@ class ChatAgent(BaseAgent):
         *,
         description: str = "",
         instructions: str | None = None,
-        tools: tuple[Tool, ...] = (),
+        tools: tuple[AnyTool, ...] = (),
         model_settings: ModelSettings | None = None,
         max_steps: int = DEFAULT_MAX_STEPS,
     ) -> None:
@@ -96,28 +97,31 @@ class ChatAgent(BaseAgent):
             if response.message.text:
                 texts.append(response.message.text)
             calls = response.message.tool_calls
-            if not calls:
-                result = RunResult(
-                    STEP_SEPARATOR.join(texts), new_messages, usage, response.finish_reason
-                )
-                yield RunFinished(result)
+            # Calls of client tools are the client's to run: the run ends waiting for them.
+            pending = [c for c in calls if isinstance(tools.get(c.name), ClientTool)]
+            own = [c for c in calls if c not in pending]
+            if own:
+                for call in own:
+                    yield ToolCallStarted(call)
+                results = await asyncio.gather(*(_run_tool(tools, call) for call in own))
+                for tool_result in results:
+                    yield ToolCallFinished(tool_result)
+                tool_message = Message(role="tool", parts=list(results))
+                messages.append(tool_message)
+                new_messages.append(tool_message)
+            if not own or pending:
+                finish = "tool_calls" if pending else response.finish_reason
+                output = STEP_SEPARATOR.join(texts)
+                yield RunFinished(RunResult(output, new_messages, usage, finish, pending))
                 return
-            for call in calls:
-                yield ToolCallStarted(call)
-            results = await asyncio.gather(*(_run_tool(tools, call) for call in calls))
-            for tool_result in results:
-                yield ToolCallFinished(tool_result)
-            tool_message = Message(role="tool", parts=list(results))
-            messages.append(tool_message)
-            new_messages.append(tool_message)
         raise MaxStepsExceeded(
             f"agent {self.name!r} did not finish within {options.max_steps} model steps"
         )
 
 
-async def _run_tool(tools: Mapping[str, Tool], call: ToolCallPart) -> ToolResultPart:
+async def _run_tool(tools: Mapping[str, AnyTool], call: ToolCallPart) -> ToolResultPart:
     tool = tools.get(call.name)
-    if tool is None:
+    if not isinstance(tool, Tool):
         content, is_error = f"unknown tool {call.name!r}; available: {sorted(tools)}", True
     else:
         try:

@@ -9,10 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal
 
 from agents.errors import UserError
 from agents.tools.base import Tool
+from agents.tools.client import ClientTool
+
+AnyTool = Tool | ClientTool
+"""A tool the runtime runs, or one the client answers."""
+
+ToolChoice = Literal["auto", "none", "required"] | str
+"""``auto``, ``none``, ``required``, or the name of the one tool the model must call."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +35,8 @@ class ModelSettings:
     presence_penalty: float | None = None
     # An OpenAI-style response_format dict ({"type": "json_object"} ...).
     response_format: dict[str, Any] | None = None
+    tool_choice: ToolChoice | None = None
+    parallel_tool_calls: bool | None = None
 
     def merged(self, override: ModelSettings | None) -> ModelSettings:
         if override is None:
@@ -43,7 +52,7 @@ class RunOptions:
     """Options for one run; the agent's own options are the defaults."""
 
     instructions: str | None = None
-    tools: Sequence[Tool] | None = None
+    tools: Sequence[AnyTool] | None = None
     model_settings: ModelSettings | None = None
     max_steps: int | None = None
 
@@ -63,9 +72,9 @@ def _join(first: str | None, second: str | None) -> str | None:
     return "\n\n".join(parts) if parts else None
 
 
-def merge_tools(*groups: Sequence[Tool]) -> tuple[Tool, ...]:
+def merge_tools(*groups: Sequence[AnyTool]) -> tuple[AnyTool, ...]:
     """All tools of all groups, in order; refuses a name seen twice."""
-    seen: dict[str, Tool] = {}
+    seen: dict[str, AnyTool] = {}
     for group in groups:
         for tool in group:
             if tool.name in seen:

@@ -7,7 +7,8 @@ from typing import Literal
 
 from agents.messages import Message, ToolCallPart, ToolResultPart
 
-FinishReason = Literal["stop", "length", "content_filter"]
+FinishReason = Literal["stop", "length", "content_filter", "tool_calls"]
+"""Why a run ended; ``tool_calls`` means it waits for the client (see ``pending``)."""
 
 
 @dataclass(slots=True)
@@ -36,12 +37,22 @@ class RunResult:
 
     ``new_messages`` are the input and every message the run produced, in
     order: exactly what a session appends for this turn.
+
+    ``pending`` holds the tool calls the client must answer when the run
+    ended waiting for it (client tools, ``ask_user``); the run is resumed by
+    a next run whose input is a ``tool`` message answering each of them.
     """
 
     output: str
     new_messages: list[Message]
     usage: Usage = field(default_factory=Usage)
     finish_reason: FinishReason = "stop"
+    pending: list[ToolCallPart] = field(default_factory=list)
+
+    @property
+    def awaiting_client(self) -> bool:
+        """The run ended waiting for the client to answer ``pending``."""
+        return bool(self.pending)
 
 
 @dataclass(frozen=True, slots=True)

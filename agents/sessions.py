@@ -2,7 +2,8 @@
 
 History is never kept on the (shared) agent object. A run is given a
 :class:`Session`; the app's memory managers hand out sessions keyed by
-``(agent, session id)``. Sessions are append-only, so concurrent runs on one
+``(agent, session id, principal)``: whoever called with another API key
+never reaches the session. Sessions are append-only, so concurrent runs on one
 session interleave whole turns and never corrupt each other.
 """
 
@@ -14,13 +15,21 @@ from typing import Any, Protocol, runtime_checkable
 
 from agents.messages import Message
 
+ANONYMOUS = "anonymous"
+"""The one principal when authentication is off."""
+
 
 @dataclass(frozen=True, slots=True)
 class SessionKey:
-    """A session is always scoped to an agent: never a bare session id."""
+    """A session is scoped to an agent and to the principal that owns it.
+
+    Never a bare session id: two API keys using the same session name get
+    two sessions, so one can never read, continue or delete the other's.
+    """
 
     agent: str
     session: str
+    principal: str
 
 
 @dataclass(slots=True)

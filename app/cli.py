@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from app.build import load_agents
 from app.config import ConfigError
+from app.principals import KeysError, check_allow
 from app.registry import Registry
 from app.settings import Settings
 from app.specs import ChatAgentSpec, ConfigSpec
@@ -50,10 +51,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = _settings(args)
         config, registry = load_agents(settings.config)
+        check_allow(registry.allow, settings.principals())
     except ValidationError as exc:
         print(f"error: invalid settings: {exc}", file=sys.stderr)
         return 2
-    except ConfigError as exc:
+    except (ConfigError, KeysError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.command == "check":

@@ -7,7 +7,7 @@ refusals use the error shape of the protocol that owns the path.
 from __future__ import annotations
 
 import hmac
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from starlette.datastructures import Headers
 from starlette.responses import Response
@@ -18,18 +18,33 @@ ErrorFor = Callable[[str, int, str, str], Response]
 
 
 class APIKeyGuard:
-    """Requires one of the configured keys, as a bearer token or ``x-api-key``."""
+    """Requires one of the configured keys, as a bearer token or ``x-api-key``.
+
+    The matching key's principal goes into ``scope["state"]["principal"]``
+    (read by adapters with ``adapters.base.principal_of``).
+    """
 
     def __init__(
-        self, app: ASGIApp, *, keys: Iterable[str], public: Iterable[str], error_for: ErrorFor
+        self,
+        app: ASGIApp,
+        *,
+        principals: Mapping[str, str],
+        public: Iterable[str],
+        error_for: ErrorFor,
     ):
         self.app = app
-        self.keys = [key.encode() for key in keys]
+        self.keys = [(key.encode(), name) for key, name in principals.items()]
         self.public = frozenset(public)
         self.error_for = error_for
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in self.public or self._allowed(scope):
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        principal = self._principal(scope)
+        if principal is not None:
+            scope.setdefault("state", {})["principal"] = principal
+        if principal is not None or scope["path"] in self.public:
             await self.app(scope, receive, send)
             return
         response = self.error_for(
@@ -38,7 +53,7 @@ class APIKeyGuard:
         response.headers["www-authenticate"] = "Bearer"
         await response(scope, receive, send)
 
-    def _allowed(self, scope: Scope) -> bool:
+    def _principal(self, scope: Scope) -> str | None:
         headers = Headers(scope=scope)
         authorization = headers.get("authorization", "")
         scheme, _, token = authorization.partition(" ")
@@ -47,10 +62,11 @@ class APIKeyGuard:
         )
         candidate = offered.encode()
         # Compare with every key, so the time taken does not tell which one matched.
-        matched = False
-        for key in self.keys:
-            matched |= hmac.compare_digest(candidate, key)
-        return matched
+        found: str | None = None
+        for key, name in self.keys:
+            if hmac.compare_digest(candidate, key):
+                found = name
+        return found
 
 
 class BodyLimitGuard:

@@ -11,7 +11,7 @@ a function ``register(registry)``.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from importlib.metadata import entry_points
 from typing import Any
 
@@ -45,6 +45,8 @@ class Registry(Mapping[str, Agent]):
     def __init__(self) -> None:
         self._factories: dict[type, Factory] = {}
         self._agents: dict[str, Agent] = {}
+        self.allow: dict[str, frozenset[str]] = {}
+        """Agent → the principals that may use it (agents not listed are open to all)."""
 
     @classmethod
     def with_defaults(cls, *, plugins: bool = True) -> Registry:
@@ -69,12 +71,16 @@ class Registry(Mapping[str, Agent]):
             f"no agent factory for type {_qualname(type(obj))}; known types: {known}"
         )
 
-    def add(self, name: str, obj: Any, description: str = "") -> Agent:
-        """Wrap ``obj`` and serve it as ``name``."""
+    def add(
+        self, name: str, obj: Any, description: str = "", *, allow: Iterable[str] | None = None
+    ) -> Agent:
+        """Wrap ``obj`` and serve it as ``name`` (to the ``allow`` principals only, if given)."""
         if name in self._agents:
             raise RegistryError(f"duplicate agent name {name!r}")
         agent = self.factory_for(obj)(obj, name, description)
         self._agents[name] = agent
+        if allow is not None:
+            self.allow[name] = frozenset(allow)
         return agent
 
     def __getitem__(self, name: str) -> Agent:

@@ -16,6 +16,8 @@ from agents import Agent
 from app.build import load_agents
 from app.guards import APIKeyGuard, BodyLimitGuard
 from app.memory import LRUMemoryManager
+from app.principals import check_allow
+from app.registry import Registry
 from app.settings import AdapterName, Settings
 
 # Where each adapter is mounted; the composition root decides, not the adapter.
@@ -32,17 +34,38 @@ def _adapter_factories() -> dict[AdapterName, Callable[[AdapterContext], Adapter
 
 
 def create_app(
-    settings: Settings | None = None, agents: Mapping[str, Agent] | None = None
+    settings: Settings | None = None,
+    agents: Mapping[str, Agent] | None = None,
+    *,
+    allow: Mapping[str, frozenset[str]] | None = None,
 ) -> FastAPI:
-    """The ASGI app serving ``agents`` (default: built from ``settings.config``)."""
+    """The ASGI app serving ``agents`` (default: built from ``settings.config``).
+
+    ``allow`` limits agents to principals; by default it is the registry's.
+    """
     settings = settings or Settings()
     if agents is None:
         _, agents = load_agents(settings.config)
+    if allow is None:
+        allow = agents.allow if isinstance(agents, Registry) else {}
+    principals = settings.principals()
+    check_allow(allow, principals)
+    if not principals and allow:
+        logger.warning(
+            "auth off: agents with an allow list (%s) are served to nobody but 'anonymous'",
+            ", ".join(allow),
+        )
+
+    def new_memory(namespace: str) -> LRUMemoryManager:
+        return LRUMemoryManager(
+            namespace, max_sessions=settings.session_max, ttl=settings.session_ttl
+        )
+
     factories = _adapter_factories()
     adapters: dict[str, Adapter] = {}
     for name in dict.fromkeys(settings.adapters):
-        memory = LRUMemoryManager(name, max_sessions=settings.session_max, ttl=settings.session_ttl)
-        adapters[PREFIXES[name]] = factories[name](AdapterContext(agents, memory))
+        context = AdapterContext(agents, new_memory(name), allow, new_memory)
+        adapters[PREFIXES[name]] = factories[name](context)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -54,6 +77,10 @@ def create_app(
             app.state.ready = True
             surfaces = ", ".join(f"{a.name} at {prefix}" for prefix, a in adapters.items())
             logger.info("serving %d agents (%s) over %s", len(agents), ", ".join(agents), surfaces)
+            if principals:
+                logger.info("auth on: %d API keys", len(principals))
+            else:
+                logger.warning("auth off: every caller is the anonymous principal")
             try:
                 yield
             finally:
@@ -86,9 +113,10 @@ def create_app(
         return Response(orjson.dumps(body), status, media_type="application/json")
 
     app.add_middleware(BodyLimitGuard, max_bytes=settings.max_body_bytes, error_for=error_for)
-    if settings.api_keys:
-        keys = [key.get_secret_value() for key in settings.api_keys]
-        app.add_middleware(APIKeyGuard, keys=keys, public=PUBLIC_PATHS, error_for=error_for)
+    if principals:
+        app.add_middleware(
+            APIKeyGuard, principals=principals, public=PUBLIC_PATHS, error_for=error_for
+        )
     if settings.cors_origins:
         # Outermost, so that browsers' preflight requests need no key.
         app.add_middleware(

@@ -8,6 +8,8 @@ from typing import Annotated, Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from app.principals import KeysError, build_principals, read_keys_file
+
 AdapterName = Literal["openai"]
 
 
@@ -28,7 +30,11 @@ class Settings(BaseSettings):
     )
     api_keys: Annotated[list[SecretStr], NoDecode] = Field(
         default_factory=list,
-        description="Accepted API keys, comma-separated; empty means no auth.",
+        description="Accepted API keys, comma-separated, each 'name:KEY' (the name is the "
+        "principal) or a bare KEY; unset or empty means no auth.",
+    )
+    api_keys_file: Path | None = Field(
+        None, description="A file of API keys, one 'name:KEY' per line; adds to api_keys."
     )
 
     cors_origins: Annotated[list[str], NoDecode] = Field(
@@ -47,5 +53,19 @@ class Settings(BaseSettings):
     @classmethod
     def _split_commas(cls, value: object) -> object:
         if isinstance(value, str):
-            return [item.strip() for item in value.split(",") if item.strip()]
+            items = [item.strip() for item in value.split(",") if item.strip()]
+            if value.strip() and not items:
+                # " , " must not silently mean "no auth" (or "no adapters").
+                raise ValueError(f"{value!r} lists nothing; leave it unset or empty instead")
+            return items
         return value
+
+    def principals(self) -> dict[str, str]:
+        """API key → principal name, from ``api_keys`` and ``api_keys_file``; empty = no auth."""
+        entries = [key.get_secret_value() for key in self.api_keys]
+        if self.api_keys_file is not None:
+            from_file = read_keys_file(self.api_keys_file)
+            if not from_file:
+                raise KeysError(f"the API keys file {self.api_keys_file} holds no key")
+            entries += from_file
+        return build_principals(entries)

@@ -42,6 +42,13 @@ class ModelSettingsSpec(_Spec):
     stop: list[str] | None = None
 
 
+Allow = Field(
+    None,
+    description="Principals (API key names) that may see and use this agent; "
+    "unset means every caller. Others get 404, as for an unknown agent.",
+)
+
+
 class ChatAgentSpec(_Spec):
     """An agent driven by a chat model (the default kind)."""
 
@@ -55,8 +62,13 @@ class ChatAgentSpec(_Spec):
     )
     model_settings: ModelSettingsSpec = Field(default_factory=ModelSettingsSpec)
     instructions: str | None = None
-    tools: list[str] = Field(default_factory=list, description="Built-in tool names.")
+    tools: list[str] = Field(
+        default_factory=list,
+        description="Built-in tool names: calculator, current_time, ask_user "
+        "(asks the user and waits for the answer).",
+    )
     max_steps: int = Field(10, ge=1, le=100, description="Model calls per run, at most.")
+    allow: list[str] | None = Allow
 
 
 class ImportAgentSpec(_Spec):
@@ -66,6 +78,7 @@ class ImportAgentSpec(_Spec):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
     description: str = ""
     import_: str = Field(alias="import", pattern=r"^[\w.]+:[\w.]+$")
+    allow: list[str] | None = Allow
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 

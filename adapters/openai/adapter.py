@@ -8,7 +8,7 @@ this adapter's own memory manager.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -16,7 +16,7 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import Response
 
-from adapters.base import AdapterContext
+from adapters.base import AdapterContext, principal_of
 from adapters.openai import chat, responses
 from adapters.openai.errors import OpenAIError, OpenAIRoute
 from adapters.openai.http import find_agent, json_response
@@ -58,31 +58,36 @@ class OpenAIAdapter:
 
     def _build_router(self) -> APIRouter:
         router = APIRouter(route_class=OpenAIRoute, tags=["openai"])
-        agents, memory = self.context.agents, self.context.memory
+        context, memory = self.context, self.context.memory
+
+        def visible(request: Request) -> Mapping[str, Agent]:
+            return context.agents_for(principal_of(request))
 
         @router.get("/models", summary="List the agents as models")
-        async def list_models() -> Response:
-            data = [self._model(agent) for agent in agents.values()]
+        async def list_models(request: Request) -> Response:
+            data = [self._model(agent) for agent in visible(request).values()]
             return json_response({"object": "list", "data": data})
 
         @router.get("/models/{model_id:path}", summary="One agent as a model")
-        async def get_model(model_id: str) -> Response:
-            return json_response(self._model(find_agent(agents, model_id)))
+        async def get_model(request: Request, model_id: str) -> Response:
+            return json_response(self._model(find_agent(visible(request), model_id)))
 
         @router.post("/chat/completions", summary="Chat Completions (streamed or not)")
         async def chat_completions(request: Request) -> Response:
-            return await chat.create_chat_completion(request, agents)
+            return await chat.create_chat_completion(request, visible(request))
 
         @router.post("/responses", summary="Responses API (streamed or not)")
         async def create_response(request: Request) -> Response:
-            return await responses.create_response(request, agents, memory)
+            principal = principal_of(request)
+            agents = context.agents_for(principal)
+            return await responses.create_response(request, agents, memory, principal)
 
         @router.get("/responses/{response_id}", summary="A stored response")
-        async def get_response(response_id: str) -> Response:
-            return await responses.get_response(response_id, memory)
+        async def get_response(request: Request, response_id: str) -> Response:
+            return await responses.get_response(response_id, memory, principal_of(request))
 
         @router.delete("/responses/{response_id}", summary="Delete a stored response")
-        async def delete_response(response_id: str) -> Response:
-            return await responses.delete_response(response_id, memory)
+        async def delete_response(request: Request, response_id: str) -> Response:
+            return await responses.delete_response(response_id, memory, principal_of(request))
 
         return router

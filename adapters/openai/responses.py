@@ -53,8 +53,8 @@ from agents import (
 RESPONSES_SCOPE = "responses"
 
 
-def response_key(response_id: str) -> SessionKey:
-    return SessionKey(RESPONSES_SCOPE, response_id)
+def response_key(response_id: str, principal: str) -> SessionKey:
+    return SessionKey(RESPONSES_SCOPE, response_id, principal)
 
 
 @dataclass
@@ -64,6 +64,7 @@ class _Turn:
     request: ResponseRequest
     agent: Agent
     memory: MemoryManager
+    principal: str
     history: list[Message]
     id: str = field(default_factory=lambda: f"resp_{uuid.uuid4().hex}")
     message_id: str = field(default_factory=lambda: f"msg_{uuid.uuid4().hex}")
@@ -88,23 +89,25 @@ class _Turn:
             conversation = self.request.conversation
             if conversation is not None:
                 id = conversation if isinstance(conversation, str) else conversation.id
-                await self.memory.append(SessionKey(self.agent.name, id), result.new_messages)
+                key = SessionKey(self.agent.name, id, self.principal)
+                await self.memory.append(key, result.new_messages)
             if self.request.store:
                 await self.memory.append(
-                    response_key(self.id),
+                    response_key(self.id, self.principal),
                     [*self.history, *result.new_messages],
                     meta={"response": response, "agent": self.agent.name},
                 )
 
 
 async def create_response(
-    request: Request, agents: Mapping[str, Agent], memory: MemoryManager
+    request: Request, agents: Mapping[str, Agent], memory: MemoryManager, principal: str
 ) -> Response:
     body = await read_body(request, ResponseRequest)
     agent = find_agent(agents, body.model)
     check_supported(body, agent)
     messages, options = to_run(body)
-    turn = _Turn(body, agent, memory, await _history(body, agent, memory))
+    history = await _history(body, agent, memory, principal)
+    turn = _Turn(body, agent, memory, principal, history)
     session = InMemorySession(turn.history)
     if not body.stream:
         run = agent.run(messages, session=session, options=options)
@@ -116,9 +119,11 @@ async def create_response(
     return sse_response(_stream(turn, updates))
 
 
-async def _history(body: ResponseRequest, agent: Agent, memory: MemoryManager) -> list[Message]:
+async def _history(
+    body: ResponseRequest, agent: Agent, memory: MemoryManager, principal: str
+) -> list[Message]:
     if body.previous_response_id:
-        stored = await memory.get(response_key(body.previous_response_id))
+        stored = await memory.get(response_key(body.previous_response_id, principal))
         if stored is None:
             raise OpenAIError(
                 400,
@@ -129,7 +134,7 @@ async def _history(body: ResponseRequest, agent: Agent, memory: MemoryManager) -
         return list(stored.messages)
     if body.conversation is not None:
         id = body.conversation if isinstance(body.conversation, str) else body.conversation.id
-        stored = await memory.get(SessionKey(agent.name, id))
+        stored = await memory.get(SessionKey(agent.name, id, principal))
         return list(stored.messages) if stored else []
     return []
 
@@ -172,15 +177,15 @@ async def _stream(turn: _Turn, updates: AsyncGenerator[RunUpdate, None]) -> Asyn
         await updates.aclose()
 
 
-async def get_response(response_id: str, memory: MemoryManager) -> Response:
-    stored = await memory.get(response_key(response_id))
+async def get_response(response_id: str, memory: MemoryManager, principal: str) -> Response:
+    stored = await memory.get(response_key(response_id, principal))
     if stored is None:
         raise _not_found(response_id)
     return json_response(stored.meta["response"])
 
 
-async def delete_response(response_id: str, memory: MemoryManager) -> Response:
-    if not await memory.delete(response_key(response_id)):
+async def delete_response(response_id: str, memory: MemoryManager, principal: str) -> Response:
+    if not await memory.delete(response_key(response_id, principal)):
         raise _not_found(response_id)
     return json_response({"id": response_id, "object": "response.deleted", "deleted": True})
 

@@ -1,4 +1,4 @@
-"""Built-in tools, referred to by name in config: ``calculator``, ``current_time``."""
+"""Built-in tools, referred to by name in config: ``calculator``, ``current_time``, ``ask_user``."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from agents.errors import ToolError
 from agents.tools.base import Tool, tool
+from agents.tools.client import ASK_USER, ClientTool
 
 _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
@@ -105,4 +106,6 @@ def current_time(timezone: str = "UTC") -> str:
     return dt.datetime.now(zone).isoformat(timespec="seconds")
 
 
-BUILTIN_TOOLS: dict[str, Tool] = {t.name: t for t in (calculator, current_time)}
+BUILTIN_TOOLS: dict[str, Tool | ClientTool] = {
+    t.name: t for t in (calculator, current_time, ASK_USER)
+}

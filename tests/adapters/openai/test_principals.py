@@ -1,0 +1,140 @@
+"""Principals on /v1: stored responses and named conversations belong to one API key."""
+
+import httpx
+import pytest
+
+from agents import ChatAgent
+from agents.models import EchoModel
+from app.server import create_app
+from app.settings import Settings
+from tests.conftest import running
+from tests.principals import bearer, check_isolation, keyed_settings, transcript_model
+
+pytestmark = pytest.mark.anyio
+
+
+class ResponsesProbe:
+    """Stored responses, referenced by response id."""
+
+    def __init__(self, client: httpx.AsyncClient) -> None:
+        self.client = client
+
+    async def create(self, principal: str, text: str) -> str:
+        body = {"model": "t", "input": text}
+        answer = await self.client.post("/v1/responses", json=body, headers=bearer(principal))
+        assert answer.status_code == 200, answer.text
+        return str(answer.json()["id"])
+
+    async def read(self, principal: str, ref: str) -> str | None:
+        answer = await self.client.get(f"/v1/responses/{ref}", headers=bearer(principal))
+        if answer.status_code == 404:
+            return None
+        assert answer.status_code == 200, answer.text
+        return answer.text
+
+    async def resume(self, principal: str, ref: str, text: str) -> str:
+        body = {"model": "t", "input": text, "previous_response_id": ref}
+        answer = await self.client.post("/v1/responses", json=body, headers=bearer(principal))
+        if answer.status_code == 400:
+            assert answer.json()["error"]["code"] == "previous_response_not_found"
+            return ""
+        assert answer.status_code == 200, answer.text
+        return answer.text
+
+    async def delete(self, principal: str, ref: str) -> bool:
+        answer = await self.client.delete(f"/v1/responses/{ref}", headers=bearer(principal))
+        return answer.status_code == 200
+
+    async def list(self, principal: str) -> list[str]:
+        return []  # the Responses API has no listing
+
+
+class ConversationProbe(ResponsesProbe):
+    """A named conversation (``conversation: "support"``) on /v1/responses."""
+
+    async def create(self, principal: str, text: str) -> str:
+        body = {"model": "t", "input": text, "conversation": "support"}
+        answer = await self.client.post("/v1/responses", json=body, headers=bearer(principal))
+        assert answer.status_code == 200, answer.text
+        return "support"
+
+    async def read(self, principal: str, ref: str) -> str | None:
+        # Reading a conversation = continuing it and looking at what the model saw.
+        shown = await self.resume(principal, ref, "read back")
+        return shown if "read back" in shown and "|" in shown else None
+
+    async def resume(self, principal: str, ref: str, text: str) -> str:
+        body = {"model": "t", "input": text, "conversation": ref}
+        answer = await self.client.post("/v1/responses", json=body, headers=bearer(principal))
+        assert answer.status_code == 200, answer.text
+        return str(answer.json()["output"][0]["content"][0]["text"])
+
+    async def delete(self, principal: str, ref: str) -> bool:
+        return False  # named conversations are not deleted through /v1/responses
+
+
+async def test_stored_responses_belong_to_the_key_that_made_them() -> None:
+    agents = {"t": ChatAgent("t", transcript_model())}
+    async with running(agents, keyed_settings()) as (_, client):
+        await check_isolation(ResponsesProbe(client))
+
+
+async def test_named_conversations_belong_to_the_key_that_made_them() -> None:
+    agents = {"t": ChatAgent("t", transcript_model())}
+    async with running(agents, keyed_settings()) as (_, client):
+        await check_isolation(ConversationProbe(client))
+
+
+async def test_an_agent_limited_to_a_principal_is_unknown_to_others() -> None:
+    agents = {"t": ChatAgent("t", EchoModel()), "private": ChatAgent("private", EchoModel())}
+    app = create_app(keyed_settings(), agents, allow={"private": frozenset({"alice"})})
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        listed = await client.get("/v1/models", headers=bearer("bob"))
+        assert [m["id"] for m in listed.json()["data"]] == ["t"]
+        body = {"model": "private", "messages": [{"role": "user", "content": "hi"}]}
+        refused = await client.post("/v1/chat/completions", json=body, headers=bearer("bob"))
+        assert refused.status_code == 404
+        assert refused.json()["error"]["code"] == "model_not_found"
+        one = await client.get("/v1/models/private", headers=bearer("bob"))
+        assert one.status_code == 404
+        served = await client.post("/v1/chat/completions", json=body, headers=bearer("alice"))
+        assert served.status_code == 200
+        assert served.json()["choices"][0]["message"]["content"] == "hi"
+
+
+def test_an_allow_list_must_name_a_key() -> None:
+    from app.principals import KeysError
+
+    agents = {"t": ChatAgent("t", EchoModel())}
+    with pytest.raises(KeysError, match="unknown principal 'carol'; API keys are named alice, bob"):
+        create_app(keyed_settings(), agents, allow={"t": frozenset({"carol"})})
+
+
+@pytest.mark.parametrize("value", [" , ", ",", " ,, "])
+def test_keys_that_parse_to_nothing_are_a_start_up_error(
+    value: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pydantic import ValidationError
+
+    monkeypatch.setenv("AGENTHOST_API_KEYS", value)
+    with pytest.raises(ValidationError, match="lists nothing"):
+        Settings()
+
+
+def test_named_bare_and_file_keys_give_principals(tmp_path: object) -> None:
+    from pathlib import Path
+
+    keys = Path(str(tmp_path)) / "keys"
+    keys.write_text("# team keys\ncarol:key-c\n\n dave:key-d  # on call\n")
+    settings = Settings(api_keys=["alice:key-a", "bare-key"], api_keys_file=keys)
+    principals = settings.principals()
+    assert principals["key-a"] == "alice"
+    assert principals["key-c"] == "carol" and principals["key-d"] == "dave"
+    assert principals["bare-key"].startswith("key-") and "bare" not in principals["bare-key"]
+    empty = Path(str(tmp_path)) / "empty"
+    empty.write_text("# nothing\n")
+    from app.principals import KeysError
+
+    with pytest.raises(KeysError, match="holds no key"):
+        Settings(api_keys_file=empty).principals()
