@@ -99,7 +99,7 @@ def build_registry(config: ConfigSpec, registry: Registry | None = None) -> Regi
     for spec in config.agents:
         obj = build_chat_agent(spec) if isinstance(spec, ChatAgentSpec) else import_object(spec)
         try:
-            registry.add(spec.name, obj, spec.description, allow=spec.allow)
+            registry.add(spec.name, obj, spec.description, allow=spec.allow, expose=spec.expose)
         except RegistryError as exc:
             raise ConfigError(f"agent {spec.name!r}: {exc}") from exc
     return registry

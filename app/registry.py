@@ -47,6 +47,8 @@ class Registry(Mapping[str, Agent]):
         self._agents: dict[str, Agent] = {}
         self.allow: dict[str, frozenset[str]] = {}
         """Agent → the principals that may use it (agents not listed are open to all)."""
+        self.expose: dict[str, frozenset[str]] = {}
+        """Agent → the adapters that serve it (agents not listed are served by all)."""
 
     @classmethod
     def with_defaults(cls, *, plugins: bool = True) -> Registry:
@@ -72,16 +74,31 @@ class Registry(Mapping[str, Agent]):
         )
 
     def add(
-        self, name: str, obj: Any, description: str = "", *, allow: Iterable[str] | None = None
+        self,
+        name: str,
+        obj: Any,
+        description: str = "",
+        *,
+        allow: Iterable[str] | None = None,
+        expose: Iterable[str] | None = None,
     ) -> Agent:
-        """Wrap ``obj`` and serve it as ``name`` (to the ``allow`` principals only, if given)."""
+        """Wrap ``obj`` and serve it as ``name``.
+
+        Only to the ``allow`` principals and over the ``expose`` adapters, if given.
+        """
         if name in self._agents:
             raise RegistryError(f"duplicate agent name {name!r}")
         agent = self.factory_for(obj)(obj, name, description)
         self._agents[name] = agent
         if allow is not None:
             self.allow[name] = frozenset(allow)
+        if expose is not None:
+            self.expose[name] = frozenset(expose)
         return agent
+
+    def exposed_by(self, adapter: str) -> dict[str, Agent]:
+        """The agents that ``adapter`` serves."""
+        return {n: a for n, a in self._agents.items() if adapter in self.expose.get(n, (adapter,))}
 
     def __getitem__(self, name: str) -> Agent:
         return self._agents[name]

@@ -64,7 +64,8 @@ def create_app(
     factories = _adapter_factories()
     adapters: dict[str, Adapter] = {}
     for name in dict.fromkeys(settings.adapters):
-        context = AdapterContext(agents, new_memory(name), allow, new_memory)
+        served = agents.exposed_by(name) if isinstance(agents, Registry) else agents
+        context = AdapterContext(served, new_memory(name), allow, new_memory)
         adapters[PREFIXES[name]] = factories[name](context)
 
     @asynccontextmanager

@@ -10,7 +10,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from app.principals import KeysError, build_principals, read_keys_file
 
-AdapterName = Literal["openai"]
+AdapterName = Literal["openai", "a2a", "mcp", "acp"]
 
 
 class Settings(BaseSettings):

@@ -10,6 +10,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, SecretStr, Tag
 
+from app.settings import AdapterName
+
 
 class _Spec(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -49,6 +51,13 @@ Allow = Field(
 )
 
 
+Expose = Field(
+    None,
+    description="Protocols (adapter names: openai, a2a, mcp, acp, ...) that serve this "
+    "agent; unset means every enabled protocol.",
+)
+
+
 class ChatAgentSpec(_Spec):
     """An agent driven by a chat model (the default kind)."""
 
@@ -69,6 +78,7 @@ class ChatAgentSpec(_Spec):
     )
     max_steps: int = Field(10, ge=1, le=100, description="Model calls per run, at most.")
     allow: list[str] | None = Allow
+    expose: list[AdapterName] | None = Expose
 
 
 class ImportAgentSpec(_Spec):
@@ -79,6 +89,7 @@ class ImportAgentSpec(_Spec):
     description: str = ""
     import_: str = Field(alias="import", pattern=r"^[\w.]+:[\w.]+$")
     allow: list[str] | None = Allow
+    expose: list[AdapterName] | None = Expose
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 

@@ -194,3 +194,18 @@ async def test_browsers_get_cors_headers_and_preflights_need_no_key() -> None:
             "/v1/models", headers={"origin": "https://evil.example", "authorization": "Bearer k"}
         )
         assert "access-control-allow-origin" not in other.headers
+
+
+async def test_an_agent_exposed_to_other_protocols_is_not_served_over_openai() -> None:
+    from app.registry import Registry
+
+    registry = Registry.with_defaults(plugins=False)
+    registry.add("open", ChatAgent("open", EchoModel()))
+    registry.add("hidden", ChatAgent("hidden", EchoModel()), expose=["mcp"])
+    registry.add("shown", ChatAgent("shown", EchoModel()), expose=["openai"])
+    async with openai_client(registry) as client:
+        assert [m.id for m in (await client.models.list()).data] == ["open", "shown"]
+        with pytest.raises(openai.NotFoundError):
+            await client.chat.completions.create(
+                model="hidden", messages=[{"role": "user", "content": "hi"}]
+            )
