@@ -59,5 +59,6 @@ async def _stream(
     except Exception as exc:
         # The status line is gone: report in the stream and end it cleanly.
         yield sse_event(from_exception(exc).body())
+        yield DONE
     finally:
         await updates.aclose()
