@@ -1,6 +1,6 @@
 """Run bounds: output size, duration and the server's shutdown stop a run where it is."""
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
 import anyio
 import pytest
@@ -8,6 +8,7 @@ import pytest
 from agents import (
     BaseAgent,
     ChatAgent,
+    InMemorySession,
     Message,
     RunFinished,
     RunOptions,
@@ -23,12 +24,12 @@ pytestmark = pytest.mark.anyio
 
 
 class Endless(BaseAgent):
-    """Streams a word every ``pause`` seconds until cancelled; records that it was."""
+    """Streams a word every ``pause`` seconds until stopped; records that it was."""
 
     def __init__(self, pause: float = 0.01, limits: RunLimits | None = None) -> None:
         super().__init__("endless", limits=limits)
         self.pause = pause
-        self.cancelled = anyio.Event()
+        self.stopped = anyio.Event()
 
     async def _run(
         self, history: list[Message], input: list[Message], options: RunOptions, *, stream: bool
@@ -37,9 +38,8 @@ class Endless(BaseAgent):
             while True:
                 await anyio.sleep(self.pause)
                 yield TextDelta("word ")
-        except anyio.get_cancelled_exc_class():
-            self.cancelled.set()
-            raise
+        finally:
+            self.stopped.set()
 
 
 async def test_a_stream_over_the_output_bound_stops_with_a_clear_error() -> None:
@@ -52,7 +52,7 @@ async def test_a_stream_over_the_output_bound_stops_with_a_clear_error() -> None
     assert caught.value.code == "output_limit_exceeded"
     assert len(received) <= 50
     with anyio.fail_after(1):
-        await agent.cancelled.wait()
+        await agent.stopped.wait()
 
 
 async def test_echo_honours_the_output_bound_streamed_or_not() -> None:
@@ -112,7 +112,7 @@ async def test_shutdown_interrupts_every_live_run() -> None:
         await anyio.sleep(0.1)
         assert LIVE_RUNS.interrupt_all("shutting down") >= 2
     assert [str(r) for r in results] == ["shutting down", "shutting down"]
-    assert agent.cancelled.is_set()
+    assert agent.stopped.is_set()
 
 
 async def test_a_bounded_run_still_finishes_normally() -> None:
@@ -120,3 +120,25 @@ async def test_a_bounded_run_still_finishes_normally() -> None:
     agent.limits = RunLimits(max_output_chars=1000, max_seconds=10)
     updates = [u async for u in agent.run_stream("one two")]
     assert isinstance(updates[-1], RunFinished) and updates[-1].result.output == "one two"
+
+
+class SlowSession(InMemorySession):
+    """Saving a turn takes 0.3 s."""
+
+    async def append(self, messages: Sequence[Message]) -> None:
+        await anyio.sleep(0.3)
+        await super().append(messages)
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_a_bound_that_trips_while_a_turn_is_saved_never_cuts_it(streamed: bool) -> None:
+    agent = ChatAgent("echo", EchoModel())
+    agent.limits = RunLimits(max_seconds=0.1)
+    session = SlowSession()
+    if streamed:
+        updates = [u async for u in agent.run_stream("one two", session=session)]
+        assert isinstance(updates[-1], RunFinished)
+    else:
+        assert (await agent.run("one two", session=session)).output == "one two"
+    assert [m.text for m in session.messages] == ["one two", "one two"]
+    await anyio.sleep(0.05)  # nothing pending is left to strike later
