@@ -46,14 +46,15 @@ def test_helm_lint_finds_nothing_wrong(values: dict[str, Any]) -> None:
 
 
 @VARIANTS
-def test_every_object_validates_against_the_current_kubernetes_schemas(
-    values: dict[str, Any],
-) -> None:
-    version = kubernetes_validate.latest_version()
+def test_every_object_validates_against_the_kubernetes_schemas(values: dict[str, Any]) -> None:
     objects = render(values)
-    for obj in objects:
-        # strict: an unknown field (a typo in a template) is an error too.
-        kubernetes_validate.validate(obj, version, strict=True)
+    # The newest Kubernetes, and the oldest the chart declares (kubeVersion).
+    oldest = yaml.safe_load((CHART / "Chart.yaml").read_text())["kubeVersion"]
+    assert oldest == ">=1.25.0-0"
+    for version in (kubernetes_validate.latest_version(), "1.25.0"):
+        for obj in objects:
+            # strict: an unknown field (a typo in a template) is an error too.
+            kubernetes_validate.validate(obj, version, strict=True)
     kinds = sorted(o["kind"] for o in objects)
     if values is ALL_ON:
         assert kinds == [
