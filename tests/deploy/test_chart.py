@@ -27,12 +27,9 @@ from tests.deploy.chart import (
     render_files,
 )
 
-# Settings the chart sets that land with other branches (the A2A adapter and
-# the lead's shutdown settings). Empty this set once they are merged.
-NOT_YET_MERGED = {"AGENTHOST_A2A_GRPC_PORT", "AGENTHOST_A2A_GRPC_HOST"} | {
-    "AGENTHOST_GRACEFUL_SHUTDOWN_SECONDS"
-}
-
+# Settings the chart sets that land with another branch (the A2A adapter's
+# gRPC server). Empty this set once it is merged.
+NOT_YET_MERGED = {"AGENTHOST_A2A_GRPC_PORT", "AGENTHOST_A2A_GRPC_HOST"}
 REPO = CHART.parents[2]
 DEFAULTS: dict[str, Any] = {}
 VARIANTS = pytest.mark.parametrize("values", [DEFAULTS, ALL_ON], ids=["defaults", "all-on"])
