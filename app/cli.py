@@ -7,6 +7,7 @@ import json
 import logging
 import sys
 from collections.abc import Sequence
+from importlib.metadata import version
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -21,6 +22,7 @@ from app.specs import ChatAgentSpec, ConfigSpec
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agenthost", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"agenthost {version('agenthost')}")
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="serve the configured agents")
     check = commands.add_parser("check", help="validate a config and list its agents")
