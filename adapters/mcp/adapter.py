@@ -107,7 +107,7 @@ class MCPAdapter:
         )
         body = types.JSONRPCError(jsonrpc="2.0", id=None, error=error)
         return Response(
-            body.model_dump_json(by_alias=True, exclude_none=True),
+            body.model_dump_json(by_alias=True, exclude_unset=True),
             status,
             media_type="application/json",
         )
