@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import secrets
 from dataclasses import dataclass
+from typing import Any, Literal
 
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
@@ -27,7 +28,7 @@ from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from adapters.mcp import convert
-from adapters.mcp.progress import ThrottledProgress
+from adapters.mcp.progress import Report, ThrottledProgress
 from agents import (
     Agent,
     InMemorySession,
@@ -66,7 +67,7 @@ Result = types.CallToolResult | types.InputRequiredResult
 async def call_agent(
     agent: Agent,
     params: types.CallToolRequestParams,
-    ctx: ServerRequestContext,
+    ctx: ServerRequestContext[Any, Any],
     memory: MemoryManager,
     principal: str,
     settings: CallSettings,
@@ -93,7 +94,7 @@ async def _converse(
     message: str,
     session_id: str | None,
     params: types.CallToolRequestParams,
-    ctx: ServerRequestContext,
+    ctx: ServerRequestContext[Any, Any],
     memory: MemoryManager,
     principal: str,
     settings: CallSettings,
@@ -115,19 +116,20 @@ async def _converse(
         result = await _run(agent, input, session, progress, streamed=_wants_progress(ctx))
         if not result.pending:
             return convert.to_result(result.output, session_id)
+        way = _way_to_ask(ctx, result.pending)
+        if way == "elicit":
+            reply = await _elicit(ctx, result.pending)
+            if reply is not None:
+                input = answer_pending(result.pending, reply)
+                continue
         if session_id is None:
             # Keep the waiting turn so that an answer can resume it.
             session_id = secrets.token_urlsafe(16)
-            key = SessionKey(agent.name, session_id, principal)
             assert isinstance(session, InMemorySession)
-            await memory.append(key, session.messages)
-            session = ManagedSession(memory, key)
-        asked = await _ask(ctx, result.pending, session_id)
-        if isinstance(asked, types.InputRequiredResult):
-            return asked
-        if asked is None:
-            return convert.to_question(result.pending, session_id)
-        input = answer_pending(result.pending, asked)
+            await memory.append(SessionKey(agent.name, session_id, principal), session.messages)
+        if way == "input_required":
+            return _input_required(result.pending, session_id)
+        return convert.to_question(result.pending, session_id)
 
 
 async def _run(
@@ -159,43 +161,50 @@ async def _run(
     return result
 
 
-def _wants_progress(ctx: ServerRequestContext) -> bool:
+def _wants_progress(ctx: ServerRequestContext[Any, Any]) -> bool:
     # Without a token there is nobody to report to: run unstreamed (cheaper).
     return progress_token_from_params(ctx.params) is not None
 
 
-def _reporter(ctx: ServerRequestContext):  # type: ignore[no-untyped-def]
+def _reporter(ctx: ServerRequestContext[Any, Any]) -> Report:
     async def report(progress: float, message: str | None) -> None:
         await ctx.session.report_progress(progress, None, message)
 
     return report
 
 
-def _can_elicit(ctx: ServerRequestContext) -> bool:
+def _way_to_ask(
+    ctx: ServerRequestContext[Any, Any], pending: list[ToolCallPart]
+) -> Literal["elicit", "input_required"] | None:
+    """How this client can be asked the pending questions (None: by the tool result)."""
     wanted = types.ClientCapabilities(elicitation=types.ElicitationCapability())
-    return ctx.session.check_client_capability(wanted)
-
-
-async def _ask(
-    ctx: ServerRequestContext, pending: list[ToolCallPart], session_id: str
-) -> str | types.InputRequiredResult | None:
-    """The user's answer, an input-required result to send, or None (answer by a next call)."""
-    questions = [q for call in pending if (q := question_of(call)) is not None]
-    if len(questions) != len(pending) or not _can_elicit(ctx):
+    if not all(question_of(c) is not None for c in pending):
         return None
-    question = "\n".join(questions)
+    if not ctx.session.check_client_capability(wanted):
+        return None
     if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-        form = types.ElicitRequestFormParams(message=question, requested_schema=ANSWER_SCHEMA)
-        request = types.ElicitRequest(params=form)
-        return types.InputRequiredResult(
-            input_requests={ANSWER_KEY: request}, request_state=session_id
-        )
-    if not ctx.session.can_send_request:
-        return None
+        return "input_required"
+    return "elicit" if ctx.session.can_send_request else None
+
+
+def _questions(pending: list[ToolCallPart]) -> str:
+    return "\n".join(q for call in pending if (q := question_of(call)) is not None)
+
+
+async def _elicit(ctx: ServerRequestContext[Any, Any], pending: list[ToolCallPart]) -> str | None:
     reply = await ctx.session.elicit_form(
-        question, ANSWER_SCHEMA, related_request_id=ctx.request_id
+        _questions(pending), ANSWER_SCHEMA, related_request_id=ctx.request_id
     )
     return _accepted(reply)
+
+
+def _input_required(pending: list[ToolCallPart], session_id: str) -> types.InputRequiredResult:
+    """The 2026-07-28 way: the client asks its user and retries with the answer."""
+    form = types.ElicitRequestFormParams(
+        message=_questions(pending), requested_schema=ANSWER_SCHEMA
+    )
+    request = types.ElicitRequest(params=form)
+    return types.InputRequiredResult(input_requests={ANSWER_KEY: request}, request_state=session_id)
 
 
 def _answered(params: types.CallToolRequestParams) -> str | None:

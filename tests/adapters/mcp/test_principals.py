@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 
 from agents import ChatAgent
 from agents.models import EchoModel
-from mcp import Client
 from tests.adapters.mcp.helpers import URL, http, mcp_client, mcp_settings, running_app
 from tests.principals import KEYS, bearer, check_isolation, transcript_model
 
@@ -108,7 +108,10 @@ async def test_a_stateful_mcp_session_cannot_be_used_with_another_key() -> None:
     settings = keyed()
     settings.mcp_stateless = False  # type: ignore[attr-defined]
     async with running_app(agents, settings) as app, http(app) as client:  # type: ignore[arg-type]
-        headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+        headers = {
+            "accept": "application/json, text/event-stream",
+            "content-type": "application/json",
+        }
         hello = {
             "jsonrpc": "2.0",
             "id": 1,

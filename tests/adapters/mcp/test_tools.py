@@ -80,7 +80,9 @@ async def test_a_session_id_continues_the_conversation_and_none_starts_afresh(mo
 
         assert await say("my name is Ada", session_id="a") == "my name is Ada"
         # The model is shown the whole transcript: the earlier turn is in it.
-        assert await say("who am I?", session_id="a") == "my name is Ada | my name is Ada | who am I?"
+        assert (
+            await say("who am I?", session_id="a") == "my name is Ada | my name is Ada | who am I?"
+        )
         assert await say("who am I?") == "who am I?"
         assert await say("who am I?", session_id="b") == "who am I?"
 
@@ -123,7 +125,10 @@ async def test_an_unknown_tool_is_the_protocols_invalid_params_error(mode: str) 
         ({"message": 3}, "invalid arguments: message: Input should be a valid string"),
         ({"message": "hi", "color": "red"}, "invalid arguments: color: Extra inputs"),
         ({"message": "hi", "session_id": ""}, "invalid arguments: session_id: String should"),
-        ({"message": "hi", "session_id": "s" * 201}, "invalid arguments: session_id: String should"),
+        (
+            {"message": "hi", "session_id": "s" * 201},
+            "invalid arguments: session_id: String should",
+        ),
     ],
 )
 async def test_invalid_arguments_are_the_protocols_invalid_params_error(
@@ -140,7 +145,11 @@ async def test_invalid_arguments_are_the_protocols_invalid_params_error(
 async def test_each_agent_has_a_resource_and_a_prompt(mode: str) -> None:
     async with running_app(agents()) as app, mcp_client(app, mode=mode) as client:
         resources = (await client.list_resources()).resources
-        assert [str(r.uri) for r in resources] == ["agent://echo", "agent://memory", "agent://broken"]
+        assert [str(r.uri) for r in resources] == [
+            "agent://echo",
+            "agent://memory",
+            "agent://broken",
+        ]
         read = await client.read_resource("agent://echo")
         contents = read.contents[0]
         assert isinstance(contents, TextResourceContents)
@@ -203,4 +212,3 @@ async def test_a_browser_origin_must_be_allowed() -> None:
             headers = {"accept": "application/json, text/event-stream", "origin": origin}
             answer = await client.post(URL, json=body, headers=headers)
             assert answer.status_code == status, origin
-
