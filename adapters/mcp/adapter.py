@@ -11,6 +11,7 @@ with the key that opened it.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -29,6 +30,13 @@ from adapters.base import AdapterContext, principal_of
 from adapters.mcp.server import ServerOptions, build_server
 
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
+
+# The SDK's transport logs every stateless request's end at INFO ("Terminating
+# session: None"): one useless line per call. Keep its warnings, unless the
+# operator set a level for it.
+_transport_log = logging.getLogger("mcp.server.streamable_http")
+if _transport_log.level == logging.NOTSET:
+    _transport_log.setLevel(logging.WARNING)
 
 
 @dataclass(frozen=True, slots=True)
