@@ -23,7 +23,7 @@ from starlette.requests import HTTPConnection
 
 from adapters.base import AdapterContext, principal_of
 from adapters.mcp import convert
-from adapters.mcp.calls import CallSettings, call_agent
+from adapters.mcp.calls import AgentCall
 from agents import ANONYMOUS, Agent
 
 INSTRUCTIONS = (
@@ -49,7 +49,6 @@ def caller(ctx: ServerRequestContext[Any, Any]) -> str:
 
 def build_server(context: AdapterContext, options: ServerOptions) -> Server[Any]:
     """The low-level server whose handlers see only what the caller may use."""
-    settings = CallSettings(progress_interval=options.progress_interval)
 
     def visible(ctx: ServerRequestContext[Any, Any]) -> Mapping[str, Agent]:
         return context.agents_for(caller(ctx))
@@ -71,7 +70,8 @@ def build_server(context: AdapterContext, options: ServerOptions) -> Server[Any]
         agent = find(ctx, params.name)
         if agent is None:
             raise convert.unknown_tool(params.name)
-        return await call_agent(agent, params, ctx, context.memory, caller(ctx), settings)
+        call = AgentCall(agent, params, ctx, context.memory, caller(ctx), options.progress_interval)
+        return await call.result()
 
     async def list_resources(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None

@@ -17,6 +17,17 @@ from app.server import create_app
 from app.settings import Settings
 
 URL = "http://localhost/mcp"
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"},
+    },
+}
+"""A handshake-era ``initialize`` request, for tests that speak raw JSON-RPC."""
 
 
 def mcp_settings(**overrides: Any) -> Settings:

@@ -9,7 +9,7 @@ from mcp_types import INVALID_PARAMS
 
 from agents import ChatAgent
 from agents.models import EchoModel
-from tests.adapters.mcp.helpers import URL, http, mcp_client, mcp_settings, running_app
+from tests.adapters.mcp.helpers import INITIALIZE, URL, http, mcp_client, mcp_settings, running_app
 from tests.principals import KEYS, bearer, check_isolation, transcript_model
 
 pytestmark = pytest.mark.anyio
@@ -112,17 +112,7 @@ async def test_a_stateful_mcp_session_cannot_be_used_with_another_key() -> None:
             "accept": "application/json, text/event-stream",
             "content-type": "application/json",
         }
-        hello = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        }
-        opened = await client.post(URL, json=hello, headers={**headers, **bearer("alice")})
+        opened = await client.post(URL, json=INITIALIZE, headers={**headers, **bearer("alice")})
         assert opened.status_code == 200
         session = opened.headers["mcp-session-id"]
         ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
+from tests.adapters.mcp.helpers import INITIALIZE
+
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 CONFIG = """\
@@ -54,16 +56,7 @@ async def test_the_sdks_stdio_client_lists_and_calls_the_tools(config: Path, mod
 
 def test_stdout_carries_nothing_but_json_rpc(config: Path) -> None:
     messages = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "1"},
-            },
-        },
+        INITIALIZE,
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
         {

@@ -8,7 +8,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, TextContent, TextResourceContents
 
-from agents import ChatAgent, ModelError
+from agents import Agent, ChatAgent, FunctionAgent, Message, ModelError
 from agents.models import EchoModel, FunctionModel, ModelRequest
 from tests.adapters.mcp.helpers import URL, http, mcp_client, mcp_settings, running_app
 from tests.principals import transcript_model
@@ -25,12 +25,16 @@ def failing_model() -> FunctionModel:
     return FunctionModel(fail, name="failing")
 
 
-def agents() -> dict[str, ChatAgent]:
+def agents() -> dict[str, Agent]:
     return {
         "echo": ChatAgent("echo", EchoModel(), description="Repeats what you say."),
         "memory": ChatAgent("memory", transcript_model()),
         "broken": ChatAgent("broken", failing_model()),
     }
+
+
+def crash(messages: list[Message]) -> str:
+    raise KeyError("internal detail")
 
 
 @pytest.mark.parametrize("mode", ERAS)
@@ -106,6 +110,18 @@ async def test_a_failing_agent_is_an_error_result_not_a_protocol_error(mode: str
         assert first.text == "the agent's model failed: upstream answered 500"
         # The server goes on serving.
         assert not (await client.call_tool("echo", {"message": "still here"})).is_error
+
+
+async def test_a_crashing_agent_is_an_error_result_that_keeps_its_secrets() -> None:
+    async with (
+        running_app({"crash": FunctionAgent("crash", crash)}) as app,
+        mcp_client(app) as client,
+    ):
+        result = await client.call_tool("crash", {"message": "hi"})
+    assert result.is_error
+    assert result.content == [
+        TextContent(type="text", text="the agent failed with an internal error (KeyError)")
+    ]
 
 
 @pytest.mark.parametrize("mode", ERAS)
