@@ -25,7 +25,7 @@ class Settings(BaseSettings):
     access_log: bool = Field(True, description="One log line per request (~50 us CPU each).")
 
     adapters: Annotated[list[AdapterName], NoDecode] = Field(
-        default_factory=lambda: list[AdapterName](["openai"]),
+        default_factory=lambda: list[AdapterName](["openai", "mcp"]),
         description="Protocols to serve, comma-separated.",
     )
     api_keys: Annotated[list[SecretStr], NoDecode] = Field(
