@@ -10,6 +10,7 @@ import time
 from collections.abc import AsyncIterator
 
 import anyio
+import httpx
 import pytest
 from mcp import Client
 
@@ -20,7 +21,7 @@ from agents.models.base import ModelStreamEvent
 from agents.models.echo import stream_words
 from agents.models.openai import OpenAIModel
 from app.server import create_app
-from tests.adapters.mcp.helpers import mcp_client, mcp_settings, running_app
+from tests.adapters.mcp.helpers import INITIALIZE, mcp_client, mcp_settings, running_app
 from tests.upstream import FakeUpstream, serve_in_thread
 
 pytestmark = pytest.mark.anyio
@@ -118,3 +119,47 @@ async def test_a_cancelled_call_closes_the_upstream_stream(
                 break
             await anyio.sleep(0.05)
     assert fake.abandoned == before + 1, "the upstream stream outlived the cancelled call"
+
+
+@pytest.mark.slow
+async def test_notifications_cancelled_alone_stops_the_run(
+    upstream: tuple[FakeUpstream, str],
+) -> None:
+    """Raw JSON-RPC: the call's stream stays open; only the notification cancels."""
+    fake, upstream_url = upstream
+    before = fake.abandoned
+    agent = ChatAgent("relay", OpenAIModel("slow", base_url=upstream_url, max_retries=0))
+    app = create_app(mcp_settings(mcp_stateless=False), {"relay": agent})
+    headers = {"accept": "application/json, text/event-stream"}
+    with serve_in_thread(app, lifespan=True) as url:
+        async with httpx.AsyncClient(base_url=url, headers=headers, timeout=10) as client:
+            opened = await client.post("/mcp", json=INITIALIZE)
+            headers = {"mcp-session-id": opened.headers["mcp-session-id"]}
+            initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+            await client.post("/mcp", json=initialized, headers=headers)
+            call = {
+                "jsonrpc": "2.0",
+                "id": 7,
+                "method": "tools/call",
+                "params": {
+                    "name": "relay",
+                    "arguments": {"message": "go"},
+                    "_meta": {"progressToken": "p"},
+                },
+            }
+            async with client.stream("POST", "/mcp", json=call, headers=headers) as stream:
+                lines = stream.aiter_lines()
+                async for line in lines:
+                    if line.startswith("data:") and "notifications/progress" in line:
+                        break
+                cancel = {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/cancelled",
+                    "params": {"requestId": 7, "reason": "user pressed stop"},
+                }
+                assert (await client.post("/mcp", json=cancel, headers=headers)).status_code == 202
+                for _ in range(100):  # the upstream runs in another thread: poll it for 5 s
+                    if fake.abandoned > before:
+                        break
+                    await anyio.sleep(0.05)
+                assert fake.abandoned == before + 1, "the run went on after notifications/cancelled"
