@@ -22,10 +22,10 @@ from app.principals import check_allow
 from app.registry import Registry
 from app.settings import AdapterName, Settings
 
-# Where each adapter is mounted; the composition root decides, not the adapter.
 if TYPE_CHECKING:
     from adapters.mcp import MCPOptions
 
+# Where each adapter is mounted; the composition root decides, not the adapter.
 PREFIXES: dict[AdapterName, str] = {"openai": "/v1", "mcp": "/mcp"}
 PUBLIC_PATHS = ("/healthz", "/readyz", "/docs", "/openapi.json")
 
