@@ -21,16 +21,23 @@ from app.registry import Registry
 from app.settings import AdapterName, Settings
 
 # Where each adapter is mounted; the composition root decides, not the adapter.
-PREFIXES: dict[AdapterName, str] = {"openai": "/v1"}
+PREFIXES: dict[AdapterName, str] = {"openai": "/v1", "acp": "/acp"}
 PUBLIC_PATHS = ("/healthz", "/readyz", "/docs", "/openapi.json")
 
 logger = logging.getLogger("agenthost")
 
 
-def _adapter_factories() -> dict[AdapterName, Callable[[AdapterContext], Adapter]]:
+def _adapter_factories(
+    settings: Settings,
+) -> dict[AdapterName, Callable[[AdapterContext], Adapter]]:
     from adapters.openai import OpenAIAdapter
 
-    return {"openai": OpenAIAdapter}
+    def acp(context: AdapterContext) -> Adapter:
+        from adapters.acp import ACPAdapter
+
+        return ACPAdapter(context, max_runs=settings.acp_max_runs, run_ttl=settings.acp_run_ttl)
+
+    return {"openai": OpenAIAdapter, "acp": acp}
 
 
 def create_app(
@@ -61,7 +68,7 @@ def create_app(
             namespace, max_sessions=settings.session_max, ttl=settings.session_ttl
         )
 
-    factories = _adapter_factories()
+    factories = _adapter_factories(settings)
     adapters: dict[str, Adapter] = {}
     for name in dict.fromkeys(settings.adapters):
         served = agents.exposed_by(name) if isinstance(agents, Registry) else agents

@@ -69,3 +69,11 @@ class Settings(BaseSettings):
                 raise KeysError(f"the API keys file {self.api_keys_file} holds no key")
             entries += from_file
         return build_principals(entries)
+
+    # IBM ACP (adapter "acp"): runs kept for GET /runs/{id}; running ones are never dropped.
+    acp_max_runs: int = Field(
+        1000, ge=1, description="ACP: finished or awaiting runs kept per process."
+    )
+    acp_run_ttl: float = Field(
+        3600.0, gt=0, description="ACP: seconds a finished or awaiting run is kept."
+    )
