@@ -11,7 +11,9 @@ from acp_sdk.models import (
     MessageAwaitResume,
     MessagePart,
     RunStatus,
+    TrajectoryMetadata,
 )
+from acp_sdk.shared import ResourceLoader
 
 from agents import ASK_USER, ChatAgent, tool
 from agents.models import EchoModel, FunctionModel, ModelRequest, ScriptedModel
@@ -100,9 +102,7 @@ async def test_runs_in_a_session_see_the_earlier_runs() -> None:
         assert str(history[0]) == "my name is Ada"
 
 
-def _loader(client: Client) -> object:
-    from acp_sdk.shared import ResourceLoader
-
+def _loader(client: Client) -> ResourceLoader:
     return ResourceLoader(client=client.client)
 
 
@@ -247,5 +247,5 @@ async def test_a_tool_error_is_the_models_business_not_the_runs() -> None:
         run = await client.run_sync("go", agent="b")
         assert run.status == RunStatus.COMPLETED
         finished = run.output[0].parts[1].metadata
-        assert finished is not None and finished.tool_output is not None
+        assert isinstance(finished, TrajectoryMetadata) and finished.tool_output is not None
         assert finished.tool_output.model_dump()["is_error"] is True
