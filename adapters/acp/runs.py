@@ -81,20 +81,25 @@ class RunRecord:
 
 
 class RunStore:
-    """Runs by ``(principal, id)``; idle runs beyond ``max_runs`` or older than ``ttl`` go."""
+    """Runs by ``(principal, id)``, at most ``max_runs`` of them beside the busy ones.
+
+    Idle runs (finished or awaiting) go oldest first when there is no room,
+    and once idle longer than ``ttl``; a busy run is never dropped. Adding a
+    run costs O(1) amortised: only the oldest entries are looked at.
+    """
 
     def __init__(self, *, max_runs: int, ttl: float) -> None:
         self.max_runs = max_runs
         self.ttl = ttl
-        self._runs: OrderedDict[tuple[str, uuid.UUID], RunRecord] = OrderedDict()
+        self._runs: OrderedDict[tuple[str, str], RunRecord] = OrderedDict()
 
     def add(self, record: RunRecord) -> None:
         self._prune()
-        self._runs[(record.principal, record.run.run_id)] = record
+        self._runs[(record.principal, str(record.run.run_id))] = record
 
     def get(self, principal: str, run_id: str) -> RunRecord | None:
         try:
-            key = (principal, uuid.UUID(run_id))
+            key = (principal, str(uuid.UUID(run_id)))
         except ValueError:
             return None
         record = self._runs.get(key)
@@ -114,9 +119,14 @@ class RunStore:
 
     def _prune(self) -> None:
         now = time.monotonic()
-        idle = [key for key, record in self._runs.items() if not record.busy]
-        excess = len(idle) - self.max_runs + 1  # room for the run being added
-        for key in idle:  # oldest first
-            if excess > 0 or self._expired(self._runs[key], now):
-                del self._runs[key]
-                excess -= 1
+        excess = len(self._runs) - self.max_runs + 1  # room for the run being added
+        stale = []
+        for key, record in self._runs.items():  # oldest first
+            if record.busy:
+                continue
+            if excess <= 0 and not self._expired(record, now):
+                break  # younger runs follow; get() still checks each one's age
+            stale.append(key)
+            excess -= 1
+        for key in stale:
+            del self._runs[key]
