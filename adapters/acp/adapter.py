@@ -134,6 +134,15 @@ class ACPAdapter:
                 raise not_found("message", f"{session_id}/{agent}/{index}")
             return Response(history[position].model_dump_json(), media_type="application/json")
 
+        @router.api_route(
+            "/{path:path}",
+            methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
+            include_in_schema=False,
+        )
+        async def unknown_route(request: Request, path: str) -> Response:
+            # Last: anything else under the prefix gets ACP's error body too.
+            raise not_found("route", f"{request.method} /{path}")
+
         return router
 
     async def _session(

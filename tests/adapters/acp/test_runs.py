@@ -186,7 +186,11 @@ async def test_unknown_agent_run_and_session_are_404_not_found() -> None:
                 await attempt
             assert missing.value.error.code == "not_found"
         http = client.client
-        for path in ("/runs/not-a-uuid", "/sessions/0b4c9b2e-1111-4111-8111-111111111111"):
+        for path in (
+            "/runs/not-a-uuid",
+            "/sessions/0b4c9b2e-1111-4111-8111-111111111111",
+            "/no/such/route",
+        ):
             answer = await http.get(path)
             assert answer.status_code == 404 and answer.json()["code"] == "not_found"
 
