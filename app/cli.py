@@ -1,4 +1,4 @@
-"""The ``agenthost`` command: ``serve``, ``check`` and ``schema``."""
+"""The ``agenthost`` command: ``serve``, ``check``, ``schema`` and ``acp-stdio``."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 from importlib.metadata import version
 from pathlib import Path
+from typing import IO
 
 from pydantic import ValidationError
 
@@ -36,6 +37,12 @@ def _parser() -> argparse.ArgumentParser:
     mcp_stdio = commands.add_parser("mcp-stdio", help="serve the agents as MCP tools over stdio")
     mcp_stdio.add_argument("--config", type=Path, help="agents YAML (default: config/agents.yaml)")
     mcp_stdio.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
+    acp_stdio = commands.add_parser(
+        "acp-stdio", help="serve one agent over stdio to an editor (Zed's Agent Client Protocol)"
+    )
+    acp_stdio.add_argument("agent", help="the agent's name in the config")
+    acp_stdio.add_argument("--config", type=Path, help="agents YAML (default: config/agents.yaml)")
+    acp_stdio.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
     return parser
 
 
@@ -54,6 +61,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         schema = ConfigSpec.model_json_schema(by_alias=True)
         print(json.dumps(schema, indent=2))
         return 0
+    # Before anything can print: stdout carries the protocol alone.
+    protocol_out = _claim_stdout() if args.command == "acp-stdio" else None
     try:
         settings = _settings(args)
         config, registry = load_agents(settings.config)
@@ -74,6 +83,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from app.mcp_stdio import serve_mcp_stdio
 
         return serve_mcp_stdio(settings, registry)
+    if protocol_out is not None:
+        return _acp_stdio(settings, registry, args.agent, protocol_out)
     return _serve(settings, registry)
 
 
@@ -88,6 +99,39 @@ def _serve(settings: Settings, registry: Registry) -> int:
     logging.getLogger("agenthost").info("open files limit: %d (was %d)", after, before)
     app = create_app(settings, registry)
     build_server(settings, app).run()
+    return 0
+
+
+def _claim_stdout() -> IO[bytes]:
+    try:
+        from adapters.acp_zed import claim_stdout
+    except ImportError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    return claim_stdout()
+
+
+def _acp_stdio(settings: Settings, registry: Registry, name: str, out: IO[bytes]) -> int:
+    import asyncio
+    from importlib.metadata import version
+
+    from adapters.acp_zed import serve_stdio
+    from app.memory import LRUMemoryManager
+
+    agent = registry.get(name)
+    if agent is None:
+        known = ", ".join(registry) or "no agents"
+        print(f"error: unknown agent {name!r}; {settings.config} has {known}", file=sys.stderr)
+        return 2
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=settings.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    memory = LRUMemoryManager(
+        "acp_zed", max_sessions=settings.session_max, ttl=settings.session_ttl
+    )
+    asyncio.run(serve_stdio(agent, memory, out, version=version("agenthost")))
     return 0
 
 

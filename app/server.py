@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from adapters.mcp import MCPOptions
 
 # Where each adapter is mounted; the composition root decides, not the adapter.
-PREFIXES: dict[AdapterName, str] = {"openai": "/v1", "mcp": "/mcp"}
+PREFIXES: dict[AdapterName, str] = {"openai": "/v1", "mcp": "/mcp", "acp": "/acp"}
 PUBLIC_PATHS = ("/healthz", "/readyz", "/docs", "/openapi.json")
 
 logger = logging.getLogger("agenthost")
@@ -43,7 +43,12 @@ def _adapter_factories(
 
         return MCPAdapter(context, mcp_options(settings, agents))
 
-    return {"openai": OpenAIAdapter, "mcp": mcp}
+    def acp(context: AdapterContext) -> Adapter:
+        from adapters.acp import ACPAdapter
+
+        return ACPAdapter(context, max_runs=settings.acp_max_runs, run_ttl=settings.acp_run_ttl)
+
+    return {"openai": OpenAIAdapter, "mcp": mcp, "acp": acp}
 
 
 def mcp_options(settings: Settings, agents: Mapping[str, Agent]) -> MCPOptions:

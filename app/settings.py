@@ -133,3 +133,11 @@ class Settings(BaseSettings):
     @classmethod
     def _split_mcp_lists(cls, value: object) -> object:
         return cls._split_commas(value)
+
+    # IBM ACP (adapter "acp"): runs kept for GET /runs/{id}; running ones are never dropped.
+    acp_max_runs: int = Field(
+        1000, ge=1, description="ACP: runs kept; beyond it idle ones go, oldest first."
+    )
+    acp_run_ttl: float = Field(
+        3600.0, gt=0, description="ACP: seconds a finished or awaiting run is kept."
+    )

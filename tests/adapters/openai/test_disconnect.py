@@ -7,41 +7,16 @@ buffers whole responses and never disconnects.
 import threading
 from collections.abc import Iterator
 
-import anyio
 import httpx
 import openai
 import pytest
 
-from agents import ChatAgent, tool
-from agents.models import FunctionModel, ModelRequest
+from agents import ChatAgent
 from agents.models.openai import OpenAIModel
-from agents.models.testing import Reply, call
 from app.server import create_app
 from app.settings import Settings
+from tests.slow import SlowTool
 from tests.upstream import FakeUpstream, serve_in_thread
-
-
-class SlowTool:
-    """An agent whose tool sleeps for a minute, and what became of the tool."""
-
-    def __init__(self) -> None:
-        self.started, self.cancelled = threading.Event(), threading.Event()
-
-        @tool
-        async def slow() -> str:
-            """Takes a minute."""
-            self.started.set()
-            try:
-                await anyio.sleep(60)
-            except anyio.get_cancelled_exc_class():
-                self.cancelled.set()
-                raise
-            return "late"
-
-        def reply(request: ModelRequest) -> Reply:
-            return "done" if request.messages[-1].role == "tool" else call("slow")
-
-        self.agent = ChatAgent("slow", FunctionModel(reply), tools=(slow,))
 
 
 @pytest.fixture

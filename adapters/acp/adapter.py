@@ -1,0 +1,168 @@
+"""IBM's Agent Communication Protocol (REST), the surface acp-sdk clients speak.
+
+The app mounts the router (at ``/acp`` by default). Sessions live in this
+adapter's memory manager under ``(agent, session id, principal)``: a
+session's history is per agent, and a run in a session sees the earlier runs
+of that session with that agent. Runs live in a bounded store of their own.
+
+IBM's ACP has merged into A2A; this surface serves existing ACP clients.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import orjson
+from acp_sdk.models import AgentsListResponse, Session
+from fastapi import APIRouter
+from starlette.requests import Request
+from starlette.responses import Response
+
+from adapters.acp.convert import to_history, to_manifest
+from adapters.acp.errors import ACPProblem, ACPRoute, not_found
+from adapters.acp.runs import RunStore
+from adapters.acp.runs_api import RunsAPI
+from adapters.base import AdapterContext, principal_of
+from agents import Conversation, SessionKey
+
+DEFAULT_MAX_RUNS = 1000
+DEFAULT_RUN_TTL = 3600.0
+
+
+class ACPAdapter:
+    """Serves every exposed agent as an ACP agent."""
+
+    name = "acp"
+
+    def __init__(
+        self,
+        context: AdapterContext,
+        *,
+        max_runs: int = DEFAULT_MAX_RUNS,
+        run_ttl: float = DEFAULT_RUN_TTL,
+    ) -> None:
+        self.context = context
+        self.runs = RunStore(max_runs=max_runs, ttl=run_ttl)
+        self._router = self._build_router()
+
+    @property
+    def router(self) -> APIRouter:
+        return self._router
+
+    @asynccontextmanager
+    async def lifespan(self) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            tasks = [record.task for record in self.runs.busy() if record.task is not None]
+            for task in tasks:
+                task.cancel()
+            if tasks:
+                await asyncio.wait(tasks)
+            await self.context.memory.aclose()
+
+    def error_response(self, status: int, message: str, *, code: str) -> Response:
+        return ACPProblem(status, message, code=code).response()
+
+    def _build_router(self) -> APIRouter:
+        router = APIRouter(route_class=ACPRoute, tags=["acp"])
+        context, runs = self.context, RunsAPI(self.context, self.runs)
+
+        @router.get("/ping", summary="Alive")
+        async def ping() -> Response:
+            return _json({})
+
+        @router.get("/agents", summary="The agents, with their manifests")
+        async def list_agents(request: Request) -> Response:
+            agents = context.agents_for(principal_of(request)).values()
+            listing = AgentsListResponse(agents=[to_manifest(agent) for agent in agents])
+            return Response(listing.model_dump_json(), media_type="application/json")
+
+        @router.get("/agents/{name}", summary="One agent's manifest")
+        async def read_agent(request: Request, name: str) -> Response:
+            agent = context.find_agent(principal_of(request), name)
+            if agent is None:
+                raise not_found("agent", name)
+            return Response(to_manifest(agent).model_dump_json(), media_type="application/json")
+
+        @router.post("/runs", summary="Start a run (mode sync, async or stream)")
+        async def create_run(request: Request) -> Response:
+            return await runs.create(request)
+
+        @router.get("/runs/{run_id}", summary="A run")
+        async def read_run(request: Request, run_id: str) -> Response:
+            return runs.read(request, run_id)
+
+        @router.post("/runs/{run_id}", summary="Resume a run that awaits input")
+        async def resume_run(request: Request, run_id: str) -> Response:
+            return await runs.resume(request, run_id)
+
+        @router.post("/runs/{run_id}/cancel", summary="Cancel a run")
+        async def cancel_run(request: Request, run_id: str) -> Response:
+            return runs.cancel(request, run_id)
+
+        @router.get("/runs/{run_id}/events", summary="A run's events so far")
+        async def list_run_events(request: Request, run_id: str) -> Response:
+            return runs.events(request, run_id)
+
+        @router.get("/sessions/{session_id}", summary="A session and its history")
+        async def read_session(request: Request, session_id: str) -> Response:
+            id, found = await self._session(request, session_id)
+            history = [
+                str(request.url_for("acp_history", session_id=id, agent=agent, index=index))
+                for agent, conversation in found.items()
+                for index in range(len(to_history(agent, conversation.messages)))
+            ]
+            session = Session.model_validate({"id": id, "history": history})
+            return Response(session.model_dump_json(), media_type="application/json")
+
+        @router.get(
+            "/sessions/{session_id}/history/{agent}/{index}",
+            name="acp_history",
+            summary="One message of a session's history (the URLs GET /sessions/{id} lists)",
+        )
+        async def read_history(
+            request: Request, session_id: str, agent: str, index: str
+        ) -> Response:
+            _, found = await self._session(request, session_id)
+            history = to_history(agent, found[agent].messages) if agent in found else []
+            position = int(index) if index.isdecimal() else -1
+            if not 0 <= position < len(history):
+                raise not_found("message", f"{session_id}/{agent}/{index}")
+            return Response(history[position].model_dump_json(), media_type="application/json")
+
+        @router.api_route(
+            "/{path:path}",
+            methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
+            include_in_schema=False,
+        )
+        async def unknown_route(request: Request, path: str) -> Response:
+            # Last: anything else under the prefix gets ACP's error body too.
+            raise not_found("route", f"{request.method} /{path}")
+
+        return router
+
+    async def _session(
+        self, request: Request, session_id: str
+    ) -> tuple[uuid.UUID, dict[str, Conversation]]:
+        """The session's conversations with each agent the caller may use; 404 if none."""
+        try:
+            id = uuid.UUID(session_id)
+        except ValueError:
+            raise not_found("session", session_id) from None
+        principal = principal_of(request)
+        found = {}
+        for agent in self.context.agents_for(principal):
+            conversation = await self.context.memory.get(SessionKey(agent, str(id), principal))
+            if conversation is not None:
+                found[agent] = conversation
+        if not found:
+            raise not_found("session", session_id)
+        return id, found
+
+
+def _json(content: object) -> Response:
+    return Response(orjson.dumps(content), media_type="application/json")

@@ -1,0 +1,147 @@
+"""The run endpoints: create, read, resume, cancel, and list a run's events.
+
+Each answer carries the run's id in a ``Run-ID`` header. A ``sync`` or
+``stream`` request whose client goes away cancels its run (nobody is left to
+read it); an ``async`` run lives on until it ends, is cancelled or expires.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+
+from acp_sdk.models import (
+    Run,
+    RunCancelledEvent,
+    RunCreatedEvent,
+    RunCreateRequest,
+    RunMode,
+    RunResumeRequest,
+    RunStatus,
+)
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+
+from adapters.acp import execution
+from adapters.acp.convert import from_acp_messages, text_of
+from adapters.acp.errors import ACPProblem, not_found, read_body
+from adapters.acp.runs import RunRecord, RunStore
+from adapters.base import AdapterContext, principal_of
+from adapters.disconnect import ClientGone, unless_disconnected
+from agents import Agent, SessionKey, answer_pending
+
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+class RunsAPI:
+    """What the run routes do, over one adapter's context and run store."""
+
+    def __init__(self, context: AdapterContext, store: RunStore) -> None:
+        self.context = context
+        self.store = store
+
+    async def create(self, request: Request) -> Response:
+        body = await read_body(request, RunCreateRequest)
+        principal = principal_of(request)
+        agent = self._agent(principal, body.agent_name)
+        if body.session and body.session_id and body.session.id != body.session_id:
+            raise ACPProblem(400, "session_id and session.id differ")
+        # The acp-sdk client sends a whole session object on its first run in
+        # a session; its history (URLs on other servers) is not fetched: the
+        # conversation is what this server keeps for the session.
+        session_id = body.session_id or (body.session.id if body.session else uuid.uuid4())
+        input = from_acp_messages(body.input)
+        run = Run(agent_name=agent.name, session_id=session_id)
+        key = SessionKey(agent.name, str(session_id), principal)
+        record = RunRecord(run, principal, key)
+        self.store.add(record)
+        record.emit(RunCreatedEvent(run=run))
+        execution.start(record, agent, self.context.memory, input)
+        return await _answer(request, record, body.mode, start=0)
+
+    def read(self, request: Request, run_id: str) -> Response:
+        return _run_response(self._record(request, run_id))
+
+    def events(self, request: Request, run_id: str) -> Response:
+        record = self._record(request, run_id)
+        body = b'{"events":[' + b",".join(record.events) + b"]}"
+        return Response(body, headers=_run_headers(record), media_type="application/json")
+
+    async def resume(self, request: Request, run_id: str) -> Response:
+        body = await read_body(request, RunResumeRequest)
+        record = self._record(request, run_id)
+        if record.run.status != RunStatus.AWAITING:
+            raise ACPProblem(409, f"run {run_id} is {record.run.status.value}, not awaiting input")
+        agent = self._agent(record.principal, record.run.agent_name)
+        reply = answer_pending(record.pending, text_of(body.await_resume.message))
+        start = len(record.events)
+        execution.start(record, agent, self.context.memory, [reply])
+        return await _answer(request, record, body.mode, start=start)
+
+    def cancel(self, request: Request, run_id: str) -> Response:
+        record = self._record(request, run_id)
+        if record.run.status.is_terminal:
+            raise ACPProblem(409, f"run {run_id} is already {record.run.status.value}")
+        if record.busy:
+            record.run.status = RunStatus.CANCELLING
+            _stop(record)
+        else:  # awaiting: no work to stop
+            record.settle(RunStatus.CANCELLED)
+            record.emit(RunCancelledEvent(run=record.run))
+        return _run_response(record, 202)
+
+    def _agent(self, principal: str, name: str) -> Agent:
+        agent = self.context.find_agent(principal, name)
+        if agent is None:
+            raise not_found("agent", name)
+        return agent
+
+    def _record(self, request: Request, run_id: str) -> RunRecord:
+        record = self.store.get(principal_of(request), run_id)
+        if record is None:
+            raise not_found("run", run_id)
+        return record
+
+
+async def _answer(request: Request, record: RunRecord, mode: RunMode, *, start: int) -> Response:
+    if mode == RunMode.STREAM:
+        return StreamingResponse(
+            _sse(record, start),
+            media_type="text/event-stream",
+            headers={**SSE_HEADERS, **_run_headers(record)},
+        )
+    if mode == RunMode.SYNC:
+        try:
+            await unless_disconnected(request.receive, record.finished())
+        except ClientGone:
+            _stop(record)
+            raise
+        return _run_response(record)
+    return _run_response(record, 202)
+
+
+async def _sse(record: RunRecord, start: int) -> AsyncIterator[bytes]:
+    try:
+        async for event in record.follow(start):
+            yield b"data: " + event + b"\n\n"
+    finally:
+        # Reached early only when the client left (or the server stops).
+        _stop(record)
+
+
+def _stop(record: RunRecord) -> None:
+    if record.task is not None and not record.task.done():
+        record.task.cancel()
+
+
+def _run_headers(record: RunRecord) -> dict[str, str]:
+    return {"Run-ID": str(record.run.run_id)}
+
+
+def _run_response(record: RunRecord, status: int = 200) -> Response:
+    return Response(
+        record.run.model_dump_json(),
+        status,
+        headers=_run_headers(record),
+        media_type="application/json",
+    )

@@ -1,0 +1,180 @@
+"""One agenthost agent as a Zed Agent Client Protocol agent (the ``acp`` package's side).
+
+Each ``session/prompt`` runs the agent in a task of its own, streaming its
+text and its own tool calls as ``session/update`` notifications;
+``session/cancel`` cancels that task (the model call and tools stop) and the
+prompt answers ``stopReason: cancelled``. Sessions live in a bounded memory
+manager for the life of the process; the only principal is the local user.
+
+A run that waits for its user (the ``ask_user`` tool) ends the turn with the
+question as the agent's message; the user's next prompt is the answer and
+the run goes on from there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from typing import Any
+
+from acp import (
+    PROTOCOL_VERSION,
+    InitializeResponse,
+    LoadSessionResponse,
+    NewSessionResponse,
+    PromptResponse,
+    RequestError,
+    update_agent_message_text,
+)
+from acp.interfaces import Client
+from acp.schema import AgentCapabilities, Implementation, PromptCapabilities
+
+from adapters.acp_zed.convert import (
+    ContentBlock,
+    from_pending,
+    question_text,
+    replay,
+    stop_reason,
+    to_parts,
+    to_pending,
+    to_usage,
+    tool_finished,
+    tool_started,
+)
+from agents import (
+    ANONYMOUS,
+    Agent,
+    AgentError,
+    MemoryManager,
+    Message,
+    RunFinished,
+    RunResult,
+    SessionKey,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    UserError,
+    answer_pending,
+)
+from agents.sessions import ManagedSession
+
+logger = logging.getLogger("agenthost.acp_zed")
+
+
+class ZedAgent:
+    """Serves ``agent`` to one client over one connection."""
+
+    def __init__(self, agent: Agent, memory: MemoryManager, *, version: str = "0") -> None:
+        self.agent = agent
+        self.memory = memory
+        self.version = version
+        self._client: Client | None = None
+        self._running: dict[str, asyncio.Task[PromptResponse]] = {}
+
+    def on_connect(self, conn: Client) -> None:
+        self._client = conn
+
+    async def initialize(self, protocol_version: int, **kwargs: Any) -> InitializeResponse:
+        capabilities = AgentCapabilities(
+            load_session=True,
+            prompt_capabilities=PromptCapabilities(image=True, embedded_context=True),
+        )
+        return InitializeResponse(
+            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            agent_capabilities=capabilities,
+            agent_info=Implementation(
+                name="agenthost", title=self.agent.name, version=self.version
+            ),
+        )
+
+    async def new_session(self, cwd: str, **kwargs: Any) -> NewSessionResponse:
+        if kwargs.get("mcp_servers"):
+            logger.info("the client's MCP servers are not used; the agent's tools come from config")
+        session_id = uuid.uuid4().hex
+        await self.memory.append(self._key(session_id), [], meta={"cwd": cwd})
+        return NewSessionResponse(session_id=session_id)
+
+    async def load_session(
+        self, cwd: str, session_id: str, **kwargs: Any
+    ) -> LoadSessionResponse | None:
+        conversation = await self.memory.get(self._key(session_id))
+        if conversation is None:
+            raise _unknown_session(session_id)
+        for update in replay(conversation.messages):
+            await self._client_of().session_update(session_id=session_id, update=update)
+        return LoadSessionResponse()
+
+    async def prompt(
+        self, session_id: str, prompt: list[ContentBlock], **kwargs: Any
+    ) -> PromptResponse:
+        conversation = await self.memory.get(self._key(session_id))
+        if conversation is None:
+            raise _unknown_session(session_id)
+        if session_id in self._running:
+            raise RequestError.invalid_request({"message": "a prompt is already running here"})
+        parts = to_parts(prompt)
+        if not parts:
+            raise RequestError.invalid_params({"message": "the prompt is empty"})
+        message = Message(role="user", parts=parts)
+        pending = from_pending(conversation.meta.get("pending"))
+        input = answer_pending(pending, message.text) if pending else message
+        task = asyncio.create_task(self._run(session_id, input))
+        self._running[session_id] = task
+        try:
+            await asyncio.wait([task])
+        finally:
+            del self._running[session_id]
+            task.cancel()  # a no-op unless this request itself was cancelled
+        if task.cancelled():
+            return PromptResponse(stop_reason="cancelled")
+        return task.result()
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        task = self._running.get(session_id)
+        if task is not None:
+            task.cancel()
+
+    async def _run(self, session_id: str, input: Message) -> PromptResponse:
+        key, client = self._key(session_id), self._client_of()
+        result: RunResult | None = None
+        try:
+            async for update in self.agent.run_stream(
+                input, session=ManagedSession(self.memory, key)
+            ):
+                if isinstance(update, TextDelta):
+                    text = update_agent_message_text(update.text)
+                    await client.session_update(session_id=session_id, update=text)
+                elif isinstance(update, ToolCallStarted):
+                    started = tool_started(update.call)
+                    await client.session_update(session_id=session_id, update=started)
+                elif isinstance(update, ToolCallFinished):
+                    finished = tool_finished(update.result)
+                    await client.session_update(session_id=session_id, update=finished)
+                elif isinstance(update, RunFinished):
+                    result = update.result
+        except UserError as exc:
+            raise RequestError.invalid_params({"message": str(exc)}) from None
+        except AgentError as exc:
+            raise RequestError.internal_error({"message": str(exc)}) from None
+        if result is None:
+            raise RequestError.internal_error({"message": "the agent ended without a result"})
+        if result.pending:
+            question = ("\n\n" if result.output else "") + question_text(result.pending)
+            await client.session_update(
+                session_id=session_id, update=update_agent_message_text(question)
+            )
+        await self.memory.append(key, [], meta={"pending": to_pending(result.pending)})
+        return PromptResponse(stop_reason=stop_reason(result), usage=to_usage(result.usage))
+
+    def _key(self, session_id: str) -> SessionKey:
+        return SessionKey(self.agent.name, session_id, ANONYMOUS)
+
+    def _client_of(self) -> Client:
+        if self._client is None:  # pragma: no cover - the connection sets it first
+            raise RuntimeError("no client connected")
+        return self._client
+
+
+def _unknown_session(session_id: str) -> RequestError:
+    return RequestError.invalid_params({"message": f"unknown session {session_id!r}"})

@@ -1,0 +1,59 @@
+"""Serve one agent over stdio: JSON-RPC on stdout, everything else on stderr.
+
+A stray ``print`` or a native library writing to file descriptor 1 would
+corrupt the protocol stream, so the real stdout is kept on a private
+descriptor for the protocol alone, and descriptor 1 (and ``sys.stdout``)
+are pointed at stderr before anything else runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from typing import IO, Any, cast
+
+from acp import run_agent
+from acp.interfaces import Agent as ACPAgent
+
+from adapters.acp_zed.agent import ZedAgent
+from agents import Agent, MemoryManager
+
+# Prompts may embed whole files (Zed's @-mentions): allow long lines.
+LINE_LIMIT = 50 * 1024 * 1024
+
+
+def claim_stdout() -> IO[bytes]:
+    """Keep the real stdout for the protocol; send fd 1 and ``sys.stdout`` to stderr."""
+    sys.stdout.flush()
+    protocol_out = os.fdopen(os.dup(1), "wb", buffering=0)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return protocol_out
+
+
+async def serve_stdio(
+    agent: Agent, memory: MemoryManager, protocol_out: IO[bytes], *, version: str = "0"
+) -> None:
+    """Serve ``agent`` until the client closes stdin."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=LINE_LIMIT)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    transport, protocol = await loop.connect_write_pipe(_WriteProtocol, protocol_out)
+    writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    async with agent.lifespan():
+        try:
+            # ZedAgent implements what agenthost serves; the router answers
+            # "method not found" for the rest of the protocol's methods.
+            await run_agent(
+                cast(ACPAgent, ZedAgent(agent, memory, version=version)), writer, reader
+            )
+        finally:
+            await memory.aclose()
+
+
+class _WriteProtocol(asyncio.streams.FlowControlMixin):
+    """Flow control for the stdout pipe, as ``asyncio.StreamWriter.drain`` needs."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__()

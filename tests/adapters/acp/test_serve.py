@@ -1,0 +1,62 @@
+"""``agenthost serve`` with ACP switched on, driven by acp-sdk over a real socket."""
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from acp_sdk.client import Client
+
+from tests.upstream import free_port
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+CONFIG = """
+agents:
+  - name: echo
+    description: Repeats what you say.
+    model: echo
+  - name: hidden
+    model: echo
+    expose: [openai]
+"""
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[str]:
+    config = tmp_path / "agents.yaml"
+    config.write_text(CONFIG)
+    port = free_port()
+    env = {**os.environ, "AGENTHOST_ADAPTERS": "openai,acp"}
+    command = [sys.executable, "-m", "app", "serve", "--config", str(config), "--port", str(port)]
+    server = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(200):
+            try:
+                if httpx.get(f"{url}/readyz").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert server.poll() is None, server.stderr.read() if server.stderr else ""
+            time.sleep(0.05)
+        yield url
+    finally:
+        server.terminate()
+        server.wait(10)
+        if server.stderr:
+            server.stderr.close()
+
+
+async def test_the_served_app_speaks_acp_beside_openai(served: str) -> None:
+    async with Client(base_url=f"{served}/acp", timeout=10) as client:
+        # `expose: [openai]` keeps an agent off ACP.
+        assert [agent.name async for agent in client.agents()] == ["echo"]
+        run = await client.run_sync("over a socket", agent="echo")
+        assert str(run.output[0]) == "over a socket"
+        models = (await client.client.get(f"{served}/v1/models")).json()
+    assert [m["id"] for m in models["data"]] == ["echo", "hidden"]

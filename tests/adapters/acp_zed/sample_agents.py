@@ -1,0 +1,45 @@
+"""The agent the ``acp-stdio`` tests load by ``import:`` in the spawned process.
+
+One agent does what each test needs, so that one process serves them all
+(starting one costs seconds): "calculate" calls the calculator, "ask" asks
+the user's name, "noisy" runs a tool that prints; anything else is answered
+with the transcript the model was sent.
+
+This module prints to stdout on import and its tool prints too: the command
+must keep such noise off the protocol stream.
+"""
+
+from agents import ASK_USER, ChatAgent, tool
+from agents.models import FunctionModel, ModelRequest
+from agents.models.testing import Reply, call
+from agents.tools import calculator
+
+print("noise from an agent module on stdout")
+
+
+@tool
+def noisy() -> str:
+    """Prints to stdout, as careless code does."""
+    print("noise from a tool on stdout")
+    return "quiet"
+
+
+def _reply(request: ModelRequest) -> Reply:
+    last = request.messages[-1]
+    if last.role == "tool":
+        result = last.parts[0]
+        content = getattr(result, "content", "")
+        if getattr(result, "name", "") == "ask_user":
+            return f"Nice to meet you, {content}."
+        return f"It is {content}."
+    text = last.text
+    if text.startswith("calculate"):
+        return ["Let me calculate.", call("calculator", '{"expression": "6*7"}')]
+    if text.startswith("ask"):
+        return call("ask_user", '{"question": "What is your name?"}')
+    if text.startswith("noisy"):
+        return call("noisy")
+    return " | ".join(m.text for m in request.messages if m.role != "system")
+
+
+desk = ChatAgent("desk", FunctionModel(_reply), tools=(calculator, noisy, ASK_USER))
