@@ -6,6 +6,7 @@ Knows nothing of HTTP or of any protocol SDK; adapters build on it.
 from agents.agent import Agent, BaseAgent
 from agents.chat import ChatAgent
 from agents.errors import (
+    FatalToolError,
     AgentError,
     MaxStepsExceeded,
     ModelBusy,
@@ -56,6 +57,7 @@ __all__ = [
     "Conversation",
     "DataPart",
     "FilePart",
+    "FatalToolError",
     "FunctionAgent",
     "InMemorySession",
     "MaxStepsExceeded",
