@@ -6,8 +6,8 @@ Knows nothing of HTTP or of any protocol SDK; adapters build on it.
 from agents.agent import Agent, BaseAgent
 from agents.chat import ChatAgent
 from agents.errors import (
-    FatalToolError,
     AgentError,
+    FatalToolError,
     MaxStepsExceeded,
     ModelBusy,
     ModelError,
@@ -56,8 +56,8 @@ __all__ = [
     "ClientTool",
     "Conversation",
     "DataPart",
-    "FilePart",
     "FatalToolError",
+    "FilePart",
     "FunctionAgent",
     "InMemorySession",
     "MaxStepsExceeded",
