@@ -268,6 +268,8 @@ def _describe(exc: BaseException) -> str:
 class MCPServers:
     """Every configured MCP server: opened concurrently, closed together."""
 
+    name = "mcp_servers"
+
     def __init__(self, connections: Sequence[MCPConnection] = ()) -> None:
         self.connections = {c.name: c for c in connections}
 
