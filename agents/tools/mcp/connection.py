@@ -106,6 +106,8 @@ class MCPConnection:
 
     async def start(self, tasks: anyio.abc.TaskGroup) -> None:
         """Start the supervisor in ``tasks``; returns once connected (or down, if optional)."""
+        self._stopping = False
+        self.state, self.error = "starting", None
         await tasks.start(self._supervise)
 
     def stop(self) -> None:
@@ -283,6 +285,7 @@ class MCPServers:
             except MCPServerError as exc:
                 failures.append(exc)
 
+        failed_inside: Exception | None = None
         async with anyio.create_task_group() as tasks:
             async with anyio.create_task_group() as opening:
                 for connection in self.connections.values():
@@ -290,11 +293,17 @@ class MCPServers:
             try:
                 if not failures:
                     yield
+            except Exception as exc:
+                # Raised again below, so that the app's error is not wrapped
+                # in this task group's exception group.
+                failed_inside = exc
             finally:
                 for connection in self.connections.values():
                     connection.stop()
                 # Sessions close in their own tasks; don't wait forever for a stuck one.
                 tasks.cancel_scope.deadline = anyio.current_time() + _CLOSE_TIMEOUT
+        if failed_inside is not None:
+            raise failed_inside
         if failures:
             raise MCPServerError("; ".join(str(f) for f in failures))
 
