@@ -2,13 +2,14 @@
 
 from collections.abc import Iterator
 
+import anyio
 import pytest
 
 from agents import ChatAgent, ToolError
 from agents.models import ScriptedModel
 from agents.models.testing import call
 from agents.tools import ToolOptions
-from agents.tools.mcp import MCPConnection, MCPServerError, MCPServers, MCPToolset
+from agents.tools.mcp import HTTPServer, MCPConnection, MCPServerError, MCPServers, MCPToolset
 from tests.agents.tools.mcp_servers import STDIO, HTTPServerProcess
 from tests.upstream import free_port
 
@@ -77,8 +78,6 @@ async def test_a_named_tool_the_server_lacks_stops_start_up(
 
 async def test_a_server_down_at_start_up_fails_it_unless_optional() -> None:
     url = f"http://127.0.0.1:{free_port()}/mcp"
-    from agents.tools.mcp import HTTPServer
-
     required = MCPConnection("gone", HTTPServer(url), connect_timeout=5)
     with pytest.raises(MCPServerError, match=rf"MCP server 'gone' \({url}\): "):
         async with MCPServers([required]).lifespan():
@@ -114,3 +113,21 @@ async def test_an_http_server_that_dies_and_comes_back(http_server: HTTPServerPr
             await add.run('{"a": 1, "b": 2}')
         http_server.start()
         assert await add.run('{"a": 1, "b": 3}') == "4"
+
+
+async def test_an_optional_server_that_comes_up_later_gets_its_tools() -> None:
+    late = HTTPServerProcess()
+    connection = MCPConnection("late", late.server, optional=True, retry_interval=0.2)
+    toolset = MCPToolset(connection, include=["shout"])
+    async with MCPServers([connection]).lifespan():
+        assert connection.health.startswith("down: ") and toolset.tools() == ()
+        late.start()
+        try:
+            for _ in range(400):  # the background retry, every 0.2 s
+                if connection.health == "up":
+                    break
+                await anyio.sleep(0.05)
+            (shout,) = toolset.tools()
+            assert await shout.run('{"text": "back"}') == "BACK"
+        finally:
+            late.stop()
