@@ -111,6 +111,7 @@ async def test_the_cache_hits_on_the_same_validated_input_only() -> None:
     assert await cached.run('{"b": 3, "a": "4"}', hooks=[recorder]) == "12"
     assert cached.runs == [4]  # type: ignore[attr-defined]
     assert [e.cached for e in recorder.events if e.kind == "success"] == [False, True]
+    assert recorder.kinds()[3:] == [("start", 1), ("success", 1), ("finish", 1)]
     assert await cached.run('{"a": 5, "b": 3}') == "15"
     assert await cached.run('{"a": 4}') == "8"  # b defaults to 2: another input
     assert cached.runs == [4, 5, 4]  # type: ignore[attr-defined]
