@@ -6,7 +6,7 @@ import pytest
 from pydantic import BaseModel
 
 from agents import ToolError, tool
-from agents.tools import calculator, current_time, think
+from agents.tools import ToolOptions, calculator, current_time, think
 
 pytestmark = pytest.mark.anyio
 
@@ -107,7 +107,7 @@ async def test_invalid_arguments_name_the_field() -> None:
 async def test_failures_are_retried_then_reported() -> None:
     attempts: list[int] = []
 
-    @tool(retries=2)
+    @tool(options=ToolOptions(retries=2, backoff=0))
     def flaky() -> str:
         """Fails twice."""
         attempts.append(1)
