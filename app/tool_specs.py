@@ -82,6 +82,8 @@ class MCPToolsSpec(ToolOptionsSpec):
     prefix: str = Field(
         "", pattern=r"^[A-Za-z0-9_-]{0,32}$", description="Prepended to each tool's name."
     )
+    # A server that hangs must not hang the run: bounded unless the config says otherwise.
+    timeout: float | None = Field(60.0, gt=0, description="Seconds per attempt.")
 
 
 TOOL_TAGS = ("name", "options", "http_get", "mcp")
