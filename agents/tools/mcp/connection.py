@@ -99,6 +99,7 @@ class MCPConnection:
         self._wanted = anyio.Event()
         self._changed = anyio.Event()
         self._stopping = False
+        self._http_status: int | None = None
 
     @property
     def health(self) -> str:
@@ -167,6 +168,7 @@ class MCPConnection:
         started = False
         while not self._stopping:
             self._wanted, self._lost = anyio.Event(), anyio.Event()
+            self._http_status = None
             opened = False
 
             def up() -> None:
@@ -181,6 +183,9 @@ class MCPConnection:
             except Exception as exc:
                 cause = _innermost(exc)
                 reason = _describe(cause)
+                if self._http_status is not None:
+                    # The SDK's message drops the status; a 401 or 403 says "check the headers".
+                    reason = f"{reason} (HTTP {self._http_status})"
                 self._client = None
                 if opened:  # it failed while closing a lost session: nothing to report
                     logger.debug("MCP server %r closed with an error: %s", self.name, reason)
@@ -236,8 +241,15 @@ class MCPConnection:
             return StdioServerParameters(
                 command=server.command, args=list(server.args), env=dict(server.env), cwd=server.cwd
             )
+
+        async def note_status(response: httpx2.Response) -> None:
+            if response.status_code >= 400:
+                self._http_status = response.status_code
+
         http = httpx2.AsyncClient(
-            headers=dict(server.headers), timeout=httpx2.Timeout(30.0, read=300.0)
+            headers=dict(server.headers),
+            timeout=httpx2.Timeout(30.0, read=300.0),
+            event_hooks={"response": [note_status]},
         )
         stack.push_async_callback(http.aclose)
         return streamable_http_client(server.url, http_client=http)

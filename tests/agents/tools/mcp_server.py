@@ -1,4 +1,9 @@
-"""A small MCP server for the tests: ``python -m tests.agents.tools.mcp_server stdio|http PORT``."""
+"""A small MCP server for the tests.
+
+``python -m tests.agents.tools.mcp_server stdio``, or
+``python -m tests.agents.tools.mcp_server http PORT [TOKEN]`` (with a token,
+requests without ``Authorization: Bearer TOKEN`` get 401).
+"""
 
 from __future__ import annotations
 
@@ -40,8 +45,19 @@ def main(argv: list[str]) -> None:
         server.run("stdio")
         return
     import uvicorn
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
-    app = server.streamable_http_app(stateless_http=True, json_response=True)
+    app: ASGIApp = server.streamable_http_app(stateless_http=True, json_response=True)
+    if len(argv) > 2:
+        inner, expected = app, f"Bearer {argv[2]}".encode()
+
+        async def app(scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] == "http" and dict(scope["headers"]).get(b"authorization") != expected:
+                await send({"type": "http.response.start", "status": 401, "headers": []})
+                await send({"type": "http.response.body", "body": b"unauthorized"})
+                return
+            await inner(scope, receive, send)
+
     uvicorn.run(app, host="127.0.0.1", port=int(argv[1]), log_level="warning")
 
 

@@ -20,16 +20,17 @@ STDIO = StdioServer(sys.executable, ("-m", MODULE, "stdio"), cwd=str(ROOT))
 class HTTPServerProcess:
     """``python -m tests.agents.tools.mcp_server http PORT``; stop and start it again at will."""
 
-    def __init__(self) -> None:
+    def __init__(self, token: str | None = None) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
-        self.server = HTTPServer(self.url)
+        self.token = token
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.server = HTTPServer(self.url, headers)
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 30) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", MODULE, "http", str(self.port)], cwd=ROOT
-        )
+        command = [sys.executable, "-m", MODULE, "http", str(self.port)]
+        self.process = subprocess.Popen([*command, *([self.token] if self.token else [])], cwd=ROOT)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

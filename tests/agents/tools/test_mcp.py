@@ -4,12 +4,20 @@ from collections.abc import Iterator
 
 import anyio
 import pytest
+from mcp_types import CallToolResult, ImageContent, TextContent
 
 from agents import ChatAgent, ToolError
 from agents.models import ScriptedModel
 from agents.models.testing import call
 from agents.tools import ToolOptions
-from agents.tools.mcp import HTTPServer, MCPConnection, MCPServerError, MCPServers, MCPToolset
+from agents.tools.mcp import (
+    HTTPServer,
+    MCPConnection,
+    MCPServerError,
+    MCPServers,
+    MCPToolset,
+    result_text,
+)
 from tests.agents.tools.mcp_servers import STDIO, HTTPServerProcess
 from tests.upstream import free_port
 
@@ -57,13 +65,34 @@ async def test_stdio_tools_are_listed_and_called_by_an_agent() -> None:
     assert model.requests[0].tools[0].parameters == add.definition.parameters
 
 
-async def test_http_subset_with_a_prefix(http_server: HTTPServerProcess) -> None:
-    connection = MCPConnection("remote", http_server.server)
-    toolset = MCPToolset(connection, include=["shout"], prefix="remote_")
-    async with MCPServers([connection]).lifespan():
-        (shout,) = toolset.tools()
-        assert shout.name == "remote_shout"
-        assert await shout.run('{"text": "hi"}') == "HI"
+async def test_http_subset_with_a_prefix_and_headers() -> None:
+    guarded = HTTPServerProcess(token="s3cret")
+    guarded.start()
+    try:
+        connection = MCPConnection("remote", guarded.server)
+        toolset = MCPToolset(connection, include=["shout"], prefix="remote_")
+        async with MCPServers([connection]).lifespan():
+            (shout,) = toolset.tools()
+            assert shout.name == "remote_shout"
+            assert await shout.run('{"text": "hi"}') == "HI"
+        wrong = MCPConnection("remote", HTTPServer(guarded.url, {"Authorization": "Bearer no"}))
+        with pytest.raises(MCPServerError, match=r"MCP server 'remote' .*\(HTTP 401\)"):
+            async with MCPServers([wrong]).lifespan():
+                pass
+    finally:
+        guarded.stop()
+
+
+def test_results_as_text() -> None:
+    text = CallToolResult(
+        content=[TextContent(type="text", text="a"), TextContent(type="text", text="b")]
+    )
+    assert result_text(text) == "a\nb"
+    structured = CallToolResult(content=[], structured_content={"n": 1})
+    assert result_text(structured) == '{"n":1}'
+    image = CallToolResult(content=[ImageContent(type="image", data="AA==", mime_type="image/png")])
+    assert result_text(image) == "[image content]"
+    assert result_text(CallToolResult(content=[])) == ""
 
 
 async def test_a_named_tool_the_server_lacks_stops_start_up(
