@@ -1,6 +1,11 @@
 """MCP servers in the app's lifespan: tools served through /v1, /readyz, start-up failures."""
 
+import contextlib
+import socket
+import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -10,6 +15,7 @@ from agents import AgentError, ChatAgent
 from agents.models import ScriptedModel
 from agents.models.testing import call
 from agents.tools.mcp import MCPServerError
+from app.build import build_registry
 from app.config import load_config
 from app.registry import Registry
 from app.server import create_app
@@ -101,3 +107,44 @@ async def test_a_clash_with_a_servers_tool_stops_start_up(tmp_path: Path) -> Non
     with pytest.raises(AgentError, match=r"agent 'a': tools: duplicate tool name 'add'"):
         async with LifespanManager(app):
             pass
+
+
+@pytest.fixture
+def example_http_port() -> Iterator[int]:
+    """config/examples/example_mcp_server.py over HTTP on a free port."""
+    port = free_port()
+    script = ROOT / "config" / "examples" / "example_mcp_server.py"
+    server = subprocess.Popen([sys.executable, str(script), "http", str(port)])
+    try:
+        for _ in range(400):
+            with contextlib.suppress(OSError):
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            time.sleep(0.05)
+        yield port
+    finally:
+        server.kill()
+        server.wait(timeout=10)
+
+
+async def test_the_mcp_examples_work(example_http_port: int) -> None:
+    """The stdio and HTTP examples connect to the example server and call its tools."""
+    examples = ROOT / "config" / "examples"
+    environ = {"PYTHON": sys.executable, "MCP_URL": f"http://127.0.0.1:{example_http_port}/mcp"}
+    stdio = build_registry(
+        load_config(examples / "mcp-stdio.yaml", environ=environ), base_dir=examples
+    )
+    http = build_registry(
+        load_config(examples / "mcp-http.yaml", environ=environ), base_dir=examples
+    )
+    async with stdio.resources[0].lifespan(), http.resources[0].lifespan():
+        counter = stdio["counter"].toolsets[0].tools()  # type: ignore[attr-defined]
+        assert [t.name for t in counter] == ["notes_word_count"]
+        assert await counter[0].run('{"text": "one two three"}') == "3"
+        remote = http["remote-notes"].toolsets[0].tools()  # type: ignore[attr-defined]
+        assert sorted(t.name for t in remote) == [
+            "remote_add_note",
+            "remote_list_notes",
+            "remote_word_count",
+        ]
+        assert http.resources[0].health() == {"remote": "up"}

@@ -62,7 +62,8 @@ async def test_stdio_tools_are_listed_and_called_by_an_agent() -> None:
     assert second[0].content == (  # type: ignore[union-attr]
         "invalid arguments for add: a: 'two' is not of type 'integer'; b: required"
     )
-    assert model.requests[0].tools[0].parameters == add.definition.parameters
+    # The server's input schema reaches the model as it is.
+    assert model.requests[0].tools[0].parameters == connection.listed["add"].input_schema
 
 
 async def test_http_subset_with_a_prefix_and_headers() -> None:
