@@ -124,7 +124,7 @@ class MCPConnection:
             return await client.call_tool(tool, arguments)
         except MCPError as exc:
             if exc.code == CONNECTION_CLOSED:
-                self._lose(exc.message)
+                self._lose(client, exc.message)
                 raise ToolError(
                     f"MCP server {self.name!r} closed the connection; "
                     "it is reopened on the next call"
@@ -136,7 +136,7 @@ class MCPConnection:
             anyio.ClosedResourceError,
             httpx2.HTTPError,
         ) as exc:
-            self._lose(str(exc) or type(exc).__name__)
+            self._lose(client, str(exc) or type(exc).__name__)
             raise ToolError(
                 f"MCP server {self.name!r} is unreachable ({exc or type(exc).__name__}); "
                 "it is reconnected on the next call"
@@ -152,8 +152,9 @@ class MCPConnection:
             raise ToolError(f"MCP server {self.name!r} is down: {self.error or 'not connected'}")
         return self._client
 
-    def _lose(self, reason: str) -> None:
-        if self._client is not None:
+    def _lose(self, client: Client, reason: str) -> None:
+        # Only the session this call used: another call may have reconnected since.
+        if self._client is client:
             logger.warning("MCP server %r lost: %s", self.name, reason)
             self.state, self.error = "down", reason
             self._client = None
