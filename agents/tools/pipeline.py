@@ -98,24 +98,28 @@ async def run_pipeline(
 
 
 async def _attempt(tool: BaseTool, arguments: dict[str, Any]) -> tuple[str, bool]:
-    cache, key = tool.cache, b""
-    if cache is not None:
-        key = cache.key(tool.name, arguments)
-        hit = cache.get(key)
+    cache = tool.cache
+    if cache is None:
+        return await _invoke(tool, arguments), False
+    key = cache.key(tool.name, arguments)
+    async with cache.claim(key) as hit:
         if hit is not None:
             return hit, True
+        text = await _invoke(tool, arguments)
+        cache.put(key, text)
+        return text, False
+
+
+async def _invoke(tool: BaseTool, arguments: dict[str, Any]) -> str:
     timeout = tool.options.timeout
     if timeout is None:
+        return to_text(await tool.invoke(arguments))
+    text = ""
+    with anyio.move_on_after(timeout) as deadline:
         text = to_text(await tool.invoke(arguments))
-    else:
-        text = ""
-        with anyio.move_on_after(timeout) as deadline:
-            text = to_text(await tool.invoke(arguments))
-        if deadline.cancelled_caught:
-            raise ToolError(f"{tool.name} timed out after {timeout:g} s")
-    if cache is not None:
-        cache.put(key, text)
-    return text, False
+    if deadline.cancelled_caught:
+        raise ToolError(f"{tool.name} timed out after {timeout:g} s")
+    return text
 
 
 def _as_tool_error(tool: BaseTool, exc: Exception) -> ToolError:

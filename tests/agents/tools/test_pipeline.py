@@ -124,6 +124,27 @@ async def test_the_cache_hits_on_the_same_validated_input_only() -> None:
     assert copy.cache is not cached.cache
 
 
+async def test_concurrent_identical_calls_of_a_cached_tool_run_it_once() -> None:
+    runs: list[int] = []
+
+    @tool(options=ToolOptions(cache=CacheOptions()))
+    async def slow_double(n: int) -> int:
+        """Double a number, slowly."""
+        runs.append(n)
+        await asyncio.sleep(0.05)
+        if n < 0:
+            raise ValueError("negative")
+        return 2 * n
+
+    assert await asyncio.gather(*(slow_double.run('{"n": 4}') for _ in range(5))) == ["8"] * 5
+    assert runs == [4]
+    # A failure is not shared: each waiting caller then runs the tool itself.
+    failed = await asyncio.gather(
+        *(slow_double.run('{"n": -1}') for _ in range(3)), return_exceptions=True
+    )
+    assert all(isinstance(f, ToolError) for f in failed) and runs == [4, -1, -1, -1]
+
+
 async def test_cached_entries_expire() -> None:
     cached = counted(ToolOptions(cache=CacheOptions(ttl=0.05)))
     await cached.run('{"a": 1}')
