@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import anyio
 import anyio.abc
@@ -53,7 +54,8 @@ class StdioServer:
     cwd: str | None = None
 
     def describe(self) -> str:
-        return " ".join([self.command, *self.args])
+        # Not the arguments: they may hold secrets read from the environment.
+        return f"command {self.command}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +66,9 @@ class HTTPServer:
     headers: Mapping[str, str] = field(default_factory=dict)
 
     def describe(self) -> str:
-        return self.url
+        # Without credentials or a query, which may hold secrets.
+        parts = urlsplit(self.url)
+        return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
 
 
 class MCPServerError(AgentError):

@@ -112,6 +112,9 @@ async def test_a_server_down_at_start_up_fails_it_unless_optional() -> None:
     with pytest.raises(MCPServerError, match=rf"MCP server 'gone' \({url}\): "):
         async with MCPServers([required]).lifespan():
             pass
+    assert HTTPServer("https://u:pw@h.example:8443/mcp?key=k").describe() == (
+        "https://h.example:8443/mcp"
+    )
     optional = MCPConnection("gone", HTTPServer(url), optional=True, connect_timeout=5)
     toolset = MCPToolset(optional)
     servers = MCPServers([optional])
