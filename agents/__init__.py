@@ -7,6 +7,7 @@ from agents.agent import Agent, BaseAgent
 from agents.chat import ChatAgent
 from agents.errors import (
     AgentError,
+    FatalToolError,
     MaxStepsExceeded,
     ModelBusy,
     ModelError,
@@ -55,6 +56,7 @@ __all__ = [
     "ClientTool",
     "Conversation",
     "DataPart",
+    "FatalToolError",
     "FilePart",
     "FunctionAgent",
     "InMemorySession",

@@ -9,12 +9,12 @@ tool does not fail the run: its error goes back to the model as the result.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 from agents.agent import BaseAgent, transcript
-from agents.errors import MaxStepsExceeded, ToolError
+from agents.errors import AgentError, MaxStepsExceeded, ToolError, UserError
 from agents.messages import Message, ToolCallPart, ToolResultPart
 from agents.models.base import ChatModel, ModelRequest, ModelResponse
 from agents.options import AnyTool, ModelSettings, RunOptions, merge_tools
@@ -27,8 +27,10 @@ from agents.results import (
     ToolCallStarted,
     Usage,
 )
-from agents.tools.base import Tool
+from agents.tools.base import BaseTool
 from agents.tools.client import ClientTool
+from agents.tools.events import LOGGING_HOOKS, ToolHooks
+from agents.tools.toolsets import Toolset
 
 DEFAULT_MAX_STEPS = 10
 # Between the texts of two steps (e.g. "Let me look that up." and the answer).
@@ -48,6 +50,8 @@ class ChatAgent(BaseAgent):
         tools: tuple[AnyTool, ...] = (),
         model_settings: ModelSettings | None = None,
         max_steps: int = DEFAULT_MAX_STEPS,
+        toolsets: Sequence[Toolset] = (),
+        tool_hooks: Sequence[ToolHooks] = (LOGGING_HOOKS,),
     ) -> None:
         options = RunOptions(
             instructions=instructions,
@@ -57,18 +61,42 @@ class ChatAgent(BaseAgent):
         )
         super().__init__(name, description, options)
         self.model = model
+        self.toolsets = tuple(toolsets)
+        self.tool_hooks = tuple(tool_hooks)
 
     @property
     def supports_response_format(self) -> bool:
         return self.model.supports_response_format
 
     def lifespan(self) -> AbstractAsyncContextManager[Any]:
-        return self.model.lifespan()
+        return self._lifespan()
+
+    @asynccontextmanager
+    async def _lifespan(self) -> AsyncIterator[None]:
+        async with self.model.lifespan():
+            # Toolsets are started by now (the app enters them first): a name
+            # clash between them and the agent's own tools stops start-up.
+            try:
+                merge_tools(self.options.tools or (), *(ts.tools() for ts in self.toolsets))
+            except UserError as exc:
+                raise AgentError(f"agent {self.name!r}: tools: {exc}") from None
+            yield
+
+    def _tools(self, options: RunOptions) -> dict[str, AnyTool]:
+        """The run's tools: the toolsets' current tools, then the agent's and the run's."""
+        taken = {t.name for t in self.options.tools or ()}
+        listed: list[AnyTool] = []
+        for toolset in self.toolsets:
+            for tool in toolset.tools():
+                if tool.name not in taken:
+                    taken.add(tool.name)
+                    listed.append(tool)
+        return {t.name: t for t in merge_tools(listed, options.tools or ())}
 
     async def _run(
         self, history: list[Message], input: list[Message], options: RunOptions, *, stream: bool
     ) -> AsyncIterator[RunUpdate]:
-        tools = {t.name: t for t in options.tools or ()}
+        tools = self._tools(options)
         definitions = [t.definition for t in tools.values()]
         settings = options.model_settings or ModelSettings()
         messages = transcript(options.instructions, history, input)
@@ -103,7 +131,9 @@ class ChatAgent(BaseAgent):
             if own:
                 for call in own:
                     yield ToolCallStarted(call)
-                results = await asyncio.gather(*(_run_tool(tools, call) for call in own))
+                results = await asyncio.gather(
+                    *(_run_tool(tools, call, self.tool_hooks) for call in own)
+                )
                 for tool_result in results:
                     yield ToolCallFinished(tool_result)
                 tool_message = Message(role="tool", parts=list(results))
@@ -119,13 +149,15 @@ class ChatAgent(BaseAgent):
         )
 
 
-async def _run_tool(tools: Mapping[str, AnyTool], call: ToolCallPart) -> ToolResultPart:
+async def _run_tool(
+    tools: Mapping[str, AnyTool], call: ToolCallPart, hooks: Sequence[ToolHooks]
+) -> ToolResultPart:
     tool = tools.get(call.name)
-    if not isinstance(tool, Tool):
+    if not isinstance(tool, BaseTool):
         content, is_error = f"unknown tool {call.name!r}; available: {sorted(tools)}", True
     else:
         try:
-            content, is_error = await tool.run(call.arguments), False
+            content, is_error = await tool.run(call.arguments, call_id=call.id, hooks=hooks), False
         except ToolError as exc:
             content, is_error = str(exc), True
     return ToolResultPart(call_id=call.id, name=call.name, content=content, is_error=is_error)

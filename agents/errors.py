@@ -33,3 +33,7 @@ class MaxStepsExceeded(AgentError):
 
 class ToolError(AgentError):
     """A tool failed; the message goes back to the model as the tool result."""
+
+
+class FatalToolError(ToolError):
+    """A tool failure that retrying cannot fix: the tool's retry policy never repeats it."""

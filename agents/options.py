@@ -12,10 +12,10 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from agents.errors import UserError
-from agents.tools.base import Tool
+from agents.tools.base import BaseTool
 from agents.tools.client import ClientTool
 
-AnyTool = Tool | ClientTool
+AnyTool = BaseTool | ClientTool
 """A tool the runtime runs, or one the client answers."""
 
 ToolChoice = Literal["auto", "none", "required"] | str

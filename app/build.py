@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import Any
 
 from agents import ChatAgent, ModelSettings
 from agents.limits import RunLimits
 from agents.models import ChatModel, EchoModel
-from agents.tools import BUILTIN_TOOLS
 from app.config import ConfigError, load_config
+from app.imports import import_path
 from app.registry import Registry, RegistryError
 from app.specs import ChatAgentSpec, ConfigSpec, ImportAgentSpec, ModelSettingsSpec
+from app.tool_build import Tooling
 
 PROVIDERS = ("echo", "openai:<model>", "local:<name-or-path>")
 
@@ -63,19 +63,15 @@ def to_model_settings(spec: ModelSettingsSpec) -> ModelSettings:
     )
 
 
-def build_chat_agent(spec: ChatAgentSpec) -> ChatAgent:
-    unknown = [name for name in spec.tools if name not in BUILTIN_TOOLS]
-    if unknown:
-        raise ConfigError(
-            f"agent {spec.name!r}: tools: unknown tool {unknown[0]!r}; "
-            f"built-in tools: {', '.join(sorted(BUILTIN_TOOLS))}"
-        )
+def build_chat_agent(spec: ChatAgentSpec, tooling: Tooling | None = None) -> ChatAgent:
+    tools, toolsets = (tooling or Tooling()).build(spec.name, spec.tools)
     agent = ChatAgent(
         spec.name,
         build_model(spec),
         description=spec.description,
         instructions=spec.instructions,
-        tools=tuple(BUILTIN_TOOLS[name] for name in spec.tools),
+        tools=tools,
+        toolsets=toolsets,
         model_settings=to_model_settings(spec.model_settings),
         max_steps=spec.max_steps,
     )
@@ -83,24 +79,33 @@ def build_chat_agent(spec: ChatAgentSpec) -> ChatAgent:
     return agent
 
 
-def import_object(spec: ImportAgentSpec) -> Any:
-    module_name, _, attribute = spec.import_.partition(":")
+def import_object(spec: ImportAgentSpec, base_dir: Path | None = None) -> Any:
     try:
-        obj: Any = importlib.import_module(module_name)
-        for part in attribute.split("."):
-            obj = getattr(obj, part)
+        return import_path(spec.import_, base_dir)
     except (ImportError, AttributeError) as exc:
         raise ConfigError(
             f"agent {spec.name!r}: import: cannot import {spec.import_!r}: {exc}"
         ) from exc
-    return obj
 
 
-def build_registry(config: ConfigSpec, registry: Registry | None = None) -> Registry:
-    """Build every configured agent and add it; the first problem stops start-up."""
+def build_registry(
+    config: ConfigSpec, registry: Registry | None = None, *, base_dir: Path | None = None
+) -> Registry:
+    """Build every configured agent and add it; the first problem stops start-up.
+
+    ``base_dir`` (the config file's directory) is searched too for import
+    paths (agents' and tools').
+    """
     registry = registry if registry is not None else Registry.with_defaults()
+    tooling = Tooling(config.mcp_servers, base_dir)
+    if (servers := tooling.servers()) is not None:
+        registry.resources.append(servers)
     for spec in config.agents:
-        obj = build_chat_agent(spec) if isinstance(spec, ChatAgentSpec) else import_object(spec)
+        obj = (
+            build_chat_agent(spec, tooling)
+            if isinstance(spec, ChatAgentSpec)
+            else import_object(spec, base_dir)
+        )
         try:
             registry.add(spec.name, obj, spec.description, allow=spec.allow, expose=spec.expose)
         except RegistryError as exc:
@@ -112,6 +117,6 @@ def load_agents(path: Path) -> tuple[ConfigSpec, Registry]:
     """Load a config file and build its agents; every error names the file."""
     config = load_config(path)
     try:
-        return config, build_registry(config)
+        return config, build_registry(config, base_dir=path.parent)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from exc.__cause__

@@ -16,6 +16,7 @@ import yaml
 from pydantic import ValidationError
 
 from app.specs import ConfigSpec
+from app.tool_specs import drop_tags
 
 # ${VAR} or ${VAR:-default}; $${VAR} stays literal.
 _VARIABLE = re.compile(r"\$(\$?)\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -71,6 +72,7 @@ def _describe(path: Path, raw: Any, error: Any) -> str:
     loc = tuple(error["loc"])
     # Drop the union tags pydantic puts in the location ("chat", "import").
     loc = tuple(p for i, p in enumerate(loc) if not (i == 2 and p in ("chat", "import")))
+    loc = drop_tags(loc)
     return f"{path}: {_where(raw, loc)}: {error['msg']}"
 
 

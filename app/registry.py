@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import AbstractAsyncContextManager
 from importlib.metadata import entry_points
-from typing import Any
+from typing import Any, Protocol
 
 from agents import Agent, BaseAgent, FunctionAgent
 
@@ -21,6 +22,18 @@ Factory = Callable[[Any, str, str], Agent]
 """``factory(obj, name, description) -> Agent``."""
 
 ENTRY_POINT_GROUP = "agenthost.factories"
+
+
+class Resource(Protocol):
+    """Something agents share, with a lifespan and a health report for ``/readyz``."""
+
+    name: str
+
+    def lifespan(self) -> AbstractAsyncContextManager[Any]: ...
+
+    def health(self) -> Mapping[str, str]:
+        """Component → ``up``, or ``down: <why>``."""
+        ...
 
 
 class RegistryError(Exception):
@@ -49,6 +62,8 @@ class Registry(Mapping[str, Agent]):
         """Agent → the principals that may use it (agents not listed are open to all)."""
         self.expose: dict[str, frozenset[str]] = {}
         """Agent → the adapters that serve it (agents not listed are served by all)."""
+        self.resources: list[Resource] = []
+        """What agents share (MCP server connections): started before them, stopped after."""
 
     @classmethod
     def with_defaults(cls, *, plugins: bool = True) -> Registry:

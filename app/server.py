@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from fastapi import FastAPI
@@ -89,6 +89,7 @@ def create_app(
         _, agents = load_agents(settings.config)
     if allow is None:
         allow = agents.allow if isinstance(agents, Registry) else {}
+    resources = agents.resources if isinstance(agents, Registry) else []
     principals = settings.principals()
     check_allow(allow, principals)
     if not principals and allow:
@@ -112,6 +113,8 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         async with AsyncExitStack() as stack:
+            for resource in resources:
+                await stack.enter_async_context(resource.lifespan())
             for agent in agents.values():
                 await stack.enter_async_context(agent.lifespan())
             for adapter in adapters.values():
@@ -150,7 +153,13 @@ def create_app(
     )
     async def readyz() -> Response:
         ready = bool(app.state.ready)
-        body = {"status": "ready" if ready else "starting", "agents": len(agents)}
+        body: dict[str, Any] = {"status": "ready" if ready else "starting", "agents": len(agents)}
+        for resource in resources:
+            # An optional part that is down (e.g. an MCP server) degrades the
+            # service without taking the replica out of rotation.
+            health = body[resource.name] = dict(resource.health())
+            if ready and any(state != "up" for state in health.values()):
+                body["status"] = "degraded"
         return Response(orjson.dumps(body), 200 if ready else 503, media_type="application/json")
 
     def error_for(path: str, status: int, message: str, code: str) -> Response:

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, SecretStr, Tag
 
 from app.settings import AdapterName
+from app.tool_specs import MCPServerName, MCPServersField, MCPServerSpec, ToolEntry, ToolsField
 
 
 class _Spec(BaseModel):
@@ -82,11 +83,7 @@ class ChatAgentSpec(_Spec):
     )
     model_settings: ModelSettingsSpec = Field(default_factory=ModelSettingsSpec)
     instructions: str | None = None
-    tools: list[str] = Field(
-        default_factory=list,
-        description="Built-in tool names: calculator, current_time, ask_user "
-        "(asks the user and waits for the answer).",
-    )
+    tools: list[ToolEntry] = ToolsField
     max_steps: int = Field(10, ge=1, le=100, description="Model calls per run, at most.")
     limits: LimitsSpec = Field(default_factory=LimitsSpec)
     allow: list[str] | None = Allow
@@ -122,3 +119,4 @@ class ConfigSpec(_Spec):
     """The whole config file."""
 
     agents: list[AgentSpec] = Field(min_length=1)
+    mcp_servers: dict[MCPServerName, MCPServerSpec] = MCPServersField

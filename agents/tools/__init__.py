@@ -1,18 +1,38 @@
-"""Tools an agent can call."""
+"""Tools an agent can call.
 
-from agents.tools.base import Tool, ToolDefinition, tool
-from agents.tools.builtin import BUILTIN_TOOLS, calculator, current_time
+Runtime tools (:class:`BaseTool`: Python functions, MCP server tools,
+``http_get``) all run through one pipeline (:mod:`agents.tools.pipeline`)
+whose events any :class:`ToolHooks` can watch. Client tools
+(:class:`ClientTool`, ``ask_user``) are answered by the client instead.
+"""
+
+from agents.tools.base import BaseTool, ToolDefinition, ToolOptions
+from agents.tools.builtin import BUILTIN_TOOLS, calculator, current_time, think
+from agents.tools.cache import CacheOptions, ToolCache
 from agents.tools.client import ASK_USER, ClientTool, answer_pending, question_of
+from agents.tools.events import LOGGING_HOOKS, LoggingHooks, ToolEvent, ToolHooks
+from agents.tools.functions import Tool, tool
+from agents.tools.toolsets import Toolset
 
 __all__ = [
     "ASK_USER",
     "BUILTIN_TOOLS",
+    "LOGGING_HOOKS",
+    "BaseTool",
+    "CacheOptions",
     "ClientTool",
+    "LoggingHooks",
     "Tool",
+    "ToolCache",
     "ToolDefinition",
+    "ToolEvent",
+    "ToolHooks",
+    "ToolOptions",
+    "Toolset",
     "answer_pending",
     "calculator",
     "current_time",
     "question_of",
+    "think",
     "tool",
 ]

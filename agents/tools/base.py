@@ -1,25 +1,26 @@
-"""Tools: a name, a description, a pydantic input schema and one run pipeline.
+"""Runtime tools: a name, a description, an input schema and one run pipeline.
 
-Every call goes through the same steps: validate the JSON arguments against
-the input model, run the function (sync functions in a worker thread),
-retry a failure up to ``retries`` times, and turn any failure into a
-:class:`~agents.errors.ToolError` whose message the model can read.
+:class:`BaseTool` is what every tool the runtime runs has in common (function
+tools, MCP tools, ``http_get``): per-tool :class:`ToolOptions` and
+:meth:`BaseTool.run`, which sends every call through
+:func:`agents.tools.pipeline.run_pipeline` — no tool can skip it.
 """
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable
+import copy
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, get_type_hints, overload
+from typing import TYPE_CHECKING, Any, Self
 
-import anyio.to_thread
 import orjson
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from agents.errors import ToolError
+from agents.tools.cache import CacheOptions, ToolCache
 
-ToolFunction = Callable[..., Any]
+if TYPE_CHECKING:
+    from agents.tools.events import ToolHooks
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,115 +32,100 @@ class ToolDefinition:
     parameters: dict[str, Any]
 
 
-class Tool:
-    """A callable the agent's model can ask for."""
+@dataclass(frozen=True, slots=True)
+class ToolOptions:
+    """How the pipeline runs one tool.
+
+    ``retries`` extra attempts after a failure (never after a
+    :class:`~agents.errors.FatalToolError` or invalid input), waiting
+    ``backoff`` seconds before the first retry and twice as long before each
+    next one (at most ``max_backoff``); ``timeout`` seconds per attempt;
+    ``cache`` keeps results (off when None).
+    """
+
+    retries: int = 0
+    backoff: float = 0.5
+    max_backoff: float = 10.0
+    timeout: float | None = None
+    cache: CacheOptions | None = None
+
+    def delay(self, attempt: int) -> float:
+        """Seconds to wait before retrying after failed attempt number ``attempt``."""
+        return float(min(self.backoff * 2 ** (attempt - 1), self.max_backoff))
+
+
+class BaseTool(ABC):
+    """A tool the runtime runs; subclasses say how to validate and invoke it."""
+
+    name: str
+    description: str
 
     def __init__(
         self,
-        function: ToolFunction,
+        name: str,
+        description: str,
         *,
-        name: str | None = None,
-        description: str | None = None,
-        retries: int = 0,
+        options: ToolOptions | None = None,
+        hooks: Sequence[ToolHooks] = (),
     ) -> None:
-        self.function = function
-        self.name = name or function.__name__
-        self.description = description or _summary(function)
-        self.retries = retries
-        self.input_model = _input_model(function, self.name)
-        self._is_async = inspect.iscoroutinefunction(function)
-        self.definition = ToolDefinition(
-            name=self.name,
-            description=self.description,
-            parameters=self.input_model.model_json_schema(),
-        )
+        self.name = name
+        self.description = description
+        self.options = options or ToolOptions()
+        self.hooks = tuple(hooks)
+        self.cache = ToolCache(self.options.cache) if self.options.cache else None
 
-    def validate(self, arguments: str) -> dict[str, Any]:
-        """Parse and validate JSON arguments; the error names each bad field."""
+    @property
+    @abstractmethod
+    def parameters(self) -> dict[str, Any]:
+        """The JSON schema of the input, as the model sees it."""
+
+    @property
+    def definition(self) -> ToolDefinition:
+        return ToolDefinition(self.name, self.description, self.parameters)
+
+    @abstractmethod
+    def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Check parsed arguments; raise ToolError naming each bad field."""
+
+    @abstractmethod
+    async def invoke(self, arguments: dict[str, Any]) -> Any:
+        """Run once with validated arguments; any non-text result is sent as JSON."""
+
+    async def run(
+        self, arguments: str, *, call_id: str = "", hooks: Sequence[ToolHooks] = ()
+    ) -> str:
+        """Validate, run through the pipeline and return the result as text.
+
+        Raises :class:`~agents.errors.ToolError` with a message for the model.
+        """
+        from agents.tools.pipeline import run_pipeline
+
+        return await run_pipeline(self, arguments, call_id=call_id, hooks=hooks)
+
+    def parse(self, arguments: str) -> dict[str, Any]:
+        """JSON arguments → validated arguments."""
         try:
             raw = orjson.loads(arguments or "{}")
         except orjson.JSONDecodeError as exc:
             raise ToolError(f"arguments of {self.name} are not valid JSON: {exc}") from exc
-        try:
-            model = self.input_model.model_validate(raw)
-        except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
-                for err in exc.errors()
-            )
-            raise ToolError(f"invalid arguments for {self.name}: {problems}") from exc
-        return {name: getattr(model, name) for name in type(model).model_fields}
+        if not isinstance(raw, dict):
+            raise ToolError(f"arguments of {self.name} must be a JSON object")
+        return self.validate(raw)
 
-    async def run(self, arguments: str) -> str:
-        """Validate, run (with retries) and return the result as text."""
-        kwargs = self.validate(arguments)
-        attempt = 0
-        while True:
-            try:
-                return _to_text(await self._call(kwargs))
-            except ToolError:
-                raise
-            except Exception as exc:
-                if attempt >= self.retries:
-                    raise ToolError(f"{self.name} failed: {exc}") from exc
-                attempt += 1
-
-    async def _call(self, kwargs: dict[str, Any]) -> Any:
-        if self._is_async:
-            return await self.function(**kwargs)
-        return await anyio.to_thread.run_sync(lambda: self.function(**kwargs))
+    def with_options(
+        self,
+        options: ToolOptions | None = None,
+        *,
+        name: str | None = None,
+        hooks: Sequence[ToolHooks] | None = None,
+    ) -> Self:
+        """A copy with other options (and a cache of its own), name or hooks."""
+        clone = copy.copy(self)
+        clone.options = options if options is not None else self.options
+        clone.cache = ToolCache(clone.options.cache) if clone.options.cache else None
+        clone.name = name or self.name
+        clone.hooks = tuple(hooks) if hooks is not None else self.hooks
+        return clone
 
     def __repr__(self) -> str:
-        return f"Tool({self.name!r})"
-
-
-@overload
-def tool(function: ToolFunction, /) -> Tool: ...
-@overload
-def tool(
-    *, name: str | None = None, description: str | None = None, retries: int = 0
-) -> Callable[[ToolFunction], Tool]: ...
-def tool(
-    function: ToolFunction | None = None,
-    /,
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    retries: int = 0,
-) -> Tool | Callable[[ToolFunction], Tool]:
-    """Turn a typed, documented function into a :class:`Tool`.
-
-    The parameters' annotations and defaults become the input schema; the
-    docstring's first paragraph becomes the description.
-    """
-
-    def wrap(fn: ToolFunction) -> Tool:
-        return Tool(fn, name=name, description=description, retries=retries)
-
-    return wrap(function) if function is not None else wrap
-
-
-def _summary(function: ToolFunction) -> str:
-    doc = inspect.getdoc(function) or ""
-    return doc.split("\n\n", 1)[0].replace("\n", " ").strip()
-
-
-def _input_model(function: ToolFunction, name: str) -> type[BaseModel]:
-    hints = get_type_hints(function)
-    fields: dict[str, Any] = {}
-    for param in inspect.signature(function).parameters.values():
-        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            raise TypeError(f"tool {name}: *args and **kwargs cannot be described to a model")
-        annotation = hints.get(param.name, Any)
-        default = ... if param.default is param.empty else param.default
-        fields[param.name] = (annotation, default)
-    config = ConfigDict(extra="forbid")
-    return create_model(f"{name}_arguments", __config__=config, **fields)
-
-
-def _to_text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, BaseModel):
-        return value.model_dump_json()
-    return orjson.dumps(value, default=str).decode()
+        return f"{type(self).__name__}({self.name!r})"

@@ -1,4 +1,6 @@
-"""Built-in tools, referred to by name in config: ``calculator``, ``current_time``, ``ask_user``."""
+"""Built-in tools, referred to by name in config: ``think``, ``calculator``,
+``current_time``, ``ask_user`` (answered by the client). ``http_get`` needs
+options (its allowed hosts): see :mod:`agents.tools.http`."""
 
 from __future__ import annotations
 
@@ -10,9 +12,10 @@ from collections.abc import Callable
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from agents.errors import ToolError
-from agents.tools.base import Tool, tool
+from agents.errors import FatalToolError
+from agents.tools.base import BaseTool
 from agents.tools.client import ASK_USER, ClientTool
+from agents.tools.functions import tool
 
 _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
@@ -49,16 +52,16 @@ def evaluate(expression: str) -> int | float:
     """Evaluate arithmetic safely: numbers, + - * / // % **, parentheses,
     a few math functions and constants. Never uses ``eval``."""
     if len(expression) > _MAX_LENGTH:
-        raise ToolError(f"expression longer than {_MAX_LENGTH} characters")
+        raise FatalToolError(f"expression longer than {_MAX_LENGTH} characters")
     try:
         tree = ast.parse(expression.replace("^", "**"), mode="eval")
     except SyntaxError as exc:
-        raise ToolError(f"not an arithmetic expression: {expression!r}") from exc
+        raise FatalToolError(f"not an arithmetic expression: {expression!r}") from exc
     try:
         result: int | float = _eval(tree.body)
         return result
     except (ArithmeticError, ValueError, TypeError) as exc:
-        raise ToolError(f"cannot evaluate {expression!r}: {exc}") from exc
+        raise FatalToolError(f"cannot evaluate {expression!r}: {exc}") from exc
 
 
 def _eval(node: ast.expr) -> Any:
@@ -69,7 +72,7 @@ def _eval(node: ast.expr) -> Any:
     if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
         left, right = _eval(node.left), _eval(node.right)
         if isinstance(node.op, ast.Pow) and abs(right) > _MAX_EXPONENT:
-            raise ToolError(f"exponent larger than {_MAX_EXPONENT}")
+            raise FatalToolError(f"exponent larger than {_MAX_EXPONENT}")
         return _BINARY[type(node.op)](left, right)
     if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
         return _UNARY[type(node.op)](_eval(node.operand))
@@ -80,7 +83,7 @@ def _eval(node: ast.expr) -> Any:
         and not node.keywords
     ):
         return _FUNCTIONS[node.func.id](*(_eval(arg) for arg in node.args))
-    raise ToolError(f"unsupported syntax: {ast.unparse(node)!r}")
+    raise FatalToolError(f"unsupported syntax: {ast.unparse(node)!r}")
 
 
 @tool
@@ -102,10 +105,20 @@ def current_time(timezone: str = "UTC") -> str:
     try:
         zone = ZoneInfo(timezone)
     except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise ToolError(f"unknown time zone {timezone!r}") from exc
+        raise FatalToolError(f"unknown time zone {timezone!r}") from exc
     return dt.datetime.now(zone).isoformat(timespec="seconds")
 
 
-BUILTIN_TOOLS: dict[str, Tool | ClientTool] = {
-    t.name: t for t in (calculator, current_time, ASK_USER)
+@tool
+async def think(thought: str) -> str:
+    """Think step by step before acting: write your reasoning, plans or notes here.
+
+    Nothing happens and nobody sees it; use it to reason about tool results
+    or to check a plan before the next step.
+    """
+    return "Noted."
+
+
+BUILTIN_TOOLS: dict[str, BaseTool | ClientTool] = {
+    t.name: t for t in (think, calculator, current_time, ASK_USER)
 }

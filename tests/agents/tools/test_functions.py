@@ -1,10 +1,12 @@
 import asyncio
 import re
+from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from agents import ToolError, tool
-from agents.tools import calculator, current_time
+from agents.tools import ToolOptions, calculator, current_time, think
 
 pytestmark = pytest.mark.anyio
 
@@ -35,6 +37,57 @@ def test_schema_and_description_come_from_the_function() -> None:
     assert upper.name == "slow_upper"
 
 
+class Point(BaseModel):
+    x: float
+    y: float
+
+
+@tool
+def describe(
+    title: str, point: Point, tags: list[str] | None = None, limit: int = 3, **extra: Any
+) -> dict[str, Any]:
+    """Describe a point.
+
+    Not part of the description.
+    """
+    return {"title": title, "sum": point.x + point.y, "tags": tags, "limit": limit, **extra}
+
+
+def test_schema_honours_defaults_optional_fields_and_kwargs() -> None:
+    schema = describe.definition.parameters
+    assert describe.description == "Describe a point."
+    assert schema["required"] == ["title", "point"]
+    assert schema["properties"]["limit"] == {"default": 3, "title": "Limit", "type": "integer"}
+    assert schema["properties"]["tags"]["default"] is None
+    assert schema["additionalProperties"] is True  # **extra: other fields are allowed
+
+
+async def test_non_text_results_are_json_and_extra_fields_pass_through() -> None:
+    text = await describe.run('{"title": "p", "point": {"x": 1, "y": 2}, "colour": "red"}')
+    assert text == '{"title":"p","sum":3.0,"tags":null,"limit":3,"colour":"red"}'
+
+
+def test_a_function_without_docstring_is_refused_at_definition() -> None:
+    def undocumented(x: int) -> int:
+        return x
+
+    with pytest.raises(TypeError, match="tool undocumented: the function has no docstring"):
+        tool(undocumented)
+    assert tool(description="Explained here.")(undocumented).description == "Explained here."
+
+    def varargs(*values: int) -> int:
+        """Sum."""
+        return sum(values)
+
+    with pytest.raises(TypeError, match=r"\*args cannot be described"):
+        tool(varargs)
+
+
+async def test_think_has_no_effect_but_an_acknowledgement() -> None:
+    assert await think.run('{"thought": "first check the date"}') == "Noted."
+    assert think.definition.parameters["required"] == ["thought"]
+
+
 async def test_runs_sync_and_async_functions() -> None:
     assert await add.run('{"a": 2}') == "3"
     assert await upper.run('{"text": "hi"}') == "HI"
@@ -54,7 +107,7 @@ async def test_invalid_arguments_name_the_field() -> None:
 async def test_failures_are_retried_then_reported() -> None:
     attempts: list[int] = []
 
-    @tool(retries=2)
+    @tool(options=ToolOptions(retries=2, backoff=0))
     def flaky() -> str:
         """Fails twice."""
         attempts.append(1)
@@ -72,6 +125,8 @@ async def test_failures_are_retried_then_reported() -> None:
 
     with pytest.raises(ToolError, match="broken failed: disk on fire"):
         await broken.run("{}")
+    with pytest.raises(ToolError, match="must be a JSON object"):
+        await broken.run("[1]")
 
 
 @pytest.mark.parametrize(

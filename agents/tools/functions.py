@@ -1,0 +1,132 @@
+"""Tools from typed, documented Python functions: :class:`Tool` and ``@tool``.
+
+The name comes from the function, the description from its docstring (a
+function without one is refused when the tool is defined), the input schema
+from the signature: annotations, defaults and ``**kwargs`` (extra fields
+allowed and passed through). Sync functions run in a worker thread.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, get_type_hints, overload
+
+import anyio.to_thread
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+
+from agents.errors import ToolError
+from agents.tools.base import BaseTool, ToolOptions
+
+if TYPE_CHECKING:
+    from agents.tools.events import ToolHooks
+
+ToolFunction = Callable[..., Any]
+
+
+class Tool(BaseTool):
+    """A Python function (sync or async) the agent's model can call."""
+
+    def __init__(
+        self,
+        function: ToolFunction,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        retries: int = 0,
+        options: ToolOptions | None = None,
+        hooks: Sequence[ToolHooks] = (),
+    ) -> None:
+        name = name or function.__name__
+        description = description or _summary(function)
+        if not description:
+            raise TypeError(
+                f"tool {name}: the function has no docstring; "
+                "document what it does, the model reads it"
+            )
+        options = options or ToolOptions(retries=retries)
+        super().__init__(name, description, options=options, hooks=hooks)
+        self.function = function
+        self.input_model = _input_model(function, name)
+        self._schema = self.input_model.model_json_schema()
+        self._is_async = inspect.iscoroutinefunction(function)
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        return self._schema
+
+    def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        try:
+            model = self.input_model.model_validate(arguments)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
+                for err in exc.errors()
+            )
+            raise ToolError(f"invalid arguments for {self.name}: {problems}") from exc
+        values = {name: getattr(model, name) for name in type(model).model_fields}
+        return values | (model.model_extra or {})
+
+    async def invoke(self, arguments: dict[str, Any]) -> Any:
+        if self._is_async:
+            return await self.function(**arguments)
+        # A sync function cannot be interrupted; on time-out the caller stops
+        # waiting and the thread finishes in the background.
+        return await anyio.to_thread.run_sync(
+            lambda: self.function(**arguments), abandon_on_cancel=True
+        )
+
+
+@overload
+def tool(function: ToolFunction, /) -> Tool: ...
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    retries: int = 0,
+    options: ToolOptions | None = None,
+) -> Callable[[ToolFunction], Tool]: ...
+def tool(
+    function: ToolFunction | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    retries: int = 0,
+    options: ToolOptions | None = None,
+) -> Tool | Callable[[ToolFunction], Tool]:
+    """Turn a typed, documented function into a :class:`Tool`.
+
+    The parameters' annotations and defaults become the input schema; the
+    docstring's first paragraph becomes the description.
+    """
+
+    def wrap(fn: ToolFunction) -> Tool:
+        return Tool(fn, name=name, description=description, retries=retries, options=options)
+
+    return wrap(function) if function is not None else wrap
+
+
+def _summary(function: ToolFunction) -> str:
+    doc = inspect.getdoc(function) or ""
+    return doc.split("\n\n", 1)[0].replace("\n", " ").strip()
+
+
+def _input_model(function: ToolFunction, name: str) -> type[BaseModel]:
+    hints = get_type_hints(function)
+    fields: dict[str, Any] = {}
+    extra = "forbid"
+    for param in inspect.signature(function).parameters.values():
+        if param.kind == param.VAR_POSITIONAL:
+            raise TypeError(f"tool {name}: *args cannot be described to a model")
+        if param.kind == param.VAR_KEYWORD:
+            extra = "allow"
+            continue
+        if param.kind == param.POSITIONAL_ONLY:
+            raise TypeError(f"tool {name}: positional-only parameters cannot be named by a model")
+        annotation = hints.get(param.name, Any)
+        default = ... if param.default is param.empty else param.default
+        fields[param.name] = (annotation, default)
+    config = ConfigDict(extra=extra)  # type: ignore[typeddict-item]
+    return create_model(f"{name}_arguments", __config__=config, **fields)
