@@ -9,6 +9,7 @@ tool does not fail the run: its error goes back to the model as the result.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import Any
@@ -109,6 +110,8 @@ class ChatAgent(BaseAgent):
                 tool_message = Message(role="tool", parts=list(results))
                 messages.append(tool_message)
                 new_messages.append(tool_message)
+                # A forced tool_choice is met once; forcing it again would loop until max_steps.
+                settings = replace(settings, tool_choice=None)
             if not own or pending:
                 finish = "tool_calls" if pending else response.finish_reason
                 output = STEP_SEPARATOR.join(texts)
