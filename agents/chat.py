@@ -9,9 +9,9 @@ tool does not fail the run: its error goes back to the model as the result.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import replace
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager
+from dataclasses import replace
 from typing import Any
 
 from agents.agent import BaseAgent, transcript
