@@ -1,5 +1,8 @@
 """The uniform agent every adapter serves, whatever built it.
 
+Every run is bounded (:mod:`agents.limits`): output size, duration, and the
+server's shutdown end it with one clean error.
+
 An agent has one run entry: :meth:`Agent.run_stream` yields updates and ends
 with :class:`~agents.results.RunFinished`; :meth:`Agent.run` returns the same
 final result without the updates. The session is loaded before the run and
@@ -15,6 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import anyio
 
+from agents.limits import RunLimits, bounded_result, bounded_stream, check_output
 from agents.messages import Message, MessageInput, to_messages
 from agents.options import RunOptions
 from agents.results import RunFinished, RunResult, RunUpdate
@@ -53,10 +57,17 @@ class Agent(Protocol):
 class BaseAgent:
     """Session handling and option merging; subclasses implement :meth:`_run`."""
 
-    def __init__(self, name: str, description: str = "", options: RunOptions | None = None):
+    def __init__(
+        self,
+        name: str,
+        description: str = "",
+        options: RunOptions | None = None,
+        limits: RunLimits | None = None,
+    ):
         self.name = name
         self.description = description
         self.options = options or RunOptions()
+        self.limits = limits or RunLimits()
 
     @property
     def supports_response_format(self) -> bool:
@@ -78,7 +89,7 @@ class BaseAgent:
         session: Session | None = None,
         options: RunOptions | None = None,
     ) -> AsyncGenerator[RunUpdate, None]:
-        return self._session_run(input, session, options, stream=True)
+        return bounded_stream(self.limits, self._session_run(input, session, options, stream=True))
 
     async def run(
         self,
@@ -86,6 +97,11 @@ class BaseAgent:
         *,
         session: Session | None = None,
         options: RunOptions | None = None,
+    ) -> RunResult:
+        return await bounded_result(self.limits, self._drain(input, session, options))
+
+    async def _drain(
+        self, input: MessageInput, session: Session | None, options: RunOptions | None
     ) -> RunResult:
         result: RunResult | None = None
         # Drained to the end (not left suspended), so no generator is left
@@ -109,10 +125,13 @@ class BaseAgent:
         history = await session.load() if session is not None else []
         merged = self.options.merged(options)
         async for update in self._run(history, messages, merged, stream=stream):
-            if isinstance(update, RunFinished) and session is not None:
-                # Shielded: a cancel arriving now must not leave half a turn.
-                with anyio.CancelScope(shield=True):
-                    await session.append(update.result.new_messages)
+            if isinstance(update, RunFinished):
+                # An answer over the bound is refused before it is saved.
+                check_output(self.limits, update.result.output)
+                if session is not None:
+                    # Shielded: a cancel arriving now must not leave half a turn.
+                    with anyio.CancelScope(shield=True):
+                        await session.append(update.result.new_messages)
             yield update
 
     def lifespan(self) -> AbstractAsyncContextManager[Any]:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from agents import ChatAgent, ModelSettings
+from agents.limits import RunLimits
 from agents.models import ChatModel, EchoModel
 from agents.tools import BUILTIN_TOOLS
 from app.config import ConfigError, load_config
@@ -69,7 +70,7 @@ def build_chat_agent(spec: ChatAgentSpec) -> ChatAgent:
             f"agent {spec.name!r}: tools: unknown tool {unknown[0]!r}; "
             f"built-in tools: {', '.join(sorted(BUILTIN_TOOLS))}"
         )
-    return ChatAgent(
+    agent = ChatAgent(
         spec.name,
         build_model(spec),
         description=spec.description,
@@ -78,6 +79,8 @@ def build_chat_agent(spec: ChatAgentSpec) -> ChatAgent:
         model_settings=to_model_settings(spec.model_settings),
         max_steps=spec.max_steps,
     )
+    agent.limits = RunLimits(spec.limits.max_output_chars, spec.limits.max_seconds)
+    return agent
 
 
 def import_object(spec: ImportAgentSpec) -> Any:

@@ -68,24 +68,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _serve(settings: Settings, registry: Registry) -> int:
-    import uvicorn
-
     from app.server import create_app
-    from app.serving import DrainingServer
+    from app.serving import build_server, raise_open_files_limit
 
     logging.basicConfig(
         level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    before, after = raise_open_files_limit()
+    logging.getLogger("agenthost").info("open files limit: %d (was %d)", after, before)
     app = create_app(settings, registry)
-    config = uvicorn.Config(
-        app,
-        host=settings.host,
-        port=settings.port,
-        log_level=settings.log_level,
-        access_log=settings.access_log,
-        timeout_graceful_shutdown=30,
-    )
-    DrainingServer(config, app, drain_seconds=settings.drain_seconds).run()
+    build_server(settings, app).run()
     return 0
 
 

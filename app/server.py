@@ -13,6 +13,7 @@ from starlette.responses import Response
 
 from adapters.base import Adapter, AdapterContext
 from agents import Agent
+from agents.limits import RunLimits, set_default_limits
 from app.build import load_agents
 from app.guards import APIKeyGuard, BodyLimitGuard
 from app.memory import LRUMemoryManager
@@ -44,6 +45,7 @@ def create_app(
     ``allow`` limits agents to principals; by default it is the registry's.
     """
     settings = settings or Settings()
+    set_default_limits(RunLimits(settings.max_output_chars, settings.max_run_seconds))
     if agents is None:
         _, agents = load_agents(settings.config)
     if allow is None:

@@ -1,30 +1,93 @@
-"""uvicorn with a drain period: readiness goes first, the listener later.
+"""uvicorn with limits, a drain period and a clean end of every run.
 
 On SIGTERM (or Ctrl-C) ``/readyz`` answers 503 at once, so a load balancer
 stops sending new requests, while the server keeps serving for
-``drain_seconds``; then uvicorn's own graceful shutdown runs (in-flight
-requests finish, lifespans close). A second signal exits without waiting.
+``drain_seconds``; then the listener closes and in-flight requests get
+``graceful_shutdown_seconds`` to finish. Runs still going then are
+interrupted (``agents.limits``): each protocol ends its stream with its own
+error event (and ``[DONE]`` on Chat Completions) instead of a cut body, and
+the process exits 0. A second signal exits without waiting.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import resource
+import socket
+from collections.abc import Generator
+from contextlib import contextmanager
 from types import FrameType
 
 import uvicorn
 from fastapi import FastAPI
 
+from agents.limits import LIVE_RUNS
+from app.connections import ConnectionLimits, LimitedHTTPProtocol
+from app.settings import Settings
+
 logger = logging.getLogger("agenthost")
+
+# Time for interrupted runs to write their last events before uvicorn cancels tasks.
+FINAL_EVENTS_SECONDS = 5.0
+
+
+def raise_open_files_limit() -> tuple[int, int]:
+    """Raise the soft open-files limit to the hard one (as Go's runtime does).
+
+    A default soft limit of 1,024 would otherwise cap connections long
+    before ``max_connections``. Returns ``(before, after)``.
+    """
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        return soft, hard
+    return soft, soft
+
+
+def build_server(settings: Settings, app: FastAPI) -> DrainingServer:
+    """uvicorn configured with every limit of ``settings``."""
+    limits = ConnectionLimits(
+        header_timeout=settings.header_timeout,
+        body_timeout=settings.body_timeout,
+        max_header_bytes=settings.max_header_bytes,
+        max_headers=settings.max_headers,
+        max_connections=settings.max_connections,
+    )
+    config = uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level,
+        access_log=settings.access_log,
+        http=LimitedHTTPProtocol.with_limits(limits),
+        backlog=settings.backlog,
+        timeout_keep_alive=settings.keep_alive_seconds,  # type: ignore[arg-type]
+        timeout_graceful_shutdown=int(settings.graceful_shutdown_seconds + FINAL_EVENTS_SECONDS),
+    )
+    return DrainingServer(
+        config,
+        app,
+        drain_seconds=settings.drain_seconds,
+        grace_seconds=settings.graceful_shutdown_seconds,
+    )
 
 
 class DrainingServer(uvicorn.Server):
-    """A uvicorn server that turns not-ready before it stops listening."""
+    """A uvicorn server that turns not-ready first and ends runs cleanly last."""
 
-    def __init__(self, config: uvicorn.Config, app: FastAPI, *, drain_seconds: float) -> None:
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        app: FastAPI,
+        *,
+        drain_seconds: float,
+        grace_seconds: float = 30.0,
+    ) -> None:
         super().__init__(config)
         self.app = app
         self.drain_seconds = drain_seconds
+        self.grace_seconds = grace_seconds
         self._draining = False
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
@@ -39,3 +102,25 @@ class DrainingServer(uvicorn.Server):
         loop.call_soon_threadsafe(
             loop.call_later, self.drain_seconds, super().handle_exit, sig, frame
         )
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        timer = asyncio.get_running_loop().call_later(self.grace_seconds, self._interrupt_runs)
+        try:
+            await super().shutdown(sockets)
+        finally:
+            timer.cancel()
+
+    def _interrupt_runs(self) -> None:
+        count = LIVE_RUNS.interrupt_all("the server is shutting down; retry the request")
+        if count:
+            logger.warning(
+                "interrupted %d runs still going after %.1f s", count, self.grace_seconds
+            )
+
+    @contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        with super().capture_signals():
+            yield
+            # uvicorn re-raises the signal after a graceful shutdown, so the
+            # process would end "killed by SIGTERM"; a completed drain is a clean exit.
+            self._captured_signals.clear()

@@ -49,6 +49,41 @@ class Settings(BaseSettings):
     )
     max_body_bytes: int = Field(4 * 1024 * 1024, ge=1024, description="Larger bodies get 413.")
 
+    # Connection limits (app/connections.py); see the README's "Security and limits".
+    header_timeout: float = Field(
+        10.0, gt=0, description="Seconds a client has to send a request's head (408 after)."
+    )
+    body_timeout: float = Field(
+        60.0, gt=0, description="Seconds a client has to send a request's body (408 after)."
+    )
+    max_header_bytes: int = Field(
+        64 * 1024, ge=1024, description="Largest request head (line + headers); 431 beyond."
+    )
+    max_headers: int = Field(100, ge=8, description="Most headers in a request; 431 beyond.")
+    max_connections: int = Field(
+        2048,
+        ge=1,
+        description="Open connections; past it the longest-idle one is closed (503 if none is).",
+    )
+    keep_alive_seconds: float = Field(
+        5.0, gt=0, description="Seconds an idle kept-alive connection stays open."
+    )
+    backlog: int = Field(2048, ge=16, description="Connections the kernel queues before accept.")
+
+    # Run limits (agents/limits.py): every agent's default; an agent's `limits:` overrides.
+    max_output_chars: int = Field(
+        200_000, ge=1, description="Characters of one answer; the run is stopped beyond."
+    )
+    max_run_seconds: float = Field(
+        900.0, gt=0, description="Seconds one run may take; it is stopped beyond."
+    )
+    graceful_shutdown_seconds: float = Field(
+        30.0,
+        ge=0,
+        description="After SIGTERM (and the drain), seconds for runs to finish; then they end "
+        "with an error event and the process exits 0.",
+    )
+
     @field_validator("adapters", "api_keys", "cors_origins", mode="before")
     @classmethod
     def _split_commas(cls, value: object) -> object:

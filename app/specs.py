@@ -58,6 +58,17 @@ Expose = Field(
 )
 
 
+class LimitsSpec(_Spec):
+    """Bounds on each run of an agent; unset ones come from the server's settings."""
+
+    max_output_chars: int | None = Field(
+        None, ge=1, description="Characters of one answer (AGENTHOST_MAX_OUTPUT_CHARS)."
+    )
+    max_seconds: float | None = Field(
+        None, gt=0, description="Seconds one run may take (AGENTHOST_MAX_RUN_SECONDS)."
+    )
+
+
 class ChatAgentSpec(_Spec):
     """An agent driven by a chat model (the default kind)."""
 
@@ -77,6 +88,7 @@ class ChatAgentSpec(_Spec):
         "(asks the user and waits for the answer).",
     )
     max_steps: int = Field(10, ge=1, le=100, description="Model calls per run, at most.")
+    limits: LimitsSpec = Field(default_factory=LimitsSpec)
     allow: list[str] | None = Allow
     expose: list[AdapterName] | None = Expose
 

@@ -19,6 +19,7 @@ from starlette.responses import Response
 
 from adapters.disconnect import ClientGone
 from agents import AgentError, ModelBusy, ModelError, UserError
+from agents.limits import RunInterrupted, RunLimitExceeded
 
 logger = logging.getLogger("agenthost.openai")
 
@@ -43,9 +44,11 @@ class OpenAIError(Exception):
         param: str | None = None,
         type: str | None = None,
         retry_after: float | None = None,
+        retryable: bool = False,
     ) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+        self.retryable = retryable
         self.status = status
         self.message = message
         self.code = code
@@ -65,7 +68,7 @@ class OpenAIError(Exception):
         }
 
     def response(self) -> Response:
-        headers = {"x-should-retry": "false"} if self.status >= 500 else {}
+        headers = {"x-should-retry": "false"} if self.status >= 500 and not self.retryable else {}
         if self.retry_after is not None:
             headers["retry-after"] = str(round(self.retry_after))
         return Response(orjson.dumps(self.body()), self.status, headers, "application/json")
@@ -86,6 +89,12 @@ def from_exception(exc: Exception) -> OpenAIError:
     if isinstance(exc, ClientGone):
         # Nobody reads it; 499 (nginx's "client closed request") marks it in the access log.
         return OpenAIError(499, "the client closed the request", code="client_closed_request")
+    if isinstance(exc, RunLimitExceeded):
+        status = 504 if exc.code == "run_timeout" else 400
+        return OpenAIError(status, str(exc), code=exc.code)
+    if isinstance(exc, RunInterrupted):
+        # Retryable: another replica (or this one, restarted) can take it.
+        return OpenAIError(503, str(exc), code="server_shutting_down", retryable=True)
     if isinstance(exc, AgentError):
         return OpenAIError(500, str(exc), code="agent_error")
     logger.exception("agent run failed")

@@ -1,0 +1,174 @@
+"""uvicorn's HTTP protocol with the limits a public server needs.
+
+uvicorn bounds the keep-alive wait and the body size (via the app), but a
+new connection may take forever to send its request head, a body may
+trickle in a byte at a time, a head may be hundreds of megabytes (parsing
+that is worse than linear) and connections are not capped. This subclass of
+uvicorn's ``httptools`` protocol, passed through uvicorn's ``http`` setting,
+adds, per connection:
+
+- a time limit for the request head (from the connection's start, or from
+  the first byte of the next request on a kept-alive connection) and one
+  for the body (from the end of the head): 408, then the connection closes;
+- a maximum head size and header count: 431 before the head is parsed
+  further;
+- a cap on open connections: past it, the longest-idle connection (one
+  with no request in progress) is closed to make room, so stalled clients
+  cannot lock out real ones; with none idle, the new connection gets 503.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionLimits:
+    """What one connection may take; see the README's "Security and limits"."""
+
+    header_timeout: float = 10.0
+    body_timeout: float = 60.0
+    max_header_bytes: int = 64 * 1024
+    max_headers: int = 100
+    max_connections: int = 2048
+
+
+class _Refused(Exception):
+    """Raised from a parser callback to stop parsing and answer ``status``."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class LimitedHTTPProtocol(HttpToolsProtocol):
+    """``HttpToolsProtocol`` with head/body time-outs, head limits and a connection cap."""
+
+    limits = ConnectionLimits()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._timer: asyncio.TimerHandle | None = None
+        self._in_head = True
+        self._head_bytes = 0
+        self._header_count = 0
+        self._refusal: _Refused | None = None
+        self._idle_since = 0.0
+
+    @classmethod
+    def with_limits(cls, limits: ConnectionLimits) -> type[LimitedHTTPProtocol]:
+        """A protocol class bound to ``limits`` (uvicorn instantiates it per connection)."""
+        return type("LimitedHTTPProtocol", (cls,), {"limits": limits})
+
+    # Connections
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._idle_since = self.loop.time()
+        self._arm(self.limits.header_timeout, "the request head took too long")
+        if len(self.connections) > self.limits.max_connections and not self._make_room():
+            self._answer(503, "too many connections")
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def _make_room(self) -> bool:
+        """Close the longest-idle other connection; False when every one is busy."""
+        idle = [
+            c
+            for c in self.connections
+            if c is not self
+            and isinstance(c, LimitedHTTPProtocol)
+            and (c.cycle is None or c.cycle.response_complete)
+        ]
+        if not idle:
+            return False
+        victim = min(idle, key=lambda c: c._idle_since)
+        victim.transport.close()
+        self.connections.discard(victim)
+        return True
+
+    # Time-outs
+
+    def _arm(self, seconds: float, reason: str) -> None:
+        self._disarm()
+        self._timer = self.loop.call_later(seconds, self._answer, 408, reason)
+
+    def _disarm(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _answer(self, status: int, message: str) -> None:
+        """Answer ``status`` with a short text body and close, if no response has started."""
+        self._disarm()
+        if self.transport.is_closing():
+            return
+        if self.cycle is None or not self.cycle.response_started:
+            body = message.encode()
+            self.transport.write(
+                b"".join(
+                    [
+                        STATUS_LINE[status],
+                        b"content-type: text/plain; charset=utf-8\r\n",
+                        b"content-length: %d\r\nconnection: close\r\n\r\n" % len(body),
+                        body,
+                    ]
+                )
+            )
+        self.transport.close()
+
+    # Parsing
+
+    def data_received(self, data: bytes) -> None:
+        if self._in_head and self._head_bytes > self.limits.max_header_bytes:
+            return
+        in_head_before = self._in_head
+        super().data_received(data)
+        if in_head_before and self._in_head and not self.transport.is_closing():
+            # The head did not end in this chunk: all of it counts against the limit.
+            self._head_bytes += len(data)
+            if self._head_bytes > self.limits.max_header_bytes:
+                limit = self.limits.max_header_bytes
+                self._answer(431, f"request head larger than {limit} bytes")
+
+    def send_400_response(self, msg: str) -> None:
+        refusal, self._refusal = self._refusal, None
+        if refusal is not None:
+            self._answer(refusal.status, str(refusal))
+        else:
+            super().send_400_response(msg)
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        if not self._in_head:
+            # The next request on a kept-alive connection: its head is timed from now.
+            self._in_head, self._head_bytes, self._header_count = True, 0, 0
+            self._arm(self.limits.header_timeout, "the request head took too long")
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._header_count += 1
+        if self._header_count > self.limits.max_headers:
+            self._refusal = _Refused(431, f"more than {self.limits.max_headers} headers")
+            raise self._refusal
+        super().on_header(name, value)
+
+    def on_headers_complete(self) -> None:
+        self._in_head = False
+        self._disarm()
+        super().on_headers_complete()
+        # Disarmed by on_message_complete, at once for a request without a body.
+        self._arm(self.limits.body_timeout, "the request body took too long")
+
+    def on_message_complete(self) -> None:
+        self._disarm()
+        super().on_message_complete()
+
+    def on_response_complete(self) -> None:
+        self._idle_since = self.loop.time()
+        super().on_response_complete()
