@@ -8,7 +8,9 @@ from contextlib import AsyncExitStack, asynccontextmanager
 
 import orjson
 from fastapi import FastAPI
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
 from starlette.responses import Response
 
 from adapters.base import Adapter, AdapterContext
@@ -96,12 +98,15 @@ def create_app(
     for prefix, adapter in adapters.items():
         app.include_router(adapter.router, prefix=prefix)
 
-    @app.get("/healthz", tags=["operations"], summary="Alive")
+    @app.api_route("/healthz", methods=["GET", "HEAD"], tags=["operations"], summary="Alive")
     async def healthz() -> Response:
         return Response(b'{"status":"ok"}', media_type="application/json")
 
-    @app.get(
-        "/readyz", tags=["operations"], summary="Ready to serve (503 while starting or draining)"
+    @app.api_route(
+        "/readyz",
+        methods=["GET", "HEAD"],
+        tags=["operations"],
+        summary="Ready to serve (503 while starting or draining)",
     )
     async def readyz() -> Response:
         ready = bool(app.state.ready)
@@ -114,6 +119,20 @@ def create_app(
                 return adapter.error_response(status, message, code=code)
         body = {"error": {"message": message, "code": code}}
         return Response(orjson.dumps(body), status, media_type="application/json")
+
+    @app.exception_handler(StarletteHTTPException)
+    async def routing_error(request: Request, exc: StarletteHTTPException) -> Response:
+        # Unknown paths and wrong methods, in the protocol's own error shape.
+        codes = {404: "not_found", 405: "method_not_allowed"}
+        message = {
+            404: f"no route {request.url.path}",
+            405: f"{request.method} is not allowed on {request.url.path}",
+        }.get(exc.status_code, str(exc.detail))
+        response = error_for(
+            request.url.path, exc.status_code, message, codes.get(exc.status_code, "http_error")
+        )
+        response.headers.update(exc.headers or {})
+        return response
 
     app.add_middleware(BodyLimitGuard, max_bytes=settings.max_body_bytes, error_for=error_for)
     if principals:
