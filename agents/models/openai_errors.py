@@ -8,6 +8,7 @@ full cause is logged here instead.
 from __future__ import annotations
 
 import logging
+import os
 import random
 import re
 from collections.abc import Iterator
@@ -89,15 +90,18 @@ def failed(model: str, exc: openai.OpenAIError, *, retried: bool) -> AgentError:
 def _what_happened(exc: openai.OpenAIError) -> str:
     """Say what happened in words; the SDK's messages hide it ("Connection error.")."""
     root = _root(exc)
+    name = type(root).__name__
+    if isinstance(root, OSError) and root.errno is not None:
+        # The aiohttp transport reports a refused connection as a time-out: the errno tells.
+        return f"cannot connect to the upstream ({os.strerror(root.errno)})"
     if isinstance(exc, openai.APITimeoutError) or isinstance(root, TimeoutError):
         return "the upstream did not answer in time"
-    name = type(root).__name__
     if "Payload" in name or "IncompleteRead" in name or "RemoteProtocol" in name:
         return "the upstream's answer was cut short"
     if "Disconnected" in name:
         return "the upstream closed the connection"
-    if "Connect" in name or isinstance(root, ConnectionError | OSError):
-        return f"cannot connect to the upstream ({scrub(str(root)) or name})"
+    if "Connect" in name or isinstance(root, ConnectionError):
+        return "cannot connect to the upstream"
     return scrub(str(exc))
 
 

@@ -142,5 +142,7 @@ async def test_a_malformed_upstream_answer_is_a_model_error(
 
 async def test_unreachable_upstream_is_a_model_error(agent_on: Callable[..., ChatAgent]) -> None:
     agent = agent_on("http://127.0.0.1:9/v1")
-    with pytest.raises(ModelError, match=r"failed: .*Connect call failed"):
+    with pytest.raises(ModelError, match=r"failed: cannot connect to the upstream") as failed:
         await agent.run("hi")
+    # Where the upstream runs is nobody's business but the operator's (it is logged).
+    assert "127.0.0.1" not in str(failed.value) and ":9" not in str(failed.value)

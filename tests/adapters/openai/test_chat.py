@@ -134,7 +134,7 @@ async def test_the_agents_own_tool_calls_are_not_the_clients() -> None:
     ("extra", "param"),
     [
         ({"n": 2}, "n"),
-        ({"tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}]}, "tools"),
+        ({"tools": [{"type": "custom", "custom": {"name": "f"}}]}, "tools[0].type"),
         ({"response_format": {"type": "json_object"}}, "response_format"),
         ({"logprobs": True}, "logprobs"),
         ({"temperature": 5}, "temperature"),
