@@ -149,7 +149,7 @@ def to_response(
     status = "incomplete" if incomplete else status
     settings = options.model_settings or ModelSettings()
     text = request.text.format.model_dump() if request.text and request.text.format else None
-    return {
+    response = {
         "id": id,
         **DEFAULTS,
         "created_at": created_at,
@@ -157,7 +157,6 @@ def to_response(
         "status": status,
         "model": model,
         "output": output or [],
-        "usage": to_usage(result.usage) if result else None,
         "instructions": request.instructions,
         "previous_response_id": request.previous_response_id,
         "conversation": {"id": conversation} if conversation else None,
@@ -173,6 +172,9 @@ def to_response(
         "text": {"format": text or {"type": "text"}, "verbosity": "medium"},
         "store": request.store,
     }
+    if result is not None:  # no usage yet while in progress (the field is not nullable)
+        response["usage"] = to_usage(result.usage)
+    return response
 
 
 def _tool_choice(choice: str | None) -> str | dict[str, str]:

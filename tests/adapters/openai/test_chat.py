@@ -9,7 +9,7 @@ from agents.models import EchoModel, FunctionModel, ModelRequest, ScriptedModel
 from agents.models.openai import OpenAIModel
 from agents.models.testing import call
 from agents.tools import calculator
-from tests.conftest import openai_client
+from tests.adapters.openai.clients import openai_client
 from tests.upstream import FakeUpstream
 
 pytestmark = pytest.mark.anyio

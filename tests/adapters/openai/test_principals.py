@@ -7,7 +7,7 @@ from agents import ChatAgent
 from agents.models import EchoModel
 from app.server import create_app
 from app.settings import Settings
-from tests.conftest import running
+from tests.adapters.openai.clients import running
 from tests.principals import bearer, check_isolation, keyed_settings, transcript_model
 
 pytestmark = pytest.mark.anyio

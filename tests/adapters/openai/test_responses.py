@@ -6,7 +6,7 @@ import pytest
 
 from agents import Agent, ChatAgent
 from agents.models import EchoModel, FunctionModel, ModelRequest
-from tests.conftest import openai_client
+from tests.adapters.openai.clients import openai_client
 
 pytestmark = pytest.mark.anyio
 

@@ -1,0 +1,39 @@
+"""The app in-process for /v1 tests, every answer checked against OpenAI's schemas."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+
+import httpx
+import openai
+from asgi_lifespan import LifespanManager
+from fastapi import FastAPI
+
+from agents import Agent
+from app.server import create_app
+from app.settings import Settings
+from tests.adapters.openai.openapi import SchemaCheckingTransport
+
+
+@asynccontextmanager
+async def running(
+    agents: Mapping[str, Agent], settings: Settings | None = None
+) -> AsyncIterator[tuple[FastAPI, httpx.AsyncClient]]:
+    """The app with its lifespan entered, and a schema-checking httpx client bound to it."""
+    app = create_app(settings or Settings(), agents)
+    async with LifespanManager(app) as manager:
+        transport = SchemaCheckingTransport(httpx.ASGITransport(app=manager.app))
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            yield app, client
+
+
+@asynccontextmanager
+async def openai_client(
+    agents: Mapping[str, Agent], settings: Settings | None = None, *, max_retries: int = 2
+) -> AsyncIterator[openai.AsyncOpenAI]:
+    """The official SDK talking to the app in-process."""
+    async with running(agents, settings) as (_, http):
+        yield openai.AsyncOpenAI(
+            base_url="http://test/v1", api_key="unused", http_client=http, max_retries=max_retries
+        )
