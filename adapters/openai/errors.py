@@ -110,17 +110,18 @@ def from_exception(exc: Exception) -> OpenAIError:
 
 
 def from_validation_error(exc: ValidationError) -> OpenAIError:
-    """The first invalid field, named as the client wrote it.
+    """The most specific invalid field, named as the client wrote it.
 
     A field that may take several types fails once per type: those failures
-    are one message ("must be a valid string or a valid array").
+    are one message ("must be a valid string or a valid array"); when one
+    type got further (a list whose item is wrong), that deeper error wins.
     """
     errors = exc.errors()
-    param = to_param(errors[0]["loc"])
-    reasons = [e["msg"] for e in errors if to_param(e["loc"]) == param]
-    reason = " or ".join(
-        dict.fromkeys([reasons[0], *(r.removeprefix("Input should be ") for r in reasons[1:])])
-    )
+    params = [to_param(e["loc"]) for e in errors]
+    param = max(params, key=lambda p: len(p or ""))
+    reasons = [e["msg"] for e, p in zip(errors, params, strict=True) if p == param]
+    rest = [r.removeprefix("Input should be ") for r in reasons[1:]]
+    reason = " or ".join(dict.fromkeys([reasons[0], *rest]))
     message = f"{param}: {reason}" if param else reason
     return OpenAIError(400, message, param=param, code="invalid_value")
 
