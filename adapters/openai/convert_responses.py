@@ -124,11 +124,25 @@ DEFAULTS: dict[str, Any] = {
 
 
 def compact(response: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in response.items() if k not in DEFAULTS or DEFAULTS[k] != v}
+    """What is stored of a response: no default fields, no id or parent (the
+    store keys by them), usage as ``[input, output]`` tokens."""
+    kept = {
+        k: v
+        for k, v in response.items()
+        if k not in ("id", "previous_response_id", "usage")
+        and (k not in DEFAULTS or DEFAULTS[k] != v)
+    }
+    if (usage := response.get("usage")) is not None:
+        kept["usage"] = [usage["input_tokens"], usage["output_tokens"]]
+    return kept
 
 
-def expand(stored: dict[str, Any]) -> dict[str, Any]:
-    return {**DEFAULTS, **stored}
+def expand(stored: dict[str, Any], *, id: str, parent: str | None) -> dict[str, Any]:
+    """The response object again, from what :func:`compact` kept."""
+    response = {"id": id, **DEFAULTS, **stored, "previous_response_id": parent}
+    if (usage := stored.get("usage")) is not None:
+        response["usage"] = to_usage(Usage(usage[0], usage[1]))
+    return response
 
 
 def to_response(

@@ -23,9 +23,7 @@ from starlette.responses import Response
 from adapters.disconnect import unless_disconnected
 from adapters.openai.convert_responses import (
     check_supported,
-    compact,
     conversation_id,
-    expand,
     input_items,
     to_options,
     to_response,
@@ -81,9 +79,7 @@ class Turn:
                 items = [*self.input, *response["output"]]
                 await self.stores.conversations.append(self.principal, conversation, items)
             if self.request.store:
-                await self.stores.responses.save(
-                    self.principal, response, self.input, compact=compact(response)
-                )
+                await self.stores.responses.save(self.principal, response, self.input)
 
 
 async def create_response(
@@ -120,7 +116,7 @@ async def get_response(response_id: str, stores: Stores, principal: str) -> Resp
     stored = await stores.responses.get(principal, response_id)
     if stored is None:
         raise _not_found(response_id)
-    return json_response(expand(stored.response))
+    return json_response(stored.response)
 
 
 async def delete_response(response_id: str, stores: Stores, principal: str) -> Response:

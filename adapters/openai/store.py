@@ -24,6 +24,7 @@ from typing import Any
 
 import orjson
 
+from adapters.openai.convert_responses import compact, expand
 from adapters.openai.errors import OpenAIError
 from adapters.openai.items import Item
 from agents import MemoryManager, SessionKey
@@ -50,21 +51,12 @@ class ResponseStore:
     def __init__(self, memory: MemoryManager) -> None:
         self.memory = memory
 
-    async def save(
-        self,
-        principal: str,
-        response: dict[str, Any],
-        input: Sequence[Item],
-        *,
-        compact: dict[str, Any],
-    ) -> None:
-        """``compact`` is ``response`` without its default fields (what is stored)."""
-        meta = {
-            "response": _dumps(compact),
-            "input": _dumps(input),
-            "parent": response.get("previous_response_id"),
-        }
-        await self.memory.append(SessionKey(RESPONSES, response["id"], principal), (), meta=meta)
+    async def save(self, principal: str, response: dict[str, Any], input: Sequence[Item]) -> None:
+        parent = response.get("previous_response_id")
+        # One JSON text per response: the fewest Python objects per stored turn.
+        turn = _dumps({"response": compact(response), "input": input, "parent": parent})
+        key = SessionKey(RESPONSES, response["id"], principal)
+        await self.memory.append(key, (), meta={"turn": turn})
 
     async def get(self, principal: str, id: str) -> StoredResponse | None:
         key = SessionKey(RESPONSES, id, principal)
@@ -72,10 +64,9 @@ class ResponseStore:
         if stored is None:
             return None
         await self.memory.append(key, ())  # reading refreshes the idle time
-        meta = stored.meta
-        return StoredResponse(
-            orjson.loads(meta["response"]), orjson.loads(meta["input"]), meta.get("parent")
-        )
+        turn = orjson.loads(stored.meta["turn"])
+        parent = turn["parent"]
+        return StoredResponse(expand(turn["response"], id=id, parent=parent), turn["input"], parent)
 
     async def delete(self, principal: str, id: str) -> bool:
         return await self.memory.delete(SessionKey(RESPONSES, id, principal))
