@@ -35,6 +35,7 @@ test:
 bench: install
 	$(RUN) python bench/openai_overhead.py
 	$(RUN) python bench/local_model.py
+	$(RUN) python bench/session_memory.py
 
 schema: install
 	$(RUN) agenthost schema > config/agents.schema.json

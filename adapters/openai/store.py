@@ -9,8 +9,8 @@ Two bounded stores, so that neither can push the other's entries out:
 - **Conversations** (``new_memory("openai-conversations")``). A conversation
   keeps its items in order.
 
-Everything is stored as compact JSON text (about a tenth of the size of the
-same messages as Python objects; ``bench/session_memory.py``) and keyed by
+Everything is stored as compact JSON text (a stored response's JSON is
+also deflated; ``bench/session_memory.py`` measures both) and keyed by
 principal: another API key's ids are simply not found. A conversation or an
 earlier response that was evicted or expired is an error, never a silent
 empty history. Reading an entry refreshes its idle time.
@@ -18,6 +18,7 @@ empty history. Reading an entry refreshes its idle time.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +39,34 @@ def _dumps(value: Any) -> str:
     return orjson.dumps(value).decode()
 
 
+# Deflate's preset dictionary: the JSON skeleton every stored response repeats,
+# so that only texts, ids and numbers cost bytes (a typical turn: 830 → 350).
+_SKELETON = (
+    b'{"response":{"created_at":,"completed_at":,"status":"completed","model":"",'
+    b'"output":[{"type":"message","id":"msg_","status":"completed","role":"assistant",'
+    b'"content":[{"type":"output_text","text":"","annotations":[],"logprobs":[]}]},'
+    b'{"type":"function_call","id":"fc_","call_id":"call_","name":"","arguments":"",'
+    b'"status":"completed"}],"usage":[]},"input":[{"type":"message","id":"msg_",'
+    b'"role":"user","status":"completed","content":[{"type":"input_text","text":" the "}]}],'
+    b'"parent":"resp_"}'
+)
+
+
+def pack(value: Any) -> str:
+    """``value`` as deflated JSON in a latin-1 string.
+
+    A latin-1 string costs one byte per character in CPython and is still a
+    string for a store that serialises metadata as JSON.
+    """
+    deflate = zlib.compressobj(zdict=_SKELETON)
+    return (deflate.compress(orjson.dumps(value)) + deflate.flush()).decode("latin-1")
+
+
+def unpack(text: str) -> Any:
+    inflate = zlib.decompressobj(zdict=_SKELETON)
+    return orjson.loads(inflate.decompress(text.encode("latin-1")) + inflate.flush())
+
+
 @dataclass(frozen=True, slots=True)
 class StoredResponse:
     response: dict[str, Any]
@@ -53,8 +82,8 @@ class ResponseStore:
 
     async def save(self, principal: str, response: dict[str, Any], input: Sequence[Item]) -> None:
         parent = response.get("previous_response_id")
-        # One JSON text per response: the fewest Python objects per stored turn.
-        turn = _dumps({"response": compact(response), "input": input, "parent": parent})
+        # One text per response: the fewest Python objects per stored turn.
+        turn = pack({"response": compact(response), "input": input, "parent": parent})
         key = SessionKey(RESPONSES, response["id"], principal)
         await self.memory.append(key, (), meta={"turn": turn})
 
@@ -64,7 +93,7 @@ class ResponseStore:
         if stored is None:
             return None
         await self.memory.append(key, ())  # reading refreshes the idle time
-        turn = orjson.loads(stored.meta["turn"])
+        turn = unpack(stored.meta["turn"])
         parent = turn["parent"]
         return StoredResponse(expand(turn["response"], id=id, parent=parent), turn["input"], parent)
 
