@@ -4,13 +4,14 @@ One test per defect found by trying the API as clients do (issue 6 and 12).
 """
 
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 import openai
 import pytest
 
-from agents import Agent, ChatAgent
-from agents.models import EchoModel
+from agents import Agent, ChatAgent, ModelError, TextDelta
+from agents.models import BaseChatModel, EchoModel, ModelRequest, ModelStreamEvent
 from agents.models.openai import OpenAIModel
 from tests.adapters.openai.clients import openai_client, running
 from tests.upstream import FakeUpstream
@@ -248,3 +249,28 @@ async def test_httpx_transport_is_checked() -> None:
         assert isinstance(client._transport, SchemaCheckingTransport)
         await client.post("/v1/chat/completions", json=chat())
         assert client._transport.checked == 1
+
+
+class _FailsMidStream(BaseChatModel):
+    """Says one word, then its upstream breaks."""
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
+        yield TextDelta("partial ")
+        raise ModelError("upstream model 'x' failed: the upstream's answer was cut short")
+
+
+async def test_a_mid_stream_failure_reads_as_what_happened_and_ends_cleanly() -> None:
+    agents: dict[str, Agent] = {"x": ChatAgent("x", _FailsMidStream())}
+    async with running(agents) as (_, client):
+        chat_stream = await client.post(
+            "/v1/chat/completions", json={"model": "x", "messages": HI, "stream": True}
+        )
+        responses_stream = await client.post(
+            "/v1/responses", json={"model": "x", "input": "hi", "stream": True}
+        )
+    assert chat_stream.status_code == 200
+    events = [line for line in chat_stream.text.split("\n\n") if line]
+    assert "cut short" in events[-2] and events[-1] == "data: [DONE]"
+    assert '"code":"upstream_error"' in events[-2]
+    assert "event: error" in responses_stream.text
+    assert responses_stream.text.rstrip().split("\n")[-2] == "event: response.failed"
