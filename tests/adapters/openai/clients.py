@@ -7,12 +7,11 @@ from contextlib import asynccontextmanager
 
 import httpx
 import openai
-from asgi_lifespan import LifespanManager
 from fastapi import FastAPI
 
 from agents import Agent
-from app.server import create_app
 from app.settings import Settings
+from tests import conftest
 from tests.adapters.openai.openapi import SchemaCheckingTransport
 
 
@@ -21,11 +20,8 @@ async def running(
     agents: Mapping[str, Agent], settings: Settings | None = None
 ) -> AsyncIterator[tuple[FastAPI, httpx.AsyncClient]]:
     """The app with its lifespan entered, and a schema-checking httpx client bound to it."""
-    app = create_app(settings or Settings(), agents)
-    async with LifespanManager(app) as manager:
-        transport = SchemaCheckingTransport(httpx.ASGITransport(app=manager.app))
-        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
-            yield app, client
+    async with conftest.running(agents, settings, wrap=SchemaCheckingTransport) as running:
+        yield running
 
 
 @asynccontextmanager
