@@ -14,6 +14,7 @@ answers by rule, so the ``openai`` provider is tested through the real SDK:
   ``messages``), "busy" → 429 with ``retry-after: 7``, "no-quota" → 429
   ``insufficient_quota``;
 - the model name is "malformed" → 200 with bodies that are not completions;
+  "not-json" → 200 with a body that is not JSON;
 - the model name is "slow" → a stream of 200 words, one every 50 ms; a
   stream that its client leaves before the end is counted in ``abandoned``;
 - "keepalive" → a stream of SSE comments only, one every 50 ms, for 10 s;
@@ -150,6 +151,8 @@ class FakeUpstream:
         if failure := _FAILURES.get(body["model"]):
             status, error, headers = failure
             return JSONResponse({"error": error}, status, headers)
+        if body["model"] == "not-json":
+            return Response("<html>bad gateway</html>", media_type="application/json")
         if body["model"] == "malformed":
             if not body.get("stream"):
                 return JSONResponse({"object": "chat.completion", "choices": []})

@@ -130,11 +130,11 @@ class OpenAIModel(BaseChatModel):
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         params = self._params(request)
-        # cast_to=object: the SDK hands back the decoded JSON, not typed models.
-        answer = await self._with_retries(
-            lambda: self._client.post("/chat/completions", body=params, cast_to=object)
-        )
         with malformed_answers(self.name):
+            # cast_to=object: the SDK hands back the decoded JSON, not typed models.
+            answer = await self._with_retries(
+                lambda: self._client.post("/chat/completions", body=params, cast_to=object)
+            )
             completion = _object(answer)
             choice = completion["choices"][0]
             return ModelResponse(
