@@ -131,17 +131,11 @@ def to_messages(items: Iterable[Item]) -> list[Message]:
         else:
             part = ToolResultPart(call_id=item["call_id"], name="", content=item["output"])
             role = "tool"
-        last = messages[-1] if messages else None
-        joins = last is not None and last.role == role and (role == "tool" or not _results(last))
-        if last is not None and joins:
-            messages[-1] = Message(role=role, parts=[*last.parts, part])
+        if messages and messages[-1].role == role:
+            messages[-1] = Message(role=role, parts=[*messages[-1].parts, part])
         else:
             messages.append(Message(role=role, parts=[part]))
     return messages
-
-
-def _results(message: Message) -> bool:
-    return any(isinstance(p, ToolResultPart) for p in message.parts)
 
 
 def _part(content: dict[str, Any]) -> Part | None:

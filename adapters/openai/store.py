@@ -90,7 +90,7 @@ class ResponseStore:
     async def get(self, principal: str, id: str) -> StoredResponse | None:
         key = SessionKey(RESPONSES, id, principal)
         stored = await self.memory.get(key)
-        if stored is None:
+        if stored is None or "turn" not in stored.meta:
             return None
         await self.memory.append(key, ())  # reading refreshes the idle time
         turn = unpack(stored.meta["turn"])
@@ -168,7 +168,7 @@ class ConversationStore:
     async def _read(self, principal: str, id: str) -> tuple[dict[str, Any], list[str]]:
         key = SessionKey(CONVERSATIONS, id, principal)
         stored = await self.memory.get(key)
-        if stored is None:
+        if stored is None or "conversation" not in stored.meta:
             raise conversation_not_found(id)
         await self.memory.append(key, ())  # reading refreshes the idle time
         return stored.meta["conversation"], list(stored.meta["items"])
