@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
+from http import HTTPStatus
 
 import orjson
 from fastapi import FastAPI
@@ -122,12 +123,16 @@ def create_app(
 
     @app.exception_handler(StarletteHTTPException)
     async def routing_error(request: Request, exc: StarletteHTTPException) -> Response:
-        # Unknown paths and wrong methods, in the protocol's own error shape.
+        # Unknown paths and wrong methods (and any HTTPException a route raises),
+        # in the protocol's own error shape.
         codes = {404: "not_found", 405: "method_not_allowed"}
-        message = {
+        routing = {
             404: f"no route {request.url.path}",
             405: f"{request.method} is not allowed on {request.url.path}",
-        }.get(exc.status_code, str(exc.detail))
+        }
+        message = str(exc.detail)
+        if exc.detail == HTTPStatus(exc.status_code).phrase:  # the router's: say which route
+            message = routing.get(exc.status_code, message)
         response = error_for(
             request.url.path, exc.status_code, message, codes.get(exc.status_code, "http_error")
         )
