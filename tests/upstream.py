@@ -18,6 +18,7 @@ answers by rule, so the ``openai`` provider is tested through the real SDK:
 - the model name is "slow" → a stream of 200 words, one every 50 ms; a
   stream that its client leaves before the end is counted in ``abandoned``;
 - "keepalive" → a stream of SSE comments only, one every 50 ms, for 10 s;
+- "cut" → a stream that breaks off after one word (the connection drops);
 - "bad-sse" → a stream whose event is not JSON; "busy-briefly" → 429 with
   ``retry-after: 0``;
 - otherwise → "upstream says: <last user text>".
@@ -162,6 +163,8 @@ class FakeUpstream:
             return StreamingResponse(self._slow_chunks(body), media_type="text/event-stream")
         if body["model"] == "keepalive" and body.get("stream"):
             return StreamingResponse(self._keepalive(), media_type="text/event-stream")
+        if body["model"] == "cut" and body.get("stream"):
+            return StreamingResponse(self._cut(body), media_type="text/event-stream")
         if body["model"] == "bad-sse" and body.get("stream"):
             return Response("data: {not json\n\n", media_type="text/event-stream")
         reply = _reply(body)
@@ -193,6 +196,13 @@ class FakeUpstream:
         finally:
             if not finished:
                 self.abandoned += 1
+
+    async def _cut(self, body: dict[str, Any]) -> AsyncIterator[bytes]:
+        yield _chunk(
+            {"id": "chatcmpl-cut", "created": 1, "model": body["model"]}, {"content": "a "}
+        )
+        await asyncio.sleep(0.05)
+        raise ConnectionResetError("the fake upstream drops the connection mid-stream")
 
     async def _keepalive(self) -> AsyncIterator[bytes]:
         finished = False

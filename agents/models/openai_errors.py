@@ -83,32 +83,37 @@ def failed(model: str, exc: openai.OpenAIError, *, retried: bool) -> AgentError:
         return ModelError(
             f"upstream model {model!r} failed with status {exc.status_code}: {scrub(_message(exc))}"
         )
-    logger.warning("upstream model %r: %s", model, _root(exc))
+    logger.warning("upstream model %r: %s", model, _causes(exc)[-1])
     return ModelError(f"upstream model {model!r} failed: {_what_happened(exc)}")
 
 
 def _what_happened(exc: openai.OpenAIError) -> str:
     """Say what happened in words; the SDK's messages hide it ("Connection error.")."""
-    root = _root(exc)
-    name = type(root).__name__
-    if isinstance(root, OSError) and root.errno is not None:
+    causes = _causes(exc)
+    names = " ".join(type(c).__name__ for c in causes)
+    errno = next((c.errno for c in causes if isinstance(c, OSError) and c.errno), None)
+    if errno is not None:
         # The aiohttp transport reports a refused connection as a time-out: the errno tells.
-        return f"cannot connect to the upstream ({os.strerror(root.errno)})"
-    if isinstance(exc, openai.APITimeoutError) or isinstance(root, TimeoutError):
-        return "the upstream did not answer in time"
-    if "Payload" in name or "IncompleteRead" in name or "RemoteProtocol" in name:
+        return f"cannot connect to the upstream ({os.strerror(errno)})"
+    if any(word in names for word in ("Payload", "TransferEncoding", "IncompleteRead")):
         return "the upstream's answer was cut short"
-    if "Disconnected" in name:
+    if "Disconnected" in names or "RemoteProtocol" in names:
         return "the upstream closed the connection"
-    if "Connect" in name or isinstance(root, ConnectionError):
+    if isinstance(exc, openai.APITimeoutError) or "Timeout" in names:
+        return "the upstream did not answer in time"
+    if "Connect" in names:
         return "cannot connect to the upstream"
     return scrub(str(exc))
 
 
-def _root(exc: BaseException) -> BaseException:
-    while exc.__cause__ is not None:
-        exc = exc.__cause__
-    return exc
+def _causes(exc: BaseException) -> list[BaseException]:
+    """``exc`` and what caused it, explicitly or while handling, outermost first."""
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in chain:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain
 
 
 def _message(exc: openai.APIStatusError) -> str:

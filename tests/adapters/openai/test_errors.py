@@ -198,6 +198,21 @@ async def test_malformed_upstream_sse_is_a_502_upstream_error(
     assert "127.0.0.1" not in answer.text
 
 
+async def test_an_upstream_stream_cut_short_reads_as_what_happened(
+    upstream: tuple[FakeUpstream, str],
+) -> None:
+    _, url = upstream
+    model = OpenAIModel("cut", base_url=url, api_key="k", max_retries=0)
+    async with running({"cut": ChatAgent("cut", model)}) as (_, client):
+        answer = await client.post(
+            "/v1/chat/completions", json={"model": "cut", "messages": HI, "stream": True}
+        )
+    await model.aclose()
+    error = next(e for e in answer.text.split("\n\n") if '"error"' in e)
+    assert "upstream_error" in error and "127.0.0.1" not in error
+    assert "the upstream's answer was cut short" in error, error
+
+
 async def test_a_keep_alive_only_upstream_is_bounded_by_its_timeout(
     upstream: tuple[FakeUpstream, str],
 ) -> None:
