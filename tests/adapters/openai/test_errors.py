@@ -152,6 +152,26 @@ async def test_audio_and_file_parts_reach_an_upstream_that_can_read_them(
     assert sent[3]["file"] == FILE["file"]
 
 
+async def test_responses_image_and_file_parts_reach_the_upstream(
+    upstream: tuple[FakeUpstream, str],
+) -> None:
+    fake, url = upstream
+    model = OpenAIModel("gpt-test", base_url=url, api_key="k", max_retries=0)
+    content = [
+        {"type": "input_text", "text": "what is in these?"},
+        {"type": "input_image", "image_url": IMAGE["image_url"]["url"]},
+        {"type": "input_file", "file_data": FILE["file"]["file_data"], "filename": "a.pdf"},
+    ]
+    async with running({"up": ChatAgent("up", model)}) as (_, client):
+        body = {"model": "up", "input": [{"role": "user", "content": content}]}
+        answer = await client.post("/v1/responses", json=body)
+    await model.aclose()
+    assert answer.status_code == 200, answer.text
+    sent = fake.requests[-1]["messages"][-1]["content"]
+    assert [p["type"] for p in sent] == ["text", "image_url", "file"]
+    assert sent[2]["file"] == FILE["file"]
+
+
 async def test_one_client_call_makes_at_most_max_retries_plus_one_upstream_requests(
     upstream: tuple[FakeUpstream, str],
 ) -> None:
