@@ -55,6 +55,7 @@ class OpenAIAdapter:
     def __init__(self, context: AdapterContext) -> None:
         self.context = context
         new_memory = context.new_memory
+        # A context without new_memory (a bare test context) shares the one store.
         conversation_memory = (
             new_memory(CONVERSATIONS_NAMESPACE) if new_memory is not None else context.memory
         )

@@ -9,6 +9,7 @@ from typing import Any
 
 import openai
 import pytest
+from httpx import Response
 
 from agents import Agent, ChatAgent, ModelError, TextDelta
 from agents.models import BaseChatModel, EchoModel, ModelRequest, ModelStreamEvent
@@ -201,17 +202,22 @@ async def test_a_retry_after_longer_than_the_time_left_is_passed_on_not_slept(
     assert headers["retry-after"] == "7" and "x-should-retry" not in headers
 
 
-@pytest.mark.parametrize("stream", [False, True])
-async def test_malformed_upstream_sse_is_a_502_upstream_error(
-    upstream: tuple[FakeUpstream, str], stream: bool
+async def relay(url: str, upstream_model: str, *, stream: bool, idle: float = 60) -> Response:
+    """One Chat Completions request to an agent relaying to ``upstream_model`` of the fake."""
+    model = OpenAIModel(upstream_model, base_url=url, api_key="k", max_retries=0, timeout=idle)
+    try:
+        async with running({"relay": ChatAgent("relay", model)}) as (_, client):
+            body = {"model": "relay", "messages": HI, "stream": stream}
+            return await client.post("/v1/chat/completions", json=body)
+    finally:
+        await model.aclose()
+
+
+@pytest.mark.parametrize(("upstream_model", "stream"), [("not-json", False), ("bad-sse", True)])
+async def test_a_malformed_upstream_answer_is_a_502_upstream_error(
+    upstream: tuple[FakeUpstream, str], upstream_model: str, stream: bool
 ) -> None:
-    _, url = upstream
-    model = OpenAIModel("bad-sse", base_url=url, api_key="k", max_retries=0)
-    async with running({"bad": ChatAgent("bad", model)}) as (_, client):
-        answer = await client.post(
-            "/v1/chat/completions", json={"model": "bad", "messages": HI, "stream": True}
-        )
-    await model.aclose()
+    answer = await relay(upstream[1], upstream_model, stream=stream)
     assert answer.status_code == 502
     error = answer.json()["error"]
     assert error["code"] == "upstream_error" and "malformed" in error["message"]
@@ -221,13 +227,7 @@ async def test_malformed_upstream_sse_is_a_502_upstream_error(
 async def test_an_upstream_stream_cut_short_reads_as_what_happened(
     upstream: tuple[FakeUpstream, str],
 ) -> None:
-    _, url = upstream
-    model = OpenAIModel("cut", base_url=url, api_key="k", max_retries=0)
-    async with running({"cut": ChatAgent("cut", model)}) as (_, client):
-        answer = await client.post(
-            "/v1/chat/completions", json={"model": "cut", "messages": HI, "stream": True}
-        )
-    await model.aclose()
+    answer = await relay(upstream[1], "cut", stream=True)
     error = next(e for e in answer.text.split("\n\n") if '"error"' in e)
     assert "upstream_error" in error and "127.0.0.1" not in error
     assert "the upstream's answer was cut short" in error, error
@@ -236,14 +236,8 @@ async def test_an_upstream_stream_cut_short_reads_as_what_happened(
 async def test_a_keep_alive_only_upstream_is_bounded_by_its_timeout(
     upstream: tuple[FakeUpstream, str],
 ) -> None:
-    _, url = upstream
-    model = OpenAIModel("keepalive", base_url=url, api_key="k", max_retries=0, timeout=0.5)
-    async with running({"idle": ChatAgent("idle", model)}) as (_, client):
-        started = time.monotonic()
-        answer = await client.post(
-            "/v1/chat/completions", json={"model": "idle", "messages": HI, "stream": True}
-        )
-    await model.aclose()
+    started = time.monotonic()
+    answer = await relay(upstream[1], "keepalive", stream=True, idle=0.5)
     assert time.monotonic() - started < 3
     assert answer.status_code == 502
     assert "sent nothing for 0.5 s" in answer.json()["error"]["message"]
