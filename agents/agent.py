@@ -18,7 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import anyio
 
-from agents.limits import RunLimits, bounded_result, bounded_stream, check_output
+from agents.limits import RunBound, RunLimits, bound_for, check_output
 from agents.messages import Message, MessageInput, to_messages
 from agents.options import RunOptions
 from agents.results import RunFinished, RunResult, RunUpdate
@@ -89,7 +89,8 @@ class BaseAgent:
         session: Session | None = None,
         options: RunOptions | None = None,
     ) -> AsyncGenerator[RunUpdate, None]:
-        return bounded_stream(self.limits, self._session_run(input, session, options, stream=True))
+        bound = bound_for(self.limits)
+        return bound.stream(self._session_run(input, session, options, bound, stream=True))
 
     async def run(
         self,
@@ -98,15 +99,20 @@ class BaseAgent:
         session: Session | None = None,
         options: RunOptions | None = None,
     ) -> RunResult:
-        return await bounded_result(self.limits, self._drain(input, session, options))
+        bound = bound_for(self.limits)
+        return await bound.result(self._drain(input, session, options, bound))
 
     async def _drain(
-        self, input: MessageInput, session: Session | None, options: RunOptions | None
+        self,
+        input: MessageInput,
+        session: Session | None,
+        options: RunOptions | None,
+        bound: RunBound,
     ) -> RunResult:
         result: RunResult | None = None
         # Drained to the end (not left suspended), so no generator is left
         # for the event loop to finalise.
-        async for update in self._session_run(input, session, options, stream=False):
+        async for update in self._session_run(input, session, options, bound, stream=False):
             if isinstance(update, RunFinished):
                 result = update.result
         if result is None:
@@ -118,6 +124,7 @@ class BaseAgent:
         input: MessageInput,
         session: Session | None,
         options: RunOptions | None,
+        bound: RunBound,
         *,
         stream: bool,
     ) -> AsyncGenerator[RunUpdate, None]:
@@ -130,7 +137,7 @@ class BaseAgent:
                 check_output(self.limits, update.result.output)
                 if session is not None:
                     # Shielded: a cancel arriving now must not leave half a turn.
-                    with anyio.CancelScope(shield=True):
+                    with bound.protected(), anyio.CancelScope(shield=True):
                         await session.append(update.result.new_messages)
             yield update
 

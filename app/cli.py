@@ -7,6 +7,7 @@ import json
 import logging
 import sys
 from collections.abc import Sequence
+from importlib.metadata import version
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -21,6 +22,7 @@ from app.specs import ChatAgentSpec, ConfigSpec
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agenthost", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"agenthost {version('agenthost')}")
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="serve the configured agents")
     check = commands.add_parser("check", help="validate a config and list its agents")
@@ -30,6 +32,10 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, help="port (default: 8000)")
     serve.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
     commands.add_parser("schema", help="print the JSON schema of the config file")
+    # MCP over stdio, for desktop clients that spawn the server (Claude Desktop, ...).
+    mcp_stdio = commands.add_parser("mcp-stdio", help="serve the agents as MCP tools over stdio")
+    mcp_stdio.add_argument("--config", type=Path, help="agents YAML (default: config/agents.yaml)")
+    mcp_stdio.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
     return parser
 
 
@@ -64,6 +70,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{spec.name}\t{source}\t{spec.description}")
         print(f"{settings.config}: {len(registry)} agents OK")
         return 0
+    if args.command == "mcp-stdio":
+        from app.mcp_stdio import serve_mcp_stdio
+
+        return serve_mcp_stdio(settings, registry)
     return _serve(settings, registry)
 
 

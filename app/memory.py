@@ -51,7 +51,11 @@ class LRUMemoryManager:
         self._cache = _CountingTTLCache(maxsize=max_sessions, ttl=ttl, timer=timer)
 
     async def get(self, key: SessionKey) -> Conversation | None:
-        return self._cache.get(key)
+        conversation = self._cache.get(key)
+        if conversation is not None:
+            # The TTL is idle time: reading a session keeps it, as writing does.
+            self._cache[key] = conversation
+        return conversation
 
     async def append(
         self, key: SessionKey, messages: Sequence[Message], *, meta: dict[str, Any] | None = None

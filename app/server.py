@@ -6,6 +6,7 @@ import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from http import HTTPStatus
+from typing import TYPE_CHECKING
 
 import orjson
 from fastapi import FastAPI
@@ -13,6 +14,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.routing import Route
 
 from adapters.base import Adapter, AdapterContext
 from agents import Agent
@@ -24,17 +26,49 @@ from app.principals import check_allow
 from app.registry import Registry
 from app.settings import AdapterName, Settings
 
+if TYPE_CHECKING:
+    from adapters.mcp import MCPOptions
+
 # Where each adapter is mounted; the composition root decides, not the adapter.
-PREFIXES: dict[AdapterName, str] = {"openai": "/v1"}
+PREFIXES: dict[AdapterName, str] = {"openai": "/v1", "mcp": "/mcp"}
 PUBLIC_PATHS = ("/healthz", "/readyz", "/docs", "/openapi.json")
 
 logger = logging.getLogger("agenthost")
 
 
-def _adapter_factories() -> dict[AdapterName, Callable[[AdapterContext], Adapter]]:
+def _adapter_factories(
+    settings: Settings, agents: Mapping[str, Agent]
+) -> dict[AdapterName, Callable[[AdapterContext], Adapter]]:
     from adapters.openai import OpenAIAdapter
 
-    return {"openai": OpenAIAdapter}
+    def mcp(context: AdapterContext) -> Adapter:
+        from adapters.mcp import MCPAdapter
+
+        return MCPAdapter(context, mcp_options(settings, agents))
+
+    return {"openai": OpenAIAdapter, "mcp": mcp}
+
+
+def mcp_options(settings: Settings, agents: Mapping[str, Agent]) -> MCPOptions:
+    """The MCP adapter's options from the settings (shared by /mcp and mcp-stdio)."""
+    from adapters.mcp import MCPOptions
+
+    served = list(dict.fromkeys(settings.adapters))
+    protocols = {
+        name: [
+            a for a in served if not isinstance(agents, Registry) or name in agents.exposed_by(a)
+        ]
+        for name in agents
+    }
+    return MCPOptions(
+        stateless=settings.mcp_stateless,
+        allowed_hosts=settings.mcp_allowed_hosts,
+        allowed_origins=settings.mcp_allowed_origins,
+        progress_interval=settings.mcp_progress_interval,
+        session_idle_timeout=settings.mcp_session_idle_timeout,
+        max_body_bytes=settings.max_body_bytes,
+        protocols=protocols,
+    )
 
 
 def create_app(
@@ -66,7 +100,7 @@ def create_app(
             namespace, max_sessions=settings.session_max, ttl=settings.session_ttl
         )
 
-    factories = _adapter_factories()
+    factories = _adapter_factories(settings, agents)
     adapters: dict[str, Adapter] = {}
     for name in dict.fromkeys(settings.adapters):
         served = agents.exposed_by(name) if isinstance(agents, Registry) else agents
@@ -98,6 +132,12 @@ def create_app(
     app.state.adapters = adapters
     for prefix, adapter in adapters.items():
         app.include_router(adapter.router, prefix=prefix)
+        # A router's root answers at the bare prefix too, without a redirect
+        # (MCP clients POST to /mcp, and some refuse to follow redirects).
+        for route in adapter.router.routes:
+            if isinstance(route, Route) and route.path == "/":
+                methods = list(route.methods) if route.methods else None
+                app.add_route(prefix, route.endpoint, methods, include_in_schema=False)
 
     @app.api_route("/healthz", methods=["GET", "HEAD"], tags=["operations"], summary="Alive")
     async def healthz() -> Response:

@@ -25,7 +25,7 @@ class Settings(BaseSettings):
     access_log: bool = Field(True, description="One log line per request (~50 us CPU each).")
 
     adapters: Annotated[list[AdapterName], NoDecode] = Field(
-        default_factory=lambda: list[AdapterName](["openai"]),
+        default_factory=lambda: list[AdapterName](["openai", "mcp"]),
         description="Protocols to serve, comma-separated.",
     )
     api_keys: Annotated[list[SecretStr], NoDecode] = Field(
@@ -104,3 +104,32 @@ class Settings(BaseSettings):
                 raise KeysError(f"the API keys file {self.api_keys_file} holds no key")
             entries += from_file
         return build_principals(entries)
+
+    # MCP (adapters/mcp): the /mcp endpoint and the mcp-stdio command.
+    mcp_stateless: bool = Field(
+        True,
+        description="Serve handshake-era MCP clients without Mcp-Session-Id sessions, so any "
+        "replica answers any request (no sticky sessions). Off: sessions live in this process "
+        "and allow elicitation and notifications/cancelled from another request.",
+    )
+    mcp_allowed_hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Host headers /mcp accepts besides localhost, 127.0.0.1 and [::1] (any "
+        "port), comma-separated; other hosts get 421 (DNS-rebinding protection).",
+    )
+    mcp_allowed_origins: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Browser Origin headers /mcp accepts besides local ones, comma-separated; "
+        "other origins get 403.",
+    )
+    mcp_progress_interval: float = Field(
+        0.1, ge=0, description="Least seconds between two progress notifications of a tool call."
+    )
+    mcp_session_idle_timeout: float = Field(
+        1800.0, gt=0, description="Seconds an idle MCP session is kept (stateful mode only)."
+    )
+
+    @field_validator("mcp_allowed_hosts", "mcp_allowed_origins", mode="before")
+    @classmethod
+    def _split_mcp_lists(cls, value: object) -> object:
+        return cls._split_commas(value)

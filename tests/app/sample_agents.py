@@ -1,7 +1,13 @@
 """Agents defined in code, for the ``import:`` config tests."""
 
-from agents import ChatAgent, Message
-from agents.models import EchoModel
+from collections.abc import AsyncIterator
+
+import anyio
+
+from agents import ChatAgent, Message, TextDelta
+from agents.models import EchoModel, ModelRequest
+from agents.models.base import BaseChatModel, ModelStreamEvent
+from agents.models.echo import word_response
 
 
 def shout(messages: list[Message]) -> str:
@@ -11,3 +17,20 @@ def shout(messages: list[Message]) -> str:
 
 greeter = ChatAgent("greeter", EchoModel(), instructions="Greet.")
 not_an_agent = 42
+
+
+class PacedModel(BaseChatModel):
+    """Streams one word every 0.1 s for a minute: a stream longer than any grace period."""
+
+    name = "paced"
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
+        words = []
+        for _ in range(600):
+            await anyio.sleep(0.1)
+            words.append("word ")
+            yield TextDelta("word ")
+        yield word_response(request, Message.assistant("".join(words)))
+
+
+paced = ChatAgent("paced", PacedModel())

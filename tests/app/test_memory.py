@@ -27,7 +27,9 @@ async def test_idle_sessions_expire() -> None:
     await memory.append(key, [Message.user("hi")])
     now[0] = 4
     assert await memory.get(key) is not None
-    now[0] = 10
+    now[0] = 8  # 8 s after the write but 4 s after the read: reading refreshed it
+    assert await memory.get(key) is not None
+    now[0] = 14
     assert await memory.get(key) is None
     await memory.append(SessionKey("agent", "other", "p"), [])
     assert memory.evictions == 1

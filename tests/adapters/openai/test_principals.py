@@ -174,3 +174,18 @@ def test_named_bare_and_file_keys_give_principals(tmp_path: object) -> None:
 
     with pytest.raises(KeysError, match="holds no key"):
         Settings(api_keys_file=empty).principals()
+
+
+async def test_the_start_up_log_says_whether_auth_is_on_never_the_keys(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    agents = {"t": ChatAgent("t", EchoModel())}
+    with caplog.at_level("INFO", logger="agenthost"):
+        async with running(agents, keyed_settings()):
+            pass
+        async with running(agents, Settings()):
+            pass
+    messages = [record.getMessage() for record in caplog.records]
+    assert "auth on: 2 API keys" in messages
+    assert "auth off: every caller is the anonymous principal" in messages
+    assert not any("key-of-" in message for message in messages)

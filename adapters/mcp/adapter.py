@@ -1,0 +1,137 @@
+"""The MCP surface: every agent as a tool over streamable HTTP.
+
+The SDK's session manager answers both protocol eras on one endpoint: the
+``initialize`` handshake (up to 2025-11-25, optionally with
+``Mcp-Session-Id`` sessions) and the stateless 2026-07-28 requests. Its
+DNS-rebinding protection answers 421 to an unexpected ``Host``. The app's
+auth layer runs before it; the principal it found is handed to the SDK as
+the authenticated user, so a handshake-era MCP session can only be used
+with the key that opened it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+import mcp_types as types
+from fastapi import APIRouter
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from adapters.base import AdapterContext, principal_of
+from adapters.mcp.server import ServerOptions, build_server
+
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
+
+# The SDK's transport logs every stateless request's end at INFO ("Terminating
+# session: None"): one useless line per call. Keep its warnings, unless the
+# operator set a level for it.
+_transport_log = logging.getLogger("mcp.server.streamable_http")
+if _transport_log.level == logging.NOTSET:
+    _transport_log.setLevel(logging.WARNING)
+
+
+@dataclass(frozen=True, slots=True)
+class MCPOptions:
+    """Transport and behaviour settings (the app fills them from its settings)."""
+
+    stateless: bool = True
+    allowed_hosts: Sequence[str] = ()
+    allowed_origins: Sequence[str] = ()
+    progress_interval: float = 0.1
+    session_idle_timeout: float = 1800.0
+    max_body_bytes: int = 4 * 1024 * 1024
+    protocols: Mapping[str, Sequence[str]] = field(default_factory=dict)
+
+
+def transport_security(options: MCPOptions) -> TransportSecuritySettings:
+    """Local hosts on any port, plus the configured ones (with or without a port)."""
+    hosts = [*LOCAL_HOSTS, *options.allowed_hosts]
+    allowed_hosts = [pattern for host in hosts for pattern in _with_any_port(host)]
+    origins = [f"{scheme}://{host}" for host in LOCAL_HOSTS for scheme in ("http", "https")]
+    allowed_origins = [
+        o for origin in (*origins, *options.allowed_origins) for o in _with_any_port(origin)
+    ]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=allowed_hosts,
+        allowed_origins=allowed_origins,
+    )
+
+
+def _with_any_port(host: str) -> list[str]:
+    has_port = host.rsplit("]", 1)[-1].count(":") > (1 if "://" in host else 0)
+    return [host] if has_port else [host, f"{host}:*"]
+
+
+class MCPAdapter:
+    """Serves every exposed agent as an MCP tool at the app's prefix (``/mcp``)."""
+
+    name = "mcp"
+
+    def __init__(self, context: AdapterContext, options: MCPOptions | None = None) -> None:
+        options = options or MCPOptions()
+        self.context = context
+        self.server = build_server(
+            context, ServerOptions(options.progress_interval, options.protocols)
+        )
+        self.manager = StreamableHTTPSessionManager(
+            app=self.server,
+            stateless=options.stateless,
+            security_settings=transport_security(options),
+            session_idle_timeout=options.session_idle_timeout,
+            max_request_body_size=options.max_body_bytes,
+        )
+        self._router = APIRouter(tags=["mcp"])
+        # A router's root; the app also answers it at the bare prefix (POST /mcp, no redirect).
+        self._router.routes.append(Route("/", _Endpoint(self.manager), include_in_schema=False))
+
+    @property
+    def router(self) -> APIRouter:
+        return self._router
+
+    @asynccontextmanager
+    async def lifespan(self) -> AsyncIterator[None]:
+        try:
+            async with self.manager.run():
+                yield
+        finally:
+            await self.context.memory.aclose()
+
+    def error_response(self, status: int, message: str, *, code: str) -> Response:
+        """A JSON-RPC error without an id, as the SDK answers transport-level refusals."""
+        error = types.ErrorData(
+            code=types.INTERNAL_ERROR if status >= 500 else types.INVALID_REQUEST,
+            message=message,
+            data={"code": code},
+        )
+        body = types.JSONRPCError(jsonrpc="2.0", id=None, error=error)
+        return Response(
+            body.model_dump_json(by_alias=True, exclude_unset=True),
+            status,
+            media_type="application/json",
+        )
+
+
+class _Endpoint:
+    """The SDK's streamable-HTTP handler, told who the caller is."""
+
+    __slots__ = ("manager",)
+
+    def __init__(self, manager: StreamableHTTPSessionManager) -> None:
+        self.manager = manager
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        principal = principal_of(scope)
+        # The SDK binds a handshake-era session to the user that opened it.
+        token = AccessToken(token="", client_id=principal, scopes=[])
+        scope["user"] = AuthenticatedUser(token)
+        await self.manager.handle_request(scope, receive, send)

@@ -1,0 +1,190 @@
+"""Slow and oversized clients against ``agenthost serve``: the server keeps answering.
+
+Bounded loops on 127.0.0.1 only. The server runs with short time-outs and a
+small connection cap so that each case takes about a second.
+"""
+
+from __future__ import annotations
+
+import resource
+import signal
+import socket
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.app.test_server import agenthost_serve
+
+pytestmark = pytest.mark.slow
+
+LIMITS = {
+    "AGENTHOST_HEADER_TIMEOUT": "0.5",
+    "AGENTHOST_BODY_TIMEOUT": "0.5",
+    "AGENTHOST_MAX_HEADER_BYTES": "8192",
+    "AGENTHOST_MAX_HEADERS": "20",
+    "AGENTHOST_MAX_CONNECTIONS": "40",
+    "AGENTHOST_ACCESS_LOG": "false",
+}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
+    with agenthost_serve(tmp_path_factory.mktemp("limits"), **LIMITS) as (_, url):
+        yield url, int(url.rsplit(":", 1)[1])
+
+
+def healthy_within_a_second(url: str) -> None:
+    started = time.monotonic()
+    assert httpx.get(f"{url}/healthz", timeout=1).status_code == 200
+    assert time.monotonic() - started < 1
+
+
+def connect(port: int) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+    return sock
+
+
+def answer(sock: socket.socket) -> bytes:
+    """Everything the server sends until it closes the connection."""
+    data = b""
+    while chunk := sock.recv(65536):
+        data += chunk
+    return data
+
+
+@pytest.mark.parametrize(
+    "sent",
+    [b"", b"GET /heal", b"GET /healthz HTTP/1.1\r\nHost: x\r\n"],
+    ids=["idle", "half a request line", "headers never ended"],
+)
+def test_a_head_that_never_completes_is_closed_with_408(
+    server: tuple[str, int], sent: bytes
+) -> None:
+    url, port = server
+    with connect(port) as sock:
+        sock.sendall(sent)
+        started = time.monotonic()
+        reply = answer(sock)
+    assert reply.startswith(b"HTTP/1.1 408 ")
+    assert 0.3 < time.monotonic() - started < 2
+    healthy_within_a_second(url)
+
+
+def test_trickled_headers_are_cut_at_the_head_time_out(server: tuple[str, int]) -> None:
+    url, port = server
+    with connect(port) as sock:
+        started = time.monotonic()
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        closed = False
+        for _ in range(30):  # one byte every 0.1 s, for at most 3 s
+            try:
+                sock.sendall(b"a")
+            except OSError:
+                closed = True
+                break
+            healthy_within_a_second(url)
+            time.sleep(0.1)
+        if not closed:
+            closed = answer(sock).startswith(b"HTTP/1.1 408 ")
+    assert closed and time.monotonic() - started < 3
+
+
+def test_a_trickled_body_is_cut_at_the_body_time_out(server: tuple[str, int]) -> None:
+    url, port = server
+    with connect(port) as sock:
+        sock.sendall(
+            b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+            b'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"mod'
+        )
+        started = time.monotonic()
+        reply = answer(sock)
+    assert reply.startswith(b"HTTP/1.1 408 ")
+    assert time.monotonic() - started < 2
+    healthy_within_a_second(url)
+
+
+def test_an_oversized_head_gets_431_without_parsing_it_all(server: tuple[str, int]) -> None:
+    url, port = server
+    with connect(port) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ")
+        started = time.monotonic()
+        sent = 0
+        try:
+            while sent < 50 * 1024 * 1024:  # up to 50 MB, the server stops reading long before
+                sock.sendall(b"a" * 65536)
+                sent += 65536
+        except OSError:
+            pass
+        reply = answer(sock)
+    assert reply.startswith(b"HTTP/1.1 431 ")
+    assert time.monotonic() - started < 2
+    assert sent < 50 * 1024 * 1024
+    healthy_within_a_second(url)
+
+
+def test_too_many_headers_get_431(server: tuple[str, int]) -> None:
+    url, port = server
+    headers = b"".join(b"X-H%d: v\r\n" % i for i in range(30))
+    with connect(port) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + headers + b"\r\n")
+        assert answer(sock).startswith(b"HTTP/1.1 431 ")
+    healthy_within_a_second(url)
+
+
+def test_more_idle_connections_than_the_cap_cannot_lock_clients_out(
+    server: tuple[str, int],
+) -> None:
+    url, port = server
+    with ExitStack() as stack:
+        idle = [stack.enter_context(connect(port)) for _ in range(60)]  # cap is 40
+        for sock in idle:
+            sock.sendall(b"GET /heal")  # half a request line, then nothing
+        for _ in range(5):
+            healthy_within_a_second(url)
+        # The oldest stalled connections were closed to make room.
+        idle[0].settimeout(2)
+        assert idle[0].recv(1024) == b""
+
+
+def test_the_soft_open_files_limit_is_raised_to_the_hard_one(tmp_path: Path) -> None:
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or hard <= 256:
+        pytest.skip("needs a finite hard limit above 256")
+
+    def lower() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))
+
+    with agenthost_serve(tmp_path, preexec_fn=lower) as (process, _):
+        limits = Path(f"/proc/{process.pid}/limits").read_text()
+    line = next(row for row in limits.splitlines() if row.startswith("Max open files"))
+    assert line.split()[3:5] == [str(hard), str(hard)]
+
+
+PACED = "agents:\n  - {name: paced, import: 'tests.app.sample_agents:paced'}\n"
+
+
+def test_a_stream_longer_than_the_grace_period_ends_cleanly_and_the_process_exits_0(
+    tmp_path: Path,
+) -> None:
+    env = {"AGENTHOST_GRACEFUL_SHUTDOWN_SECONDS": "1"}
+    with agenthost_serve(tmp_path, config=PACED, **env) as (process, url):
+        body = {
+            "model": "paced",
+            "messages": [{"role": "user", "content": "go"}],
+            "stream": True,
+        }
+        lines: list[str] = []
+        with httpx.stream("POST", f"{url}/v1/chat/completions", json=body, timeout=30) as reply:
+            for line in reply.iter_lines():
+                if not lines:
+                    process.send_signal(signal.SIGTERM)
+                lines.append(line)
+        assert process.wait(timeout=30) == 0
+    events = [line for line in lines if line.startswith("data: ")]
+    assert len(events) > 3
+    assert '"code":"server_shutting_down"' in events[-2]
+    assert events[-1] == "data: [DONE]"
