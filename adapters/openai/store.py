@@ -13,7 +13,8 @@ Everything is stored as compact JSON text (a stored response's JSON is
 also deflated; ``bench/session_memory.py`` measures both) and keyed by
 principal: another API key's ids are simply not found. A conversation or an
 earlier response that was evicted or expired is an error, never a silent
-empty history. Reading an entry refreshes its idle time.
+empty history. Reading an entry refreshes its idle time (the memory
+manager's TTL is idle time).
 """
 
 from __future__ import annotations
@@ -92,7 +93,6 @@ class ResponseStore:
         stored = await self.memory.get(key)
         if stored is None or "turn" not in stored.meta:
             return None
-        await self.memory.append(key, ())  # reading refreshes the idle time
         turn = unpack(stored.meta["turn"])
         parent = turn["parent"]
         return StoredResponse(expand(turn["response"], id=id, parent=parent), turn["input"], parent)
@@ -170,7 +170,6 @@ class ConversationStore:
         stored = await self.memory.get(key)
         if stored is None or "conversation" not in stored.meta:
             raise conversation_not_found(id)
-        await self.memory.append(key, ())  # reading refreshes the idle time
         return stored.meta["conversation"], list(stored.meta["items"])
 
     async def _write(self, principal: str, resource: dict[str, Any], items: list[str]) -> None:
