@@ -44,6 +44,7 @@ pip-check:
 bench: install
 	$(RUN) python bench/openai_overhead.py
 	$(RUN) python bench/local_model.py
+	$(RUN) python bench/session_memory.py
 	$(RUN) python bench/http_limits.py
 
 schema: install

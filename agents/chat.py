@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import replace
 from typing import Any
 
 from agents.agent import BaseAgent, transcript
@@ -139,6 +140,8 @@ class ChatAgent(BaseAgent):
                 tool_message = Message(role="tool", parts=list(results))
                 messages.append(tool_message)
                 new_messages.append(tool_message)
+                # A forced tool_choice is met once; forcing it again would loop until max_steps.
+                settings = replace(settings, tool_choice=None)
             if not own or pending:
                 finish = "tool_calls" if pending else response.finish_reason
                 output = STEP_SEPARATOR.join(texts)

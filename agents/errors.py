@@ -14,9 +14,13 @@ class ModelError(AgentError):
 class ModelBusy(ModelError):
     """The upstream is rate limiting us: worth retrying later, unlike other model errors."""
 
-    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+    def __init__(
+        self, message: str, *, retry_after: float | None = None, retried: bool = False
+    ) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+        # True when agenthost already spent its own retries: the client should not add more.
+        self.retried = retried
 
 
 class UserError(AgentError):

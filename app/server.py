@@ -5,11 +5,14 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
+from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
 import orjson
 from fastapi import FastAPI
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
@@ -144,12 +147,15 @@ def create_app(
                 methods = list(route.methods) if route.methods else None
                 app.add_route(prefix, route.endpoint, methods, include_in_schema=False)
 
-    @app.get("/healthz", tags=["operations"], summary="Alive")
+    @app.api_route("/healthz", methods=["GET", "HEAD"], tags=["operations"], summary="Alive")
     async def healthz() -> Response:
         return Response(b'{"status":"ok"}', media_type="application/json")
 
-    @app.get(
-        "/readyz", tags=["operations"], summary="Ready to serve (503 while starting or draining)"
+    @app.api_route(
+        "/readyz",
+        methods=["GET", "HEAD"],
+        tags=["operations"],
+        summary="Ready to serve (503 while starting or draining)",
     )
     async def readyz() -> Response:
         ready = bool(app.state.ready)
@@ -168,6 +174,24 @@ def create_app(
                 return adapter.error_response(status, message, code=code)
         body = {"error": {"message": message, "code": code}}
         return Response(orjson.dumps(body), status, media_type="application/json")
+
+    @app.exception_handler(StarletteHTTPException)
+    async def routing_error(request: Request, exc: StarletteHTTPException) -> Response:
+        # Unknown paths and wrong methods (and any HTTPException a route raises),
+        # in the protocol's own error shape.
+        codes = {404: "not_found", 405: "method_not_allowed"}
+        routing = {
+            404: f"no route {request.url.path}",
+            405: f"{request.method} is not allowed on {request.url.path}",
+        }
+        message = str(exc.detail)
+        if exc.detail == HTTPStatus(exc.status_code).phrase:  # the router's: say which route
+            message = routing.get(exc.status_code, message)
+        response = error_for(
+            request.url.path, exc.status_code, message, codes.get(exc.status_code, "http_error")
+        )
+        response.headers.update(exc.headers or {})
+        return response
 
     app.add_middleware(BodyLimitGuard, max_bytes=settings.max_body_bytes, error_for=error_for)
     if principals:

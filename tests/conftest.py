@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager
 
 import httpx
@@ -32,12 +32,21 @@ def upstream() -> Iterator[tuple[FakeUpstream, str]]:
 
 @asynccontextmanager
 async def running(
-    agents: Mapping[str, Agent], settings: Settings | None = None
+    agents: Mapping[str, Agent],
+    settings: Settings | None = None,
+    *,
+    wrap: Callable[[httpx.AsyncBaseTransport], httpx.AsyncBaseTransport] | None = None,
 ) -> AsyncIterator[tuple[FastAPI, httpx.AsyncClient]]:
-    """The app with its lifespan entered, and an httpx client bound to it."""
+    """The app with its lifespan entered, and an httpx client bound to it.
+
+    ``wrap`` puts a transport of the test's around the in-process one (one
+    that checks every answer, say).
+    """
     app = create_app(settings or Settings(), agents)
     async with LifespanManager(app) as manager:
-        transport = httpx.ASGITransport(app=manager.app)
+        transport: httpx.AsyncBaseTransport = httpx.ASGITransport(app=manager.app)
+        if wrap is not None:
+            transport = wrap(transport)
         async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
             yield app, client
 

@@ -6,13 +6,21 @@ answers by rule, so the ``openai`` provider is tested through the real SDK:
 - the last message is a tool result → "The result is <content>."
 - tools were offered and the last user text says "calculate X" → a call
   to ``calculator`` with ``{"expression": "X"}``;
+- tools were offered and the last user text says "use NAME with JSON" (or
+  ``tool_choice`` names NAME) → a call to NAME with those arguments (``{}``);
+  "use A and B" → two calls at once; ``tool_choice: "none"`` → no call;
 - the model name is "broken" → 500;
 - the model name is "too-long" → 400 ``context_length_exceeded`` (param
   ``messages``), "busy" → 429 with ``retry-after: 7``, "no-quota" → 429
   ``insufficient_quota``;
 - the model name is "malformed" → 200 with bodies that are not completions;
+  "not-json" → 200 with a body that is not JSON;
 - the model name is "slow" → a stream of 200 words, one every 50 ms; a
   stream that its client leaves before the end is counted in ``abandoned``;
+- "keepalive" → a stream of SSE comments only, one every 50 ms, for 10 s;
+- "cut" → a stream that breaks off after one word (the connection drops);
+- "bad-sse" → a stream whose event is not JSON; "busy-briefly" → 429 with
+  ``retry-after: 0``;
 - otherwise → "upstream says: <last user text>".
 """
 
@@ -40,11 +48,31 @@ def free_port() -> int:
         return port
 
 
+def _call(name: str, arguments: str, index: int = 1) -> dict[str, Any]:
+    function = {"name": name, "arguments": arguments}
+    return {"id": f"call_up_{index}", "type": "function", "function": function}
+
+
+def _client_calls(body: dict[str, Any], text: str) -> list[dict[str, Any]]:
+    """Calls asked for by "use NAME with JSON", "use A and B" or a named tool_choice."""
+    choice = body.get("tool_choice")
+    if not body.get("tools") or choice == "none":
+        return []
+    if text.startswith("use "):
+        names, _, arguments = text.removeprefix("use ").partition(" with ")
+        return [_call(n, arguments or "{}", i) for i, n in enumerate(names.split(" and "), 1)]
+    if isinstance(choice, dict):
+        return [_call(choice["function"]["name"], "{}")]
+    return []
+
+
 def _reply(body: dict[str, Any]) -> dict[str, Any]:
     last = body["messages"][-1]
     if last["role"] == "tool":
         return {"content": f"The result is {last['content']}.", "tool_calls": None}
     text = last["content"] if isinstance(last["content"], str) else ""
+    if calls := _client_calls(body, text):
+        return {"content": None, "tool_calls": calls}
     if body.get("tools") and text.startswith("calculate "):
         arguments = json.dumps({"expression": text.removeprefix("calculate ")})
         call = {
@@ -81,6 +109,11 @@ _FAILURES: dict[str, tuple[int, dict[str, Any], dict[str, str]]] = {
         429,
         {"message": "Slow down.", "type": "requests", "code": "rate_limit_exceeded"},
         {"retry-after": "7"},
+    ),
+    "busy-briefly": (
+        429,
+        {"message": "Slow down.", "type": "requests", "code": "rate_limit_exceeded"},
+        {"retry-after": "0"},
     ),
     "no-quota": (
         429,
@@ -119,6 +152,8 @@ class FakeUpstream:
         if failure := _FAILURES.get(body["model"]):
             status, error, headers = failure
             return JSONResponse({"error": error}, status, headers)
+        if body["model"] == "not-json":
+            return Response("<html>bad gateway</html>", media_type="application/json")
         if body["model"] == "malformed":
             if not body.get("stream"):
                 return JSONResponse({"object": "chat.completion", "choices": []})
@@ -126,6 +161,12 @@ class FakeUpstream:
             return Response(f"data: {json.dumps(bad)}\n\n", media_type="text/event-stream")
         if body["model"] == "slow" and body.get("stream"):
             return StreamingResponse(self._slow_chunks(body), media_type="text/event-stream")
+        if body["model"] == "keepalive" and body.get("stream"):
+            return StreamingResponse(self._keepalive(), media_type="text/event-stream")
+        if body["model"] == "cut" and body.get("stream"):
+            return StreamingResponse(self._cut(body), media_type="text/event-stream")
+        if body["model"] == "bad-sse" and body.get("stream"):
+            return Response("data: {not json\n\n", media_type="text/event-stream")
         reply = _reply(body)
         finish = "tool_calls" if reply["tool_calls"] else "stop"
         head = {"id": "chatcmpl-up", "created": 1, "model": body["model"]}
@@ -151,6 +192,24 @@ class FakeUpstream:
                 yield _chunk(head, {"content": "word "})
                 await asyncio.sleep(0.05)
             yield b"data: [DONE]\n\n"
+            finished = True
+        finally:
+            if not finished:
+                self.abandoned += 1
+
+    async def _cut(self, body: dict[str, Any]) -> AsyncIterator[bytes]:
+        yield _chunk(
+            {"id": "chatcmpl-cut", "created": 1, "model": body["model"]}, {"content": "a "}
+        )
+        await asyncio.sleep(0.05)
+        raise ConnectionResetError("the fake upstream drops the connection mid-stream")
+
+    async def _keepalive(self) -> AsyncIterator[bytes]:
+        finished = False
+        try:
+            for _ in range(200):
+                yield b": keep-alive\n\n"
+                await asyncio.sleep(0.05)
             finished = True
         finally:
             if not finished:

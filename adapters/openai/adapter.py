@@ -1,8 +1,10 @@
-"""The OpenAI-compatible surface: ``/models``, ``/chat/completions``, ``/responses``.
+"""The OpenAI-compatible surface: models, Chat Completions, Responses, Conversations.
 
 The app mounts the router (at ``/v1`` by default). Chat Completions is
-stateless; the Responses API keeps stored responses and conversations in
-this adapter's own memory manager.
+stateless; the Responses API keeps stored responses in this adapter's
+memory manager and conversations in a second bounded store of their own
+(:mod:`adapters.openai.store`). Endpoints of OpenAI's API that are not
+served answer a 404 that says so, in the OpenAI envelope.
 """
 
 from __future__ import annotations
@@ -17,10 +19,32 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from adapters.base import AdapterContext, principal_of
-from adapters.openai import chat, responses
+from adapters.openai import chat, conversations, responses
 from adapters.openai.errors import OpenAIError, OpenAIRoute
 from adapters.openai.http import find_agent, json_response
+from adapters.openai.responses import Stores
+from adapters.openai.store import ConversationStore, ResponseStore
 from agents import Agent
+
+CONVERSATIONS_NAMESPACE = "openai-conversations"
+
+# OpenAI endpoints people call that agenthost does not serve: a clear 404 each.
+NOT_SERVED = {
+    "/responses/compact": "response compaction",
+    "/responses/input_tokens": "input token counting",
+    "/responses/{response_id}/cancel": "cancelling background responses",
+    "/completions": "the legacy Completions API",
+    "/embeddings": "embeddings",
+    "/moderations": "moderations",
+    "/images/{path:path}": "images",
+    "/audio/{path:path}": "audio",
+    "/files": "files",
+    "/files/{path:path}": "files",
+    "/batches": "batches",
+    "/assistants": "the Assistants API",
+    "/threads": "the Assistants API",
+    "/realtime/{path:path}": "the Realtime API",
+}
 
 
 class OpenAIAdapter:
@@ -30,6 +54,12 @@ class OpenAIAdapter:
 
     def __init__(self, context: AdapterContext) -> None:
         self.context = context
+        new_memory = context.new_memory
+        # A context without new_memory (a bare test context) shares the one store.
+        conversation_memory = (
+            new_memory(CONVERSATIONS_NAMESPACE) if new_memory is not None else context.memory
+        )
+        self.stores = Stores(ResponseStore(context.memory), ConversationStore(conversation_memory))
         self._created = int(time.time())
         self._router = self._build_router()
 
@@ -42,7 +72,8 @@ class OpenAIAdapter:
         try:
             yield
         finally:
-            await self.context.memory.aclose()
+            await self.stores.responses.memory.aclose()
+            await self.stores.conversations.memory.aclose()
 
     def error_response(self, status: int, message: str, *, code: str) -> Response:
         return OpenAIError(status, message, code=code).response()
@@ -58,17 +89,18 @@ class OpenAIAdapter:
 
     def _build_router(self) -> APIRouter:
         router = APIRouter(route_class=OpenAIRoute, tags=["openai"])
-        context, memory = self.context, self.context.memory
+        context, stores = self.context, self.stores
+        readable = ["GET", "HEAD"]  # HEAD wherever GET is
 
         def visible(request: Request) -> Mapping[str, Agent]:
             return context.agents_for(principal_of(request))
 
-        @router.get("/models", summary="List the agents as models")
+        @router.api_route("/models", methods=readable, summary="List the agents as models")
         async def list_models(request: Request) -> Response:
             data = [self._model(agent) for agent in visible(request).values()]
             return json_response({"object": "list", "data": data})
 
-        @router.get("/models/{model_id:path}", summary="One agent as a model")
+        @router.api_route("/models/{model_id:path}", methods=readable, summary="One agent")
         async def get_model(request: Request, model_id: str) -> Response:
             return json_response(self._model(find_agent(visible(request), model_id)))
 
@@ -76,18 +108,87 @@ class OpenAIAdapter:
         async def chat_completions(request: Request) -> Response:
             return await chat.create_chat_completion(request, visible(request))
 
+        for path, what in NOT_SERVED.items():
+            router.add_api_route(
+                path, _not_served(what), methods=["GET", "POST", "DELETE"], include_in_schema=False
+            )
+
         @router.post("/responses", summary="Responses API (streamed or not)")
         async def create_response(request: Request) -> Response:
             principal = principal_of(request)
-            agents = context.agents_for(principal)
-            return await responses.create_response(request, agents, memory, principal)
+            return await responses.create_response(
+                request, context.agents_for(principal), stores, principal
+            )
 
-        @router.get("/responses/{response_id}", summary="A stored response")
+        @router.api_route("/responses/{response_id}", methods=readable, summary="A response")
         async def get_response(request: Request, response_id: str) -> Response:
-            return await responses.get_response(response_id, memory, principal_of(request))
+            return await responses.get_response(response_id, stores, principal_of(request))
 
         @router.delete("/responses/{response_id}", summary="Delete a stored response")
         async def delete_response(request: Request, response_id: str) -> Response:
-            return await responses.delete_response(response_id, memory, principal_of(request))
+            return await responses.delete_response(response_id, stores, principal_of(request))
 
+        @router.api_route(
+            "/responses/{response_id}/input_items", methods=readable, summary="Its input items"
+        )
+        async def input_items(request: Request, response_id: str) -> Response:
+            return await responses.list_input_items(
+                request, response_id, stores, principal_of(request)
+            )
+
+        self._conversation_routes(router)
         return router
+
+    def _conversation_routes(self, router: APIRouter) -> None:
+        stores = self.stores
+        readable = ["GET", "HEAD"]
+        one = "/conversations/{conversation_id}"
+
+        @router.post("/conversations", summary="Create a conversation")
+        async def create(request: Request) -> Response:
+            return await conversations.create(request, stores, principal_of(request))
+
+        @router.api_route(one, methods=readable, summary="A conversation")
+        async def retrieve(request: Request, conversation_id: str) -> Response:
+            return await conversations.retrieve(conversation_id, stores, principal_of(request))
+
+        @router.post(one, summary="Update a conversation's metadata")
+        async def update(request: Request, conversation_id: str) -> Response:
+            principal = principal_of(request)
+            return await conversations.update(request, conversation_id, stores, principal)
+
+        @router.delete(one, summary="Delete a conversation")
+        async def delete(request: Request, conversation_id: str) -> Response:
+            return await conversations.delete(conversation_id, stores, principal_of(request))
+
+        @router.api_route(one + "/items", methods=readable, summary="A conversation's items")
+        async def list_items(request: Request, conversation_id: str) -> Response:
+            principal = principal_of(request)
+            return await conversations.list_items(request, conversation_id, stores, principal)
+
+        @router.post(one + "/items", summary="Add items to a conversation")
+        async def add_items(request: Request, conversation_id: str) -> Response:
+            principal = principal_of(request)
+            return await conversations.add_items(request, conversation_id, stores, principal)
+
+        @router.api_route(one + "/items/{item_id}", methods=readable, summary="One item")
+        async def get_item(request: Request, conversation_id: str, item_id: str) -> Response:
+            principal = principal_of(request)
+            return await conversations.get_item(conversation_id, item_id, stores, principal)
+
+        @router.delete(one + "/items/{item_id}", summary="Delete an item")
+        async def delete_item(request: Request, conversation_id: str, item_id: str) -> Response:
+            principal = principal_of(request)
+            return await conversations.delete_item(conversation_id, item_id, stores, principal)
+
+
+def _not_served(what: str) -> Any:
+    async def not_served() -> Response:
+        raise OpenAIError(
+            404,
+            f"agenthost does not serve {what}; it serves /v1/models, /v1/chat/completions, "
+            "/v1/responses and /v1/conversations",
+            code="not_served",
+        )
+
+    return not_served

@@ -10,7 +10,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from adapters.disconnect import unless_disconnected
-from adapters.openai.convert_chat import ChunkFactory, check_supported, to_completion, to_run
+from adapters.openai.convert_chat import (
+    ChunkFactory,
+    check_supported,
+    to_completion,
+    to_run,
+    tool_call_deltas,
+)
 from adapters.openai.errors import from_exception
 from adapters.openai.http import (
     find_agent,
@@ -52,6 +58,8 @@ async def _stream(
                 yield sse_event(chunks.chunk({"content": update.text}))
             elif isinstance(update, RunFinished):
                 result = update.result
+                for delta in tool_call_deltas(result.pending):
+                    yield sse_event(chunks.chunk(delta))
                 yield sse_event(chunks.chunk({}, result.finish_reason))
                 if (usage := chunks.usage(result.usage)) is not None:
                     yield sse_event(usage)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from adapters.openai.checks import check_format, refuse_client_tools
+from adapters.openai.checks import check_format, client_tool, refuse, tool_choice
 from adapters.openai.errors import OpenAIError
-from adapters.openai.schemas import ChatCompletionRequest, ChatMessage
+from adapters.openai.items import mime_of
+from adapters.openai.schemas import ChatCompletionRequest, ChatContentPart, ChatMessage
 from agents import (
     Agent,
     FilePart,
@@ -24,31 +25,43 @@ from agents import (
 
 def check_supported(request: ChatCompletionRequest, agent: Agent) -> None:
     """Refuse, naming the param, what the agent cannot honour (never drop it)."""
-    refuse_client_tools(request.tools)
     if request.n is not None and request.n > 1:
         raise OpenAIError(400, "n > 1 is not supported", param="n", code="unsupported_value")
-    if request.logprobs:
-        raise OpenAIError(
-            400, "logprobs are not supported", param="logprobs", code="unsupported_parameter"
-        )
+    if request.logprobs or request.top_logprobs:
+        raise refuse("logprobs", "logprobs are")
     check_format(
         (request.response_format or {}).get("type", "text"), agent, param="response_format"
     )
 
 
 def to_run(request: ChatCompletionRequest) -> tuple[list[Message], RunOptions]:
-    """System and developer messages become extra instructions; the rest is the input."""
+    """System and developer messages become extra instructions; the rest is the input.
+
+    The client's tools are offered beside the agent's own; a call of one
+    ends the run with ``tool_calls``, and the client's next request carries
+    the ``tool`` messages that answer it.
+    """
     instructions: list[str] = []
     messages: list[Message] = []
-    for message in request.messages:
+    for index, message in enumerate(request.messages):
         if message.role in ("system", "developer"):
             instructions.append(_text(message))
         else:
-            messages.append(to_message(message))
+            messages.append(to_message(message, index))
     if not any(m.role == "user" for m in messages):
         raise OpenAIError(
             400, "messages must contain a user message", param="messages", code="invalid_value"
         )
+    tools = [
+        client_tool(
+            t.type,
+            t.function.name if t.function else None,
+            t.function.description if t.function else None,
+            t.function.parameters if t.function else None,
+            param=f"tools[{i}]",
+        )
+        for i, t in enumerate(request.tools or ())
+    ]
     stop = request.stop
     settings = ModelSettings(
         temperature=request.temperature,
@@ -61,24 +74,34 @@ def to_run(request: ChatCompletionRequest) -> tuple[list[Message], RunOptions]:
         response_format=request.response_format
         if (request.response_format or {}).get("type", "text") != "text"
         else None,
+        tool_choice=tool_choice(request.tool_choice, tools),
+        parallel_tool_calls=request.parallel_tool_calls if tools else None,
     )
-    options = RunOptions(instructions="\n\n".join(instructions) or None, model_settings=settings)
+    options = RunOptions(
+        instructions="\n\n".join(instructions) or None,
+        tools=tools or None,
+        model_settings=settings,
+    )
     return messages, options
 
 
-def to_message(message: ChatMessage) -> Message:
+def to_message(message: ChatMessage, index: int = 0) -> Message:
     if message.role == "tool":
+        if not message.tool_call_id:
+            raise OpenAIError(
+                400,
+                "a tool message needs tool_call_id",
+                param=f"messages[{index}].tool_call_id",
+                code="invalid_value",
+            )
         result = ToolResultPart(
-            call_id=message.tool_call_id or "", name=message.name or "", content=_text(message)
+            call_id=message.tool_call_id, name=message.name or "", content=_text(message)
         )
         return Message(role="tool", parts=[result])
     parts: list[Part] = []
     if isinstance(message.content, list):
-        for item in message.content:
-            if item.type == "text" and item.text is not None:
-                parts.append(TextPart(text=item.text))
-            elif item.type == "image_url" and item.image_url:
-                parts.append(FilePart(url=str(item.image_url.get("url")), mime_type="image/*"))
+        for n, item in enumerate(message.content):
+            parts.append(_part(item, f"messages[{index}].content[{n}]"))
     elif message.content:
         parts.append(TextPart(text=message.content))
     for call in message.tool_calls or ():
@@ -88,6 +111,32 @@ def to_message(message: ChatMessage) -> Message:
     if message.role == "assistant":
         return Message(role="assistant", parts=parts, name=message.name)
     return Message(role="user", parts=parts, name=message.name)
+
+
+def _part(item: ChatContentPart, param: str) -> Part:
+    """One content part; the model decides what it can read (and refuses the rest)."""
+    if item.type in ("text", "refusal"):
+        text = item.text if item.type == "text" else item.refusal
+        if text is None:
+            raise OpenAIError(
+                400, f"a {item.type} part needs its text", param=param, code="invalid_value"
+            )
+        return TextPart(text=text)
+    if item.type == "image_url" and item.image_url is not None:
+        url = item.image_url.url
+        return FilePart(url=url, mime_type=mime_of(url) or "image/*")
+    if item.type == "input_audio" and item.input_audio is not None:
+        audio = item.input_audio
+        return FilePart(data=audio.data, mime_type=f"audio/{audio.format}")
+    if item.type == "file" and item.file is not None and (item.file.file_data or item.file.file_id):
+        data = item.file.file_data
+        mime = mime_of(data)
+        if data and mime:
+            data = data.split(",", 1)[1]
+        return FilePart(url=item.file.file_id, data=data, mime_type=mime, name=item.file.filename)
+    raise OpenAIError(
+        400, f"a {item.type} part needs its {item.type} field", param=param, code="invalid_value"
+    )
 
 
 def _text(message: ChatMessage) -> str:
@@ -113,14 +162,44 @@ def to_completion(result: RunResult, *, id: str, created: int, model: str) -> di
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": result.output, "refusal": None},
+                "message": to_assistant_message(result),
                 "finish_reason": result.finish_reason,
                 "logprobs": None,
             }
         ],
         "usage": to_usage(result.usage),
-        "system_fingerprint": None,
+        "service_tier": "default",
     }
+
+
+def to_assistant_message(result: RunResult) -> dict[str, Any]:
+    """The answer; calls the run waits on the client for are its ``tool_calls``."""
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": result.output or (None if result.pending else ""),
+        "refusal": None,
+        "annotations": [],
+    }
+    if result.pending:
+        message["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.arguments},
+            }
+            for call in result.pending
+        ]
+    return message
+
+
+def tool_call_deltas(pending: list[ToolCallPart]) -> list[dict[str, Any]]:
+    """The streamed fragments of the calls: id and name first, then the arguments."""
+    deltas: list[dict[str, Any]] = []
+    for index, call in enumerate(pending):
+        head = {"index": index, "id": call.id, "type": "function"}
+        deltas.append({"tool_calls": [{**head, "function": {"name": call.name, "arguments": ""}}]})
+        deltas.append({"tool_calls": [{"index": index, "function": {"arguments": call.arguments}}]})
+    return deltas
 
 
 class ChunkFactory:
@@ -132,6 +211,7 @@ class ChunkFactory:
             "object": "chat.completion.chunk",
             "created": created,
             "model": model,
+            "service_tier": "default",
         }
         self._include_usage = include_usage
 

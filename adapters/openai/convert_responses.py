@@ -2,36 +2,22 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
-from adapters.openai.checks import check_format, refuse_client_tools
+from adapters.openai.checks import check_format, client_tool, refuse, tool_choice
 from adapters.openai.errors import OpenAIError
+from adapters.openai.items import Item, to_item
 from adapters.openai.schemas import ResponseInputItem, ResponseRequest
-from agents import (
-    Agent,
-    FilePart,
-    Message,
-    ModelSettings,
-    Part,
-    RunOptions,
-    RunResult,
-    TextPart,
-    ToolCallPart,
-    ToolResultPart,
-    Usage,
-)
+from agents import Agent, ClientTool, ModelSettings, RunOptions, RunResult, Usage
 
 
 def check_supported(request: ResponseRequest, agent: Agent) -> None:
     """Refuse, naming the param, what the agent cannot honour (never drop it)."""
-    refuse_client_tools(request.tools)
     if request.background:
-        raise OpenAIError(
-            400,
-            "background responses are not supported",
-            param="background",
-            code="unsupported_parameter",
-        )
+        raise refuse("background", "background responses are")
+    if request.top_logprobs:
+        raise refuse("top_logprobs", "logprobs are")
     if request.previous_response_id and request.conversation:
         raise OpenAIError(
             400,
@@ -43,34 +29,55 @@ def check_supported(request: ResponseRequest, agent: Agent) -> None:
     check_format(kind, agent, param="text.format")
 
 
-def to_run(request: ResponseRequest) -> tuple[list[Message], RunOptions]:
-    """The input items become messages; ``instructions`` (and system or
-    developer items) become this run's extra instructions, never stored."""
+def conversation_id(request: ResponseRequest) -> str | None:
+    conversation = request.conversation
+    return (
+        conversation if isinstance(conversation, str) or conversation is None else conversation.id
+    )
+
+
+def input_items(request: ResponseRequest) -> tuple[list[str], list[Item]]:
+    """This turn's instructions (system and developer items) and its stored input items."""
     instructions = [request.instructions] if request.instructions else []
-    messages: list[Message] = []
-    items = (
+    raw = (
         [ResponseInputItem(role="user", content=request.input)]
         if isinstance(request.input, str)
         else request.input
     )
-    for index, item in enumerate(items):
-        if item.type == "message" and item.role in ("system", "developer"):
-            instructions.append(_item_text(item))
+    items: list[Item] = []
+    for index, entry in enumerate(raw):
+        item = to_item(entry, index)
+        if item["type"] == "message" and item["role"] in ("system", "developer"):
+            # Instructions hold for this turn only: never stored, as with OpenAI.
+            instructions.append("".join(c.get("text", "") for c in item["content"]))
         else:
-            messages.append(to_message(item, index))
-    if not messages:
+            items.append(item)
+    if not items:
         raise OpenAIError(
-            400, "input must contain at least one message", param="input", code="invalid_value"
+            400, "input must contain at least one item", param="input", code="invalid_value"
         )
+    return instructions, items
+
+
+def to_options(request: ResponseRequest, instructions: list[str]) -> RunOptions:
+    tools = [
+        client_tool(t.type, t.name, t.description, t.parameters, param=f"tools[{i}]")
+        for i, t in enumerate(request.tools or ())
+    ]
     format = request.text.format if request.text and request.text.format else None
     settings = ModelSettings(
         temperature=request.temperature,
         top_p=request.top_p,
         max_tokens=request.max_output_tokens,
         response_format=to_response_format(format.model_dump()) if format else None,
+        tool_choice=tool_choice(request.tool_choice, tools),
+        parallel_tool_calls=request.parallel_tool_calls if tools else None,
     )
-    options = RunOptions(instructions="\n\n".join(instructions) or None, model_settings=settings)
-    return messages, options
+    return RunOptions(
+        instructions="\n\n".join(instructions) or None,
+        tools=tools or None,
+        model_settings=settings,
+    )
 
 
 def to_response_format(format: dict[str, Any]) -> dict[str, Any] | None:
@@ -82,102 +89,121 @@ def to_response_format(format: dict[str, Any]) -> dict[str, Any] | None:
     return None if kind == "text" else {"type": kind}
 
 
-def to_message(item: ResponseInputItem, index: int) -> Message:
-    if item.type == "function_call":
-        call = ToolCallPart(
-            id=item.call_id or "", name=item.name or "", arguments=item.arguments or "{}"
-        )
-        return Message(role="assistant", parts=[call])
-    if item.type == "function_call_output":
-        result = ToolResultPart(
-            call_id=item.call_id or "", name=item.name or "", content=item.output or ""
-        )
-        return Message(role="tool", parts=[result])
-    if item.type != "message" or item.role is None:
-        raise OpenAIError(
-            400,
-            f"input item type {item.type!r} is not supported",
-            param=f"input[{index}].type",
-            code="unsupported_value",
-        )
-    parts: list[Part] = []
-    if isinstance(item.content, str):
-        parts.append(TextPart(text=item.content))
-    else:
-        for part in item.content or ():
-            if part.type in ("input_text", "output_text") and part.text is not None:
-                parts.append(TextPart(text=part.text))
-            elif part.type == "input_image" and part.image_url:
-                parts.append(FilePart(url=part.image_url, mime_type="image/*"))
-            elif part.type == "input_file":
-                parts.append(FilePart(url=part.file_url, data=part.file_data, name=part.filename))
-    return Message(role="assistant" if item.role == "assistant" else "user", parts=parts)
-
-
-def _item_text(item: ResponseInputItem) -> str:
-    if isinstance(item.content, str):
-        return item.content
-    return "".join(p.text or "" for p in item.content or () if p.text)
-
-
 def to_usage(usage: Usage) -> dict[str, Any]:
     return {
         "input_tokens": usage.input_tokens,
-        "input_tokens_details": {"cached_tokens": 0},
+        "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
         "output_tokens": usage.output_tokens,
         "output_tokens_details": {"reasoning_tokens": 0},
         "total_tokens": usage.total_tokens,
     }
 
 
-def output_text(text: str) -> dict[str, Any]:
-    return {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
+# Fields of a response object that rarely differ: stored only when they do.
+DEFAULTS: dict[str, Any] = {
+    "object": "response",
+    "error": None,
+    "incomplete_details": None,
+    "instructions": None,
+    "previous_response_id": None,
+    "conversation": None,
+    "metadata": {},
+    "parallel_tool_calls": True,
+    "temperature": 1.0,
+    "top_p": 1.0,
+    "max_output_tokens": None,
+    "tool_choice": "auto",
+    "tools": [],
+    "text": {"format": {"type": "text"}, "verbosity": "medium"},
+    "truncation": "disabled",
+    "reasoning": {"effort": None, "summary": None},
+    "service_tier": "default",
+    "store": True,
+    "background": False,
+}
 
 
-def message_item(id: str, text: str | None, *, status: str = "completed") -> dict[str, Any]:
-    content = [] if text is None else [output_text(text)]
-    return {"type": "message", "id": id, "status": status, "role": "assistant", "content": content}
+def compact(response: dict[str, Any]) -> dict[str, Any]:
+    """What is stored of a response: no default fields, no id or parent (the
+    store keys by them), usage as ``[input, output]`` tokens."""
+    kept = {
+        k: v
+        for k, v in response.items()
+        if k not in ("id", "previous_response_id", "usage")
+        and (k not in DEFAULTS or DEFAULTS[k] != v)
+    }
+    if (usage := response.get("usage")) is not None:
+        kept["usage"] = [usage["input_tokens"], usage["output_tokens"]]
+    return kept
+
+
+def expand(stored: dict[str, Any], *, id: str, parent: str | None) -> dict[str, Any]:
+    """The response object again, from what :func:`compact` kept."""
+    response = {"id": id, **DEFAULTS, **stored, "previous_response_id": parent}
+    if (usage := stored.get("usage")) is not None:
+        response["usage"] = to_usage(Usage(usage[0], usage[1]))
+    return response
 
 
 def to_response(
     request: ResponseRequest,
+    options: RunOptions,
     *,
     id: str,
     created_at: int,
     model: str,
     status: str = "completed",
-    output: list[dict[str, Any]] | None = None,
+    output: list[Item] | None = None,
     result: RunResult | None = None,
     error: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """The response object, every field the OpenAPI document requires included."""
     incomplete = result is not None and result.finish_reason == "length"
-    conversation = request.conversation
-    return {
+    conversation = conversation_id(request)
+    status = "incomplete" if incomplete else status
+    settings = options.model_settings or ModelSettings()
+    text = request.text.format.model_dump() if request.text and request.text.format else None
+    response = {
         "id": id,
-        "object": "response",
+        **DEFAULTS,
         "created_at": created_at,
-        "status": "incomplete" if incomplete else status,
+        "completed_at": int(time.time()) if status == "completed" else None,
+        "status": status,
         "model": model,
         "output": output or [],
-        "usage": to_usage(result.usage) if result else None,
         "instructions": request.instructions,
         "previous_response_id": request.previous_response_id,
-        "conversation": {"id": conversation if isinstance(conversation, str) else conversation.id}
-        if conversation
-        else None,
+        "conversation": {"id": conversation} if conversation else None,
         "error": error,
         "incomplete_details": {"reason": "max_output_tokens"} if incomplete else None,
         "metadata": request.metadata or {},
-        "parallel_tool_calls": True,
-        "temperature": request.temperature,
-        "top_p": request.top_p,
+        "parallel_tool_calls": request.parallel_tool_calls is not False,
+        "temperature": 1.0 if request.temperature is None else request.temperature,
+        "top_p": 1.0 if request.top_p is None else request.top_p,
         "max_output_tokens": request.max_output_tokens,
-        "tool_choice": "auto",
-        "tools": [],
-        "text": {"format": request.text.format.model_dump()}
-        if request.text and request.text.format
-        else {"format": {"type": "text"}},
-        "truncation": "disabled",
+        "tool_choice": _tool_choice(settings.tool_choice),
+        "tools": [_tool(t) for t in options.tools or () if isinstance(t, ClientTool)],
+        "text": {"format": text or {"type": "text"}, "verbosity": "medium"},
         "store": request.store,
-        "background": False,
+    }
+    if result is not None:  # no usage yet while in progress (the field is not nullable)
+        response["usage"] = to_usage(result.usage)
+    return response
+
+
+def _tool_choice(choice: str | None) -> str | dict[str, str]:
+    if choice is None:
+        return "auto"
+    if choice in ("auto", "none", "required"):
+        return choice
+    return {"type": "function", "name": choice}
+
+
+def _tool(tool: ClientTool) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "name": tool.name,
+        "description": tool.description or None,
+        "parameters": tool.parameters,
+        "strict": False,
     }

@@ -68,7 +68,8 @@ class OpenAIError(Exception):
         }
 
     def response(self) -> Response:
-        headers = {"x-should-retry": "false"} if self.status >= 500 and not self.retryable else {}
+        final = (self.status >= 500 or self.status == 429) and not self.retryable
+        headers = {"x-should-retry": "false"} if final else {}
         if self.retry_after is not None:
             headers["retry-after"] = str(round(self.retry_after))
         return Response(orjson.dumps(self.body()), self.status, headers, "application/json")
@@ -83,7 +84,14 @@ def from_exception(exc: Exception) -> OpenAIError:
     if isinstance(exc, UserError):
         return OpenAIError(400, str(exc), param=exc.param, code="invalid_request")
     if isinstance(exc, ModelBusy):
-        return OpenAIError(429, str(exc), code="rate_limit_exceeded", retry_after=exc.retry_after)
+        # Once agenthost has spent its own retries, the client must not multiply them.
+        return OpenAIError(
+            429,
+            str(exc),
+            code="rate_limit_exceeded",
+            retry_after=exc.retry_after,
+            retryable=not exc.retried,
+        )
     if isinstance(exc, ModelError):
         return OpenAIError(502, str(exc), code="upstream_error", type="api_error")
     if isinstance(exc, ClientGone):
@@ -102,18 +110,42 @@ def from_exception(exc: Exception) -> OpenAIError:
 
 
 def from_validation_error(exc: ValidationError) -> OpenAIError:
-    first = exc.errors()[0]
-    param = to_param(first["loc"])
-    message = f"{param}: {first['msg']}" if param else first["msg"]
+    """The most specific invalid field, named as the client wrote it.
+
+    A field that may take several types fails once per type: those failures
+    are one message ("must be a valid string or a valid array"); when one
+    type got further (a list whose item is wrong), that deeper error wins.
+    """
+    errors = exc.errors()
+    params = [to_param(e["loc"]) for e in errors]
+    param = max(params, key=lambda p: len(p or ""))
+    reasons = [e["msg"] for e, p in zip(errors, params, strict=True) if p == param]
+    rest = [r.removeprefix("Input should be ") for r in reasons[1:]]
+    reason = " or ".join(dict.fromkeys([reasons[0], *rest]))
+    message = f"{param}: {reason}" if param else reason
     return OpenAIError(400, message, param=param, code="invalid_value")
 
 
 def to_param(loc: tuple[int | str, ...]) -> str | None:
-    """A pydantic error location as OpenAI names params: ``messages[0].content``."""
+    """A pydantic error location as OpenAI names params: ``messages[0].content``.
+
+    Pydantic puts the type it tried in a location (``content.str``,
+    ``input.list[ResponseInputItem]``); those are not the client's names.
+    """
     text = ""
     for part in loc:
-        text += f"[{part}]" if isinstance(part, int) else f".{part}" if text else str(part)
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif not _is_type_tag(part):
+            text += f".{part}" if text else part
     return text or None
+
+
+_TYPE_TAGS = {"str", "int", "float", "bool", "none", "dict", "list", "literal"}
+
+
+def _is_type_tag(part: str) -> bool:
+    return "[" in part or part[:1].isupper() or part in _TYPE_TAGS
 
 
 class OpenAIRoute(APIRoute):

@@ -19,7 +19,13 @@ SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
 async def read_body(request: Request, model: type[Body]) -> Body:
-    """Parse and validate a JSON body; malformed JSON and bad fields are 400s."""
+    """Parse and validate a JSON body; malformed JSON and bad fields are 400s.
+
+    The body must be declared JSON (or not declared: some clients omit the
+    header). A form or text body is a 415 before anything runs: browsers
+    send those cross-site without a CORS preflight.
+    """
+    check_json(request)
     try:
         raw = await request.body()
     except ClientDisconnect:
@@ -32,6 +38,21 @@ async def read_body(request: Request, model: type[Body]) -> Body:
                 400, "the request body is not valid JSON", code="invalid_json"
             ) from None
         raise from_validation_error(exc) from None
+
+
+def check_json(request: Request) -> None:
+    declared = request.headers.get("content-type")
+    if declared is None:
+        return
+    media = declared.split(";", 1)[0].strip().lower()
+    if media != "application/json" and not (
+        media.startswith("application/") and media.endswith("+json")
+    ):
+        raise OpenAIError(
+            415,
+            f"the request body must be application/json, not {media or 'empty'!r}",
+            code="unsupported_media_type",
+        )
 
 
 def find_agent(agents: Mapping[str, Agent], model: str) -> Agent:
@@ -50,8 +71,10 @@ def json_response(content: Any, status: int = 200) -> Response:
     return Response(orjson.dumps(content), status, media_type="application/json")
 
 
-def sse_event(data: Any) -> bytes:
-    return b"data: " + orjson.dumps(data) + b"\n\n"
+def sse_event(data: Any, *, event: str | None = None) -> bytes:
+    """One server-sent event; ``event`` adds the ``event:`` line the Responses API has."""
+    line = b"data: " + orjson.dumps(data) + b"\n\n"
+    return b"event: " + event.encode() + b"\n" + line if event else line
 
 
 def sse_response(events: AsyncIterator[bytes]) -> StreamingResponse:

@@ -1,18 +1,18 @@
-"""``/responses``: create (streamed or not), retrieve and delete stored responses.
+"""``/responses``: create (streamed or not), retrieve, delete, list input items.
 
-A stored response keeps the whole transcript up to and including it, so
-``previous_response_id`` continues from one lookup. Response ids are random
-and made by the server, so they are stored in one scope of their own rather
-than per agent; a chain may switch agents, as with OpenAI's models.
-``conversation`` names a session of the agent instead, kept in the same
-memory manager under ``(agent, conversation)``.
+A response continues an earlier one (``previous_response_id``: the chain's
+transcript is rebuilt from its stored turns) or a conversation
+(``conversation``: it must exist, see :mod:`adapters.openai.conversations`).
+Response ids are random and made by the server, so responses are stored in
+one scope of their own rather than per agent; a chain may switch agents,
+as with OpenAI's models. Client tools end a response with ``function_call``
+items; the next response answers them with ``function_call_output`` items.
 """
 
 from __future__ import annotations
 
 import time
-import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,56 +23,44 @@ from starlette.responses import Response
 from adapters.disconnect import unless_disconnected
 from adapters.openai.convert_responses import (
     check_supported,
-    message_item,
-    output_text,
+    conversation_id,
+    input_items,
+    to_options,
     to_response,
-    to_run,
 )
-from adapters.openai.errors import OpenAIError, from_exception
-from adapters.openai.http import (
-    find_agent,
-    json_response,
-    read_body,
-    sse_event,
-    sse_response,
-    started,
-)
+from adapters.openai.errors import OpenAIError
+from adapters.openai.http import find_agent, json_response, read_body, sse_response, started
+from adapters.openai.items import Item, new_id, output_items, page, to_messages
+from adapters.openai.responses_stream import stream_events
 from adapters.openai.schemas import ResponseRequest
-from agents import (
-    Agent,
-    InMemorySession,
-    MemoryManager,
-    Message,
-    RunFinished,
-    RunResult,
-    RunUpdate,
-    SessionKey,
-    TextDelta,
-)
-
-RESPONSES_SCOPE = "responses"
+from adapters.openai.store import ConversationStore, ResponseStore
+from agents import Agent, InMemorySession, RunOptions, RunResult
 
 
-def response_key(response_id: str, principal: str) -> SessionKey:
-    return SessionKey(RESPONSES_SCOPE, response_id, principal)
+@dataclass(frozen=True, slots=True)
+class Stores:
+    responses: ResponseStore
+    conversations: ConversationStore
 
 
 @dataclass
-class _Turn:
-    """One response being made: its ids, its request and where it is saved."""
+class Turn:
+    """One response being made: its ids, its request, and where it is saved."""
 
     request: ResponseRequest
+    options: RunOptions
     agent: Agent
-    memory: MemoryManager
+    stores: Stores
     principal: str
-    history: list[Message]
-    id: str = field(default_factory=lambda: f"resp_{uuid.uuid4().hex}")
-    message_id: str = field(default_factory=lambda: f"msg_{uuid.uuid4().hex}")
+    input: list[Item]
+    id: str = field(default_factory=lambda: new_id("resp"))
+    message_id: str = field(default_factory=lambda: new_id("msg"))
     created_at: int = field(default_factory=lambda: int(time.time()))
 
     def response(self, result: RunResult | None = None, **kwargs: Any) -> dict[str, Any]:
         return to_response(
             self.request,
+            self.options,
             id=self.id,
             created_at=self.created_at,
             model=self.agent.name,
@@ -81,113 +69,83 @@ class _Turn:
         )
 
     def completed(self, result: RunResult) -> dict[str, Any]:
-        return self.response(result, output=[message_item(self.message_id, result.output)])
+        return self.response(result, output=output_items(result, self.message_id))
 
-    async def save(self, result: RunResult, response: dict[str, Any]) -> None:
+    async def save(self, response: dict[str, Any]) -> None:
         # Shielded: a client leaving now must not leave half a turn saved.
         with anyio.CancelScope(shield=True):
-            conversation = self.request.conversation
+            conversation = conversation_id(self.request)
             if conversation is not None:
-                id = conversation if isinstance(conversation, str) else conversation.id
-                key = SessionKey(self.agent.name, id, self.principal)
-                await self.memory.append(key, result.new_messages)
+                items = [*self.input, *response["output"]]
+                await self.stores.conversations.append(self.principal, conversation, items)
             if self.request.store:
-                await self.memory.append(
-                    response_key(self.id, self.principal),
-                    [*self.history, *result.new_messages],
-                    meta={"response": response, "agent": self.agent.name},
-                )
+                await self.stores.responses.save(self.principal, response, self.input)
 
 
 async def create_response(
-    request: Request, agents: Mapping[str, Agent], memory: MemoryManager, principal: str
+    request: Request, agents: Mapping[str, Agent], stores: Stores, principal: str
 ) -> Response:
     body = await read_body(request, ResponseRequest)
     agent = find_agent(agents, body.model)
     check_supported(body, agent)
-    messages, options = to_run(body)
-    history = await _history(body, agent, memory, principal)
-    turn = _Turn(body, agent, memory, principal, history)
-    session = InMemorySession(turn.history)
+    instructions, items = input_items(body)
+    options = to_options(body, instructions)
+    session = InMemorySession(to_messages(await _history(body, stores, principal)))
+    turn = Turn(body, options, agent, stores, principal, items)
+    messages = to_messages(items)
     if not body.stream:
         run = agent.run(messages, session=session, options=options)
-        result = await unless_disconnected(request.receive, run)
-        response = turn.completed(result)
-        await turn.save(result, response)
+        response = turn.completed(await unless_disconnected(request.receive, run))
+        await turn.save(response)
         return json_response(response)
     updates = await started(agent.run_stream(messages, session=session, options=options))
-    return sse_response(_stream(turn, updates))
+    return sse_response(stream_events(turn, updates))
 
 
-async def _history(
-    body: ResponseRequest, agent: Agent, memory: MemoryManager, principal: str
-) -> list[Message]:
+async def _history(body: ResponseRequest, stores: Stores, principal: str) -> list[Item]:
     if body.previous_response_id:
-        stored = await memory.get(response_key(body.previous_response_id, principal))
-        if stored is None:
-            raise OpenAIError(
-                400,
-                f"Previous response with id '{body.previous_response_id}' not found.",
-                param="previous_response_id",
-                code="previous_response_not_found",
-            )
-        return list(stored.messages)
-    if body.conversation is not None:
-        id = body.conversation if isinstance(body.conversation, str) else body.conversation.id
-        stored = await memory.get(SessionKey(agent.name, id, principal))
-        return list(stored.messages) if stored else []
+        return await stores.responses.transcript(principal, body.previous_response_id)
+    conversation = conversation_id(body)
+    if conversation is not None:
+        _, items = await stores.conversations.get(principal, conversation)
+        return items
     return []
 
 
-async def _stream(turn: _Turn, updates: AsyncGenerator[RunUpdate, None]) -> AsyncIterator[bytes]:
-    sequence = 0
-
-    def event(type: str, **fields: Any) -> bytes:
-        nonlocal sequence
-        data = {"type": type, "sequence_number": sequence, **fields}
-        sequence += 1
-        return sse_event(data)
-
-    where = {"item_id": turn.message_id, "output_index": 0, "content_index": 0}
-    try:
-        yield event("response.created", response=turn.response(status="in_progress"))
-        yield event("response.in_progress", response=turn.response(status="in_progress"))
-        item = message_item(turn.message_id, None, status="in_progress")
-        yield event("response.output_item.added", output_index=0, item=item)
-        yield event("response.content_part.added", **where, part=output_text(""))
-        async for update in updates:
-            if isinstance(update, TextDelta):
-                yield event("response.output_text.delta", **where, delta=update.text, logprobs=[])
-            elif isinstance(update, RunFinished):
-                result = update.result
-                response = turn.completed(result)
-                await turn.save(result, response)
-                yield event("response.output_text.done", **where, text=result.output, logprobs=[])
-                yield event("response.content_part.done", **where, part=output_text(result.output))
-                yield event("response.output_item.done", output_index=0, item=response["output"][0])
-                yield event(f"response.{response['status']}", response=response)
-    except Exception as exc:
-        error = from_exception(exc)
-        yield event("error", code=error.code, message=error.message, param=error.param)
-        failed = turn.response(
-            status="failed", error={"code": error.code or "server_error", "message": error.message}
-        )
-        yield event("response.failed", response=failed)
-    finally:
-        await updates.aclose()
-
-
-async def get_response(response_id: str, memory: MemoryManager, principal: str) -> Response:
-    stored = await memory.get(response_key(response_id, principal))
+async def get_response(response_id: str, stores: Stores, principal: str) -> Response:
+    stored = await stores.responses.get(principal, response_id)
     if stored is None:
         raise _not_found(response_id)
-    return json_response(stored.meta["response"])
+    return json_response(stored.response)
 
 
-async def delete_response(response_id: str, memory: MemoryManager, principal: str) -> Response:
-    if not await memory.delete(response_key(response_id, principal)):
+async def delete_response(response_id: str, stores: Stores, principal: str) -> Response:
+    if not await stores.responses.delete(principal, response_id):
         raise _not_found(response_id)
     return json_response({"id": response_id, "object": "response.deleted", "deleted": True})
+
+
+async def list_input_items(
+    request: Request, response_id: str, stores: Stores, principal: str
+) -> Response:
+    stored = await stores.responses.get(principal, response_id)
+    if stored is None:
+        raise _not_found(response_id)
+    return json_response(page(stored.input, **paging(request)))
+
+
+def paging(request: Request) -> dict[str, Any]:
+    """``limit`` (1-100, default 20), ``order`` (``asc`` or ``desc``, default) and ``after``."""
+    query = request.query_params
+    raw = query.get("limit", "20")
+    if not raw.isdigit() or not 1 <= int(raw) <= 100:
+        raise OpenAIError(
+            400, "limit must be an integer from 1 to 100", param="limit", code="invalid_value"
+        )
+    order = query.get("order", "desc")
+    if order not in ("asc", "desc"):
+        raise OpenAIError(400, "order must be asc or desc", param="order", code="invalid_value")
+    return {"limit": int(raw), "order": order, "after": query.get("after")}
 
 
 def _not_found(response_id: str) -> OpenAIError:

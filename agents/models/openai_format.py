@@ -62,12 +62,27 @@ def _content(message: Message) -> str | list[dict[str, Any]]:
         return "".join(_part_text(p) for p in message.parts)
     content: list[dict[str, Any]] = []
     for part in message.parts:
-        if isinstance(part, FilePart) and (part.mime_type or "").startswith("image/"):
-            url = part.url or f"data:{part.mime_type};base64,{part.data}"
-            content.append({"type": "image_url", "image_url": {"url": url}})
+        if isinstance(part, FilePart):
+            content.append(to_chat_file(part))
         elif text := _part_text(part):
             content.append({"type": "text", "text": text})
     return content
+
+
+def to_chat_file(part: FilePart) -> dict[str, Any]:
+    """A file part as the Chat Completions content part of its kind."""
+    mime = part.mime_type or ""
+    if mime.startswith("image/"):
+        url = part.url or f"data:{mime};base64,{part.data}"
+        return {"type": "image_url", "image_url": {"url": url}}
+    if mime.startswith("audio/") and part.data is not None:
+        return {"type": "input_audio", "input_audio": {"data": part.data, "format": mime[6:]}}
+    file: dict[str, Any] = {"filename": part.name} if part.name else {}
+    if part.data is not None:
+        file["file_data"] = f"data:{mime or 'application/octet-stream'};base64,{part.data}"
+    elif part.url is not None:
+        file["file_id" if part.url.startswith("file-") else "file_url"] = part.url
+    return {"type": "file", "file": file}
 
 
 def _part_text(part: Part) -> str:
@@ -92,6 +107,13 @@ def to_chat_tools(tools: Sequence[ToolDefinition]) -> list[dict[str, Any]]:
         }
         for t in tools
     ]
+
+
+def to_chat_tool_choice(choice: str) -> str | dict[str, Any]:
+    """``auto``/``none``/``required`` as they are; a tool name as a named function."""
+    if choice in ("auto", "none", "required"):
+        return choice
+    return {"type": "function", "function": {"name": choice}}
 
 
 def to_chat_settings(settings: ModelSettings) -> dict[str, Any]:

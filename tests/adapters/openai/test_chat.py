@@ -9,7 +9,7 @@ from agents.models import EchoModel, FunctionModel, ModelRequest, ScriptedModel
 from agents.models.openai import OpenAIModel
 from agents.models.testing import call
 from agents.tools import calculator
-from tests.conftest import openai_client
+from tests.adapters.openai.clients import openai_client
 from tests.upstream import FakeUpstream
 
 pytestmark = pytest.mark.anyio
@@ -134,7 +134,7 @@ async def test_the_agents_own_tool_calls_are_not_the_clients() -> None:
     ("extra", "param"),
     [
         ({"n": 2}, "n"),
-        ({"tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}]}, "tools"),
+        ({"tools": [{"type": "custom", "custom": {"name": "f"}}]}, "tools[0].type"),
         ({"response_format": {"type": "json_object"}}, "response_format"),
         ({"logprobs": True}, "logprobs"),
         ({"temperature": 5}, "temperature"),

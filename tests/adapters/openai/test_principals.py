@@ -1,4 +1,4 @@
-"""Principals on /v1: stored responses and named conversations belong to one API key."""
+"""Principals on /v1: stored responses, their items and conversations belong to one API key."""
 
 import httpx
 import pytest
@@ -7,7 +7,7 @@ from agents import ChatAgent
 from agents.models import EchoModel
 from app.server import create_app
 from app.settings import Settings
-from tests.conftest import running
+from tests.adapters.openai.clients import running
 from tests.principals import bearer, check_isolation, keyed_settings, transcript_model
 
 pytestmark = pytest.mark.anyio
@@ -49,28 +49,58 @@ class ResponsesProbe:
         return []  # the Responses API has no listing
 
 
-class ConversationProbe(ResponsesProbe):
-    """A named conversation (``conversation: "support"``) on /v1/responses."""
-
-    async def create(self, principal: str, text: str) -> str:
-        body = {"model": "t", "input": text, "conversation": "support"}
-        answer = await self.client.post("/v1/responses", json=body, headers=bearer(principal))
-        assert answer.status_code == 200, answer.text
-        return "support"
+class InputItemsProbe(ResponsesProbe):
+    """A stored response's input items (``GET /v1/responses/{id}/input_items``)."""
 
     async def read(self, principal: str, ref: str) -> str | None:
-        # Reading a conversation = continuing it and looking at what the model saw.
-        shown = await self.resume(principal, ref, "read back")
-        return shown if "read back" in shown and "|" in shown else None
+        url = f"/v1/responses/{ref}/input_items"
+        answer = await self.client.get(url, headers=bearer(principal))
+        if answer.status_code == 404:
+            return None
+        assert answer.status_code == 200, answer.text
+        return answer.text
+
+
+class ConversationProbe:
+    """A conversation of the Conversations API, continued with ``conversation``."""
+
+    def __init__(self, client: httpx.AsyncClient) -> None:
+        self.client = client
+
+    async def create(self, principal: str, text: str) -> str:
+        items = [{"role": "user", "content": text}]
+        made = await self.client.post(
+            "/v1/conversations", json={"items": items}, headers=bearer(principal)
+        )
+        assert made.status_code == 200, made.text
+        return str(made.json()["id"])
+
+    async def read(self, principal: str, ref: str) -> str | None:
+        headers = bearer(principal)
+        one = await self.client.get(f"/v1/conversations/{ref}", headers=headers)
+        items = await self.client.get(f"/v1/conversations/{ref}/items", headers=headers)
+        if one.status_code == 404:
+            assert items.status_code == 404, "the items of a hidden conversation were shown"
+            return None
+        assert one.status_code == items.status_code == 200, items.text
+        return items.text
 
     async def resume(self, principal: str, ref: str, text: str) -> str:
         body = {"model": "t", "input": text, "conversation": ref}
         answer = await self.client.post("/v1/responses", json=body, headers=bearer(principal))
+        if answer.status_code == 404:
+            assert answer.json()["error"]["code"] == "conversation_not_found"
+            return ""
         assert answer.status_code == 200, answer.text
         return str(answer.json()["output"][0]["content"][0]["text"])
 
     async def delete(self, principal: str, ref: str) -> bool:
-        return False  # named conversations are not deleted through /v1/responses
+        url = f"/v1/conversations/{ref}"
+        answer = await self.client.delete(url, headers=bearer(principal))
+        return answer.status_code == 200
+
+    async def list(self, principal: str) -> list[str]:
+        return []  # the Conversations API has no listing
 
 
 async def test_stored_responses_belong_to_the_key_that_made_them() -> None:
@@ -79,7 +109,13 @@ async def test_stored_responses_belong_to_the_key_that_made_them() -> None:
         await check_isolation(ResponsesProbe(client))
 
 
-async def test_named_conversations_belong_to_the_key_that_made_them() -> None:
+async def test_input_items_belong_to_the_key_that_made_them() -> None:
+    agents = {"t": ChatAgent("t", transcript_model())}
+    async with running(agents, keyed_settings()) as (_, client):
+        await check_isolation(InputItemsProbe(client))
+
+
+async def test_conversations_belong_to_the_key_that_made_them() -> None:
     agents = {"t": ChatAgent("t", transcript_model())}
     async with running(agents, keyed_settings()) as (_, client):
         await check_isolation(ConversationProbe(client))

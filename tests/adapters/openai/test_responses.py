@@ -6,7 +6,7 @@ import pytest
 
 from agents import Agent, ChatAgent
 from agents.models import EchoModel, FunctionModel, ModelRequest
-from tests.conftest import openai_client
+from tests.adapters.openai.clients import openai_client
 
 pytestmark = pytest.mark.anyio
 
@@ -72,11 +72,13 @@ async def test_unknown_previous_response_is_400() -> None:
     assert caught.value.param == "previous_response_id"
 
 
-async def test_a_named_conversation_keeps_history_per_agent() -> None:
+async def test_a_conversation_keeps_its_history() -> None:
     async with openai_client(agents()) as client:
-        await client.responses.create(model="history", input="a", conversation="c1")
-        second = await client.responses.create(model="history", input="b", conversation="c1")
-        other = await client.responses.create(model="history", input="z", conversation="c2")
+        c1 = await client.conversations.create()
+        c2 = await client.conversations.create()
+        await client.responses.create(model="history", input="a", conversation=c1.id)
+        second = await client.responses.create(model="history", input="b", conversation=c1.id)
+        other = await client.responses.create(model="history", input="z", conversation=c2.id)
     assert second.output_text.startswith("system:Agent. | user:a | assistant:")
     assert second.output_text.endswith("| user:b")
     assert other.output_text == "system:Agent. | user:z"
@@ -113,7 +115,7 @@ async def test_the_stream_helper_gets_every_event_in_order() -> None:
 @pytest.mark.parametrize(
     ("extra", "param"),
     [
-        ({"tools": [{"type": "function", "name": "f", "parameters": {}}]}, "tools"),
+        ({"tools": [{"type": "web_search"}]}, "tools[0].type"),
         ({"text": {"format": {"type": "json_object"}}}, "text.format"),
         ({"previous_response_id": "resp_x", "conversation": "c"}, "conversation"),
         ({"input": [{"type": "item_reference", "id": "x"}]}, "input[0].type"),

@@ -1,0 +1,144 @@
+"""What an upstream failure means for the caller, and whether to try again.
+
+Used by the ``openai`` provider. Messages never name the upstream's address
+(a client of agenthost has no business knowing where its models run): the
+full cause is logged here instead.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import openai
+
+from agents.errors import AgentError, ModelBusy, ModelError, UserError
+
+logger = logging.getLogger("agenthost.upstream")
+
+# host:port, URLs and bracketed IPv6 addresses in library messages.
+_ADDRESS = re.compile(r"(?:[a-z][a-z0-9+.-]*://\S+)|(?:\[?[\w.:-]+\]?:\d{1,5}\b)", re.IGNORECASE)
+_MAX_BACKOFF = 8.0
+
+
+def scrub(text: str) -> str:
+    """``text`` without any host:port or URL in it."""
+    return _ADDRESS.sub("<upstream>", text)
+
+
+def retry_delay(
+    exc: openai.OpenAIError, attempt: int, max_retries: int, remaining: float
+) -> float | None:
+    """Seconds to wait before retrying ``exc``, or None when not to retry.
+
+    Retried: connection failures, time-outs, 408, 409, 429 (but an exhausted
+    quota) and 5xx, as the SDK does. A wait longer than what remains of the
+    request's time-out is not slept on: the failure goes to the client,
+    whose ``retry-after`` then says when to come back.
+    """
+    if attempt >= max_retries or not _retryable(exc):
+        return None
+    after = _retry_after(exc) if isinstance(exc, openai.APIStatusError) else None
+    delay = after if after is not None else min(_MAX_BACKOFF, 0.5 * 2**attempt)
+    delay *= 1 if after is not None else random.uniform(0.75, 1.0)
+    return delay if delay < remaining else None
+
+
+def _retryable(exc: openai.OpenAIError) -> bool:
+    if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
+        return True
+    if not isinstance(exc, openai.APIStatusError):
+        return False
+    if exc.status_code == 429:
+        return exc.code != "insufficient_quota"
+    return exc.status_code in (408, 409) or exc.status_code >= 500
+
+
+def failed(model: str, exc: openai.OpenAIError, *, retried: bool) -> AgentError:
+    """What an upstream failure means for the caller.
+
+    A request the upstream refuses as invalid (typically a conversation
+    longer than its context) is the caller's to fix: a :class:`UserError`
+    with the upstream's param. A rate limit is worth retrying later
+    (:class:`ModelBusy`; ``retried`` says whether our own retries are spent),
+    except an exhausted quota. Anything else (our key, the upstream's health,
+    the network) is a :class:`ModelError`.
+    """
+    if isinstance(exc, openai.BadRequestError | openai.UnprocessableEntityError):
+        return UserError(
+            f"upstream model {model!r} refused the request: {scrub(_message(exc))}",
+            param=exc.param,
+        )
+    if isinstance(exc, openai.RateLimitError) and exc.code != "insufficient_quota":
+        return ModelBusy(
+            f"upstream model {model!r} is rate limited: {scrub(_message(exc))}",
+            retry_after=_retry_after(exc),
+            retried=retried,
+        )
+    if isinstance(exc, openai.APIStatusError):
+        return ModelError(
+            f"upstream model {model!r} failed with status {exc.status_code}: {scrub(_message(exc))}"
+        )
+    logger.warning("upstream model %r: %s", model, _causes(exc)[-1])
+    return ModelError(f"upstream model {model!r} failed: {_what_happened(exc)}")
+
+
+def _what_happened(exc: openai.OpenAIError) -> str:
+    """Say what happened in words; the SDK's messages hide it ("Connection error.")."""
+    causes = _causes(exc)
+    names = " ".join(type(c).__name__ for c in causes)
+    errno = next((c.errno for c in causes if isinstance(c, OSError) and c.errno), None)
+    if errno is not None:
+        # The aiohttp transport reports a refused connection as a time-out: the errno tells.
+        return f"cannot connect to the upstream ({os.strerror(errno)})"
+    if any(word in names for word in ("Payload", "TransferEncoding", "IncompleteRead")):
+        return "the upstream's answer was cut short"
+    if "Disconnected" in names or "RemoteProtocol" in names:
+        return "the upstream closed the connection"
+    if isinstance(exc, openai.APITimeoutError) or "Timeout" in names:
+        return "the upstream did not answer in time"
+    if "Connect" in names:
+        return "cannot connect to the upstream"
+    return scrub(str(exc))
+
+
+def _causes(exc: BaseException) -> list[BaseException]:
+    """``exc`` and what caused it, explicitly or while handling, outermost first."""
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in chain:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain
+
+
+def _message(exc: openai.APIStatusError) -> str:
+    """The upstream's own error message (the SDK's prefixes it with the whole body)."""
+    body = exc.body
+    if isinstance(body, dict) and isinstance(body.get("message"), str):
+        return str(body["message"])
+    return exc.message
+
+
+def _retry_after(exc: openai.APIStatusError) -> float | None:
+    header = exc.response.headers.get("retry-after")
+    try:
+        return max(0.0, float(header)) if header else None
+    except ValueError:  # an HTTP date: rare from model servers
+        return None
+
+
+@contextmanager
+def malformed_answers(model: str) -> Iterator[None]:
+    """Answers that are not completions (wrong shape, bad JSON, bad SSE) → a ModelError."""
+    try:
+        yield
+    except (LookupError, TypeError, AttributeError, ValueError) as exc:
+        raise ModelError(
+            f"upstream model {model!r} sent a malformed response "
+            f"({type(exc).__name__}: {scrub(str(exc))})"
+        ) from exc
