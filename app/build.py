@@ -2,16 +2,27 @@
 
 from __future__ import annotations
 
-import importlib
+import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from agents import ChatAgent, ModelSettings
+from agents import Agent, ChatAgent, ModelSettings, UserError
 from agents.models import ChatModel, EchoModel
+from agents.prompts import PromptTemplate
 from agents.tools import BUILTIN_TOOLS
+from app import compose
 from app.config import ConfigError, load_config
 from app.registry import Registry, RegistryError
-from app.specs import ChatAgentSpec, ConfigSpec, ImportAgentSpec, ModelSettingsSpec
+from app.specs import (
+    AgentSpec,
+    ChatAgentSpec,
+    ConfigSpec,
+    ImportAgentSpec,
+    ModelSettingsSpec,
+    PipelineAgentSpec,
+    WorkflowAgentSpec,
+)
 
 PROVIDERS = ("echo", "openai:<model>", "local:<name-or-path>")
 
@@ -62,42 +73,57 @@ def to_model_settings(spec: ModelSettingsSpec) -> ModelSettings:
     )
 
 
-def build_chat_agent(spec: ChatAgentSpec) -> ChatAgent:
+def build_chat_agent(
+    spec: ChatAgentSpec,
+    agents: Mapping[str, Agent] | None = None,
+    templates: Mapping[str, PromptTemplate] | None = None,
+) -> ChatAgent:
+    """A chat agent; ``agents`` are the ones built before it (for handoff)."""
     unknown = [name for name in spec.tools if name not in BUILTIN_TOOLS]
     if unknown:
         raise ConfigError(
             f"agent {spec.name!r}: tools: unknown tool {unknown[0]!r}; "
             f"built-in tools: {', '.join(sorted(BUILTIN_TOOLS))}"
         )
-    return ChatAgent(
-        spec.name,
-        build_model(spec),
-        description=spec.description,
-        instructions=spec.instructions,
-        tools=tuple(BUILTIN_TOOLS[name] for name in spec.tools),
-        model_settings=to_model_settings(spec.model_settings),
-        max_steps=spec.max_steps,
-    )
+    tools = tuple(BUILTIN_TOOLS[name] for name in spec.tools)
+    try:
+        return ChatAgent(
+            spec.name,
+            build_model(spec),
+            description=spec.description,
+            instructions=compose.build_instructions(spec, templates or {}),
+            tools=(*tools, *compose.agent_tools(spec, agents or {})),
+            model_settings=to_model_settings(spec.model_settings),
+            max_steps=spec.max_steps,
+            memory=compose.build_memory(spec, build_model),
+        )
+    except UserError as exc:  # two tools of one name (an agent named like a built-in tool)
+        raise ConfigError(f"agent {spec.name!r}: {exc}") from exc
 
 
 def import_object(spec: ImportAgentSpec) -> Any:
-    module_name, _, attribute = spec.import_.partition(":")
-    try:
-        obj: Any = importlib.import_module(module_name)
-        for part in attribute.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError(
-            f"agent {spec.name!r}: import: cannot import {spec.import_!r}: {exc}"
-        ) from exc
-    return obj
+    return compose.import_attribute(spec.import_, f"agent {spec.name!r}: import")
+
+
+def build_agent(
+    spec: AgentSpec, agents: Mapping[str, Agent], templates: Mapping[str, PromptTemplate]
+) -> Any:
+    """The object for one spec (the registry wraps it into an agent)."""
+    if isinstance(spec, ChatAgentSpec):
+        return build_chat_agent(spec, agents, templates)
+    if isinstance(spec, PipelineAgentSpec):
+        return compose.build_pipeline(spec, agents)
+    if isinstance(spec, WorkflowAgentSpec):
+        return compose.build_workflow(spec, agents)
+    return import_object(spec)
 
 
 def build_registry(config: ConfigSpec, registry: Registry | None = None) -> Registry:
     """Build every configured agent and add it; the first problem stops start-up."""
     registry = registry if registry is not None else Registry.with_defaults()
-    for spec in config.agents:
-        obj = build_chat_agent(spec) if isinstance(spec, ChatAgentSpec) else import_object(spec)
+    templates = compose.build_templates(config)
+    for spec in compose.build_order(config.agents):
+        obj = build_agent(spec, registry, templates)
         try:
             registry.add(spec.name, obj, spec.description, allow=spec.allow, expose=spec.expose)
         except RegistryError as exc:
@@ -106,8 +132,15 @@ def build_registry(config: ConfigSpec, registry: Registry | None = None) -> Regi
 
 
 def load_agents(path: Path) -> tuple[ConfigSpec, Registry]:
-    """Load a config file and build its agents; every error names the file."""
+    """Load a config file and build its agents; every error names the file.
+
+    Python modules next to the config file can be imported by it (``import:``,
+    a workflow's ``state`` and ``function`` steps), like ``uvicorn --app-dir``.
+    """
     config = load_config(path)
+    folder = str(path.resolve().parent)
+    if folder not in sys.path:
+        sys.path.append(folder)  # after installed packages: a local file never shadows one
     try:
         return config, build_registry(config)
     except ConfigError as exc:
