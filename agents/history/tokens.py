@@ -45,10 +45,11 @@ def _estimate(message: Message) -> int:
 
 
 class Counter:
-    """Counts with the model's tokenizer when it has one, else estimates."""
+    """Counts with the model's tokenizer when it has one, else estimates; one per selection."""
 
     def __init__(self, model: object) -> None:
         self._exact = model if isinstance(model, TokenCounter) else None
+        self._engaged = False  # once exact, always exact: mixed counts would not compare
 
     @property
     def exact(self) -> bool:
@@ -57,7 +58,9 @@ class Counter:
     async def count(self, messages: Sequence[Message], budget: int) -> int:
         """The tokens of ``messages``; exact when it matters for ``budget``."""
         estimate = estimate_tokens(messages)
-        # Far below the budget the estimate is enough (saves a tokenizer call a turn).
-        if self._exact is None or estimate <= budget // 2:
+        # Far below the budget the estimate is enough (saves a tokenizer call a turn); the
+        # margin covers text at one character a token (code, non-Latin scripts).
+        if self._exact is None or (not self._engaged and estimate * CHARS_PER_TOKEN <= budget):
             return estimate
+        self._engaged = True
         return await self._exact.count_tokens(messages)
