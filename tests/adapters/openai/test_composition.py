@@ -1,0 +1,122 @@
+"""Handoff, pipelines and workflows served over /v1 with the openai SDK.
+
+The nested updates of sub-agents are progress the OpenAI wire format has no
+place for: the adapter skips them and streams the answer.
+"""
+
+import threading
+
+import anyio
+import httpx
+import openai
+import pytest
+from pydantic import BaseModel
+
+from agents import Agent, ChatAgent
+from agents.composition import SELF, AgentTool, FunctionStep, PipelineAgent, WorkflowAgent
+from agents.models import FunctionModel, ModelRequest, ScriptedModel
+from agents.models.testing import Reply, call
+from app.server import create_app
+from app.settings import Settings
+from tests.conftest import openai_client
+from tests.upstream import serve_in_thread
+
+pytestmark = pytest.mark.anyio
+
+
+class Counter(BaseModel):
+    input: str
+    count: int = 0
+    output: str = ""
+
+
+def team() -> dict[str, Agent]:
+    def lead_reply(request: ModelRequest) -> Reply:
+        last = request.messages[-1]
+        if last.role == "tool":
+            return f"The expert said: {last.parts[0].content}"  # type: ignore[union-attr]
+        return call("expert", '{"task": "' + last.text + '"}')
+
+    expert = ChatAgent("expert", FunctionModel(lambda r: f"expert answer to {r.messages[-1].text}"))
+    lead = ChatAgent("lead", FunctionModel(lead_reply), tools=(AgentTool(expert),))
+    upper = ChatAgent("upper", FunctionModel(lambda r: r.messages[-1].text.upper()))
+    exclaim = ChatAgent("exclaim", FunctionModel(lambda r: r.messages[-1].text + "!"))
+
+    def count(state: Counter) -> str | None:
+        state.count += 1
+        state.output = f"{state.input} counted {state.count}"
+        return None if state.count >= 3 else SELF
+
+    return {
+        "lead": lead,
+        "expert": expert,
+        "loud": PipelineAgent("loud", [upper, exclaim]),
+        "counting": WorkflowAgent("counting", Counter, [FunctionStep("count", count)]),
+        "spinning": WorkflowAgent(
+            "spinning", Counter, [FunctionStep("spin", lambda s: SELF)], max_steps=5
+        ),
+    }
+
+
+async def answer(client: openai.AsyncOpenAI, model: str, text: str, *, stream: bool) -> str:
+    messages = [{"role": "user", "content": text}]
+    if not stream:
+        completion = await client.chat.completions.create(model=model, messages=messages)  # type: ignore[arg-type]
+        return completion.choices[0].message.content or ""
+    chunks = await client.chat.completions.create(model=model, messages=messages, stream=True)  # type: ignore[arg-type]
+    return "".join([c.choices[0].delta.content or "" async for c in chunks if c.choices])
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_the_right_agent_answers(stream: bool) -> None:
+    async with openai_client(team()) as client:
+        assert await answer(client, "lead", "why?", stream=stream) == (
+            "The expert said: expert answer to why?"
+        )
+        assert await answer(client, "loud", "hello", stream=stream) == "HELLO!"
+        assert await answer(client, "counting", "sheep", stream=stream) == "sheep counted 3"
+
+
+async def test_responses_streams_a_handoff_answer() -> None:
+    async with openai_client(team()) as client:
+        stream = await client.responses.create(model="lead", input="why?", stream=True)
+        deltas = [e.delta async for e in stream if e.type == "response.output_text.delta"]
+    assert "".join(deltas) == "The expert said: expert answer to why?"
+
+
+async def test_the_step_limit_is_an_agent_error() -> None:
+    async with openai_client(team()) as client:
+        with pytest.raises(openai.InternalServerError, match="did not reach END within 5 steps"):
+            await client.chat.completions.create(
+                model="spinning", messages=[{"role": "user", "content": "go"}]
+            )
+
+
+@pytest.mark.slow
+def test_a_client_leaving_cancels_the_running_step() -> None:
+    started, cancelled = threading.Event(), threading.Event()
+
+    async def wait(state: Counter) -> None:
+        started.set()
+        try:
+            await anyio.sleep(60)
+        except anyio.get_cancelled_exc_class():
+            cancelled.set()
+            raise
+
+    slow = WorkflowAgent("slow", Counter, [FunctionStep("wait", wait)])
+    handing = ChatAgent(
+        "handing", ScriptedModel([call("slow", '{"task": "x"}'), "late"]), tools=(AgentTool(slow),)
+    )
+    agents: dict[str, Agent] = {"slow": slow, "handing": handing}
+    with (
+        serve_in_thread(create_app(Settings(), agents), lifespan=True) as url,
+        openai.OpenAI(base_url=f"{url}/v1", api_key="x", timeout=1, max_retries=0) as sdk,
+    ):
+        with pytest.raises(openai.APITimeoutError):
+            sdk.chat.completions.create(
+                model="handing", messages=[{"role": "user", "content": "go"}]
+            )
+        assert started.is_set()
+        assert cancelled.wait(5), "the sub-agent's step kept running after the client left"
+        assert httpx.get(f"{url}/healthz").status_code == 200
