@@ -7,7 +7,9 @@ keep the whole exchange (tool calls included) whichever protocol asked.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Sequence
+from contextlib import suppress
 from typing import Any
 
 try:
@@ -48,12 +50,19 @@ class PydanticAIAgent(BaseAgent):
         if options.instructions:
             kwargs["instructions"] = options.instructions
         if stream:
-            async with self.agent.run_stream(prompt, **kwargs) as streamed:
-                async for delta in streamed.stream_text(delta=True):
-                    if delta:
-                        yield TextDelta(delta)
-                output = str(await streamed.get_output())
-                produced, usage = streamed.new_messages(), streamed.usage
+            deltas: asyncio.Queue[str | None] = asyncio.Queue()
+            # pydantic-ai's stream sets context variables it resets on exit: it must live in
+            # one task, while this generator may be resumed from several (adapters do).
+            task = asyncio.ensure_future(self._stream(prompt, kwargs, deltas))
+            try:
+                while (delta := await deltas.get()) is not None:
+                    yield TextDelta(delta)
+                output, produced, usage = await task
+            finally:
+                if not task.done():
+                    task.cancel()
+                    with suppress(asyncio.CancelledError):
+                        await task
         else:
             result = await self.agent.run(prompt, **kwargs)
             output, produced, usage = str(result.output), result.new_messages(), result.usage
@@ -62,6 +71,19 @@ class PydanticAIAgent(BaseAgent):
             replies = replies[1:]
         new = [*input, *replies]
         yield RunFinished(RunResult(output, new, _usage(usage)))
+
+    async def _stream(
+        self, prompt: str, kwargs: dict[str, Any], deltas: asyncio.Queue[str | None]
+    ) -> tuple[str, list[pai.ModelMessage], RunUsage]:
+        try:
+            async with self.agent.run_stream(prompt, **kwargs) as streamed:
+                async for delta in streamed.stream_text(delta=True):
+                    if delta:
+                        deltas.put_nowait(delta)
+                output = str(await streamed.get_output())
+                return output, streamed.new_messages(), streamed.usage
+        finally:
+            deltas.put_nowait(None)
 
 
 def register(registry: TypeRegistry) -> None:
