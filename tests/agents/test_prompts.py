@@ -5,9 +5,9 @@ import datetime as dt
 import pytest
 
 from agents import ChatAgent
-from agents.tools import calculator
 from agents.models import FunctionModel, ModelRequest
 from agents.prompts import PromptTemplate, TemplateProblem
+from agents.tools import calculator
 
 pytestmark = pytest.mark.anyio
 

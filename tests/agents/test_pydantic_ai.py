@@ -1,4 +1,4 @@
-"""A pydantic-ai agent (on its own function model) served over /v1, found through the entry point."""
+"""A pydantic-ai agent (on its own function model) served over /v1 through the entry point."""
 
 from collections.abc import AsyncIterator
 
