@@ -3,7 +3,8 @@
 Over budget, every unit but the newest ``keep_last`` messages is condensed
 (with the previous summary, if any) into a summary that joins the
 instructions. The summary is kept in the session's notes with how many
-messages it covers and a digest of them, so the next turn starts from it
+messages it covers and a digest of them (and in a bounded cache of the
+strategy, for protocols without sessions), so the next turn starts from it
 instead of summarising again; the stored transcript itself stays whole.
 """
 
@@ -13,6 +14,8 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any
 
+from cachetools import LRUCache
+
 from agents.history.base import HistoryContext, fewest_to_drop
 from agents.history.tokens import Counter
 from agents.history.units import Units, split_units
@@ -20,6 +23,7 @@ from agents.messages import Message, TextPart, ToolCallPart, ToolResultPart
 from agents.models.base import ChatModel, ModelRequest
 
 NOTE = "summary"
+CACHED_SUMMARIES = 1024
 SUMMARY_HEADING = "Summary of the earlier conversation:"
 SUMMARIZE_INSTRUCTIONS = (
     "Summarise the conversation below for the assistant who continues it. Keep every "
@@ -46,6 +50,10 @@ class Summarize:
         self.keep_last = keep_last
         self.model = model
         """The summariser; None means the agent's own model."""
+        # Summaries by the digest of the messages they cover: stateless protocols (Chat
+        # Completions) and sessions without notes reuse them too. A hit needs the very
+        # same messages, so it tells a caller nothing they did not send.
+        self._cache: LRUCache[str, str] = LRUCache(maxsize=CACHED_SUMMARIES)
 
     @property
     def budget(self) -> int:
@@ -54,7 +62,8 @@ class Summarize:
     async def select(self, messages: Sequence[Message], context: HistoryContext) -> list[Message]:
         units = split_units(messages)
         counter = Counter(context.model)
-        summary, first = _stored_summary(units, context.notes)
+        digests = _prefix_digests(units)
+        summary, first = self._known_summary(digests, context.notes)
         head = _with_summary(units.head, summary)
         if await counter.count([*head, *units.tail(first)], self.budget) <= self.budget:
             return [*head, *units.tail(first)]
@@ -63,21 +72,37 @@ class Summarize:
         kept = max(needed, _tail_start(units, self.keep_last))
         if kept > first:
             summary = await self._summarize(summary, units.units[first:kept], context)
-            self._remember(units, kept, summary, context)
+            self._remember(units, kept, digests[kept - 1], summary, context)
             head = _with_summary(units.head, summary)
         # A summary longer than what it replaced: drop the oldest kept units too.
         kept = await fewest_to_drop(units, counter, self.budget, head, start=kept)
         return [*head, *units.tail(kept)]
 
-    def _remember(self, units: Units, kept: int, summary: str, context: HistoryContext) -> None:
+    def _known_summary(
+        self, digests: list[str], notes: dict[str, Any] | None
+    ) -> tuple[str | None, int]:
+        """A summary made before for a prefix of this conversation, and the first unit after it.
+
+        The session's note first, then this process's cache; both are checked
+        against the digest of the messages they cover, so a summary is never
+        applied to a conversation it was not made from.
+        """
+        note = (notes or {}).get(NOTE)
+        if isinstance(note, dict) and note.get("digest") in digests:
+            return str(note.get("text", "")), digests.index(note["digest"]) + 1
+        for first in range(len(digests), 0, -1):
+            if (text := self._cache.get(digests[first - 1])) is not None:
+                return text, first
+        return None, 0
+
+    def _remember(
+        self, units: Units, kept: int, digest: str, summary: str, context: HistoryContext
+    ) -> None:
+        self._cache[digest] = summary
         if context.notes is None:
             return
         covered = sum(units.sizes()[:kept])
-        context.notes[NOTE] = {
-            "text": summary,
-            "covers": covered,
-            "digest": _digest(units.tail(0)[:covered]),
-        }
+        context.notes[NOTE] = {"text": summary, "covers": covered, "digest": digest}
         context.changed_notes = True
 
     async def _summarize(
@@ -93,20 +118,15 @@ class Summarize:
         return response.message.text.strip()
 
 
-def _stored_summary(units: Units, notes: dict[str, Any] | None) -> tuple[str | None, int]:
-    """The session's summary and the first unit after it, if it still matches the history."""
-    note = (notes or {}).get(NOTE)
-    if not isinstance(note, dict):
-        return None, 0
-    covers = note.get("covers")
-    sizes, total = units.sizes(), 0
-    for index, size in enumerate(sizes):
-        total += size
-        if total == covers:
-            if note.get("digest") == _digest(units.tail(0)[:covers]):
-                return str(note.get("text", "")), index + 1
-            break
-    return None, 0
+def _prefix_digests(units: Units) -> list[str]:
+    """The digest of the conversation up to the end of each unit, in one pass."""
+    hasher = hashlib.sha256()
+    digests: list[str] = []
+    for unit in units.units:
+        for message in unit:
+            hasher.update(message.model_dump_json().encode())
+        digests.append(hasher.copy().hexdigest())
+    return digests
 
 
 def _tail_start(units: Units, keep_last: int) -> int:
@@ -140,10 +160,3 @@ def _render(message: Message) -> str:
         elif isinstance(part, ToolResultPart):
             pieces.append(f"[{part.name} returned: {part.content}]")
     return f"{message.role}: {' '.join(pieces)}"
-
-
-def _digest(messages: Sequence[Message]) -> str:
-    hasher = hashlib.sha256()
-    for message in messages:
-        hasher.update(message.model_dump_json().encode())
-    return hasher.hexdigest()

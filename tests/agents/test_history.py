@@ -222,3 +222,26 @@ async def test_tools_still_work_under_a_window() -> None:
     result = await agent.run("what is it?", session=InMemorySession(conversation(4)))
     assert result.output == "it is 42"
     assert [m.role for m in model.requests[1].messages] == ["user", "assistant", "tool"]
+
+
+async def test_a_summary_is_found_from_the_session_or_from_the_cache() -> None:
+    calls: list[ModelRequest] = []
+
+    def summarise(request: ModelRequest) -> str:
+        calls.append(request)
+        return "s"
+
+    def agent() -> ChatAgent:
+        memory = Summarize(60, threshold=1, keep_last=1, model=FunctionModel(summarise))
+        return ChatAgent("a", FunctionModel(lambda request: "ok"), memory=memory)
+
+    session = InMemorySession(conversation(6))
+    await agent().run("next", session=session)
+    # Another process (a fresh strategy, empty cache) continues from the session's note.
+    await agent().run("and next", session=session)
+    assert len(calls) == 1
+    # Without a session (Chat Completions), the same transcript twice: summarised once.
+    stateless = agent()
+    for _ in range(2):
+        await stateless.run([*conversation(6), Message.user("next")])
+    assert len(calls) == 2
