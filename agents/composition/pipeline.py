@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING
 
 from agents.agent import BaseAgent
-from agents.errors import AgentError
+from agents.errors import AgentError, UserError
 from agents.messages import Message
 from agents.options import RunOptions
 from agents.results import (
@@ -44,6 +44,7 @@ class PipelineAgent(BaseAgent):
     async def _run(
         self, history: list[Message], input: list[Message], options: RunOptions, *, stream: bool
     ) -> AsyncIterator[RunUpdate]:
+        refuse_client_tools(self.name, "pipeline", options)
         usage = Usage()
         step_input: list[Message] = list(input)
         step_history: list[Message] = list(history)
@@ -74,3 +75,13 @@ class PipelineAgent(BaseAgent):
         assert result is not None
         answer = Message.assistant(result.output)
         yield RunFinished(RunResult(result.output, [*input, answer], usage, result.finish_reason))
+
+
+def refuse_client_tools(name: str, kind: str, options: RunOptions) -> None:
+    """Steps use their own settings; client tools cannot be honoured, so they are refused."""
+    if options.tools:
+        raise UserError(
+            f"agent {name!r} is a {kind}: its steps run with their own tools and cannot "
+            "call tools of the client",
+            param="tools",
+        )

@@ -24,6 +24,7 @@ import orjson
 from pydantic import BaseModel, ValidationError
 
 from agents.agent import BaseAgent
+from agents.composition.pipeline import refuse_client_tools
 from agents.errors import AgentError, MaxStepsExceeded
 from agents.messages import Message
 from agents.options import RunOptions
@@ -87,6 +88,7 @@ class WorkflowAgent(BaseAgent):
     async def _run(
         self, history: list[Message], input: list[Message], options: RunOptions, *, stream: bool
     ) -> AsyncIterator[RunUpdate]:
+        refuse_client_tools(self.name, "workflow", options)
         text = input[-1].text if input else ""
         state = self.state.model_validate({self.input_field: text})
         snapshots: list[dict[str, Any]] = []

@@ -120,3 +120,16 @@ def test_a_client_leaving_cancels_the_running_step() -> None:
         assert started.is_set()
         assert cancelled.wait(5), "the sub-agent's step kept running after the client left"
         assert httpx.get(f"{url}/healthz").status_code == 200
+
+
+@pytest.mark.parametrize("model", ["loud", "counting"])
+async def test_client_tools_are_refused_by_pipelines_and_workflows(model: str) -> None:
+    tool = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
+    async with openai_client(team()) as client:
+        with pytest.raises(openai.BadRequestError) as caught:
+            await client.chat.completions.create(
+                model=model,
+                messages=[{"role": "user", "content": "go"}],
+                tools=[tool],  # type: ignore[list-item]
+            )
+    assert caught.value.body["param"] == "tools"  # type: ignore[index]
