@@ -1,6 +1,5 @@
 """Pipelines: each step on the previous step's answer; the last one streams the answer."""
 
-import anyio
 import pytest
 
 from agents import (
@@ -15,6 +14,7 @@ from agents import (
 from agents.composition import PipelineAgent
 from agents.models import FunctionModel, ModelRequest, ScriptedModel
 from agents.models.testing import call
+from tests.blocking import Blocker
 
 pytestmark = pytest.mark.anyio
 
@@ -56,21 +56,6 @@ async def test_a_step_that_waits_for_the_client_fails_the_run() -> None:
 
 
 async def test_cancelling_the_pipeline_cancels_the_running_step() -> None:
-    started, cancelled = anyio.Event(), anyio.Event()
-
-    async def slow(request: ModelRequest) -> str:
-        started.set()
-        try:
-            await anyio.sleep(60)
-        except anyio.get_cancelled_exc_class():
-            cancelled.set()
-            raise
-        return "late"
-
-    pipeline = PipelineAgent("pipe", [ChatAgent("slow", FunctionModel(slow))])
-    with anyio.fail_after(5):
-        async with anyio.create_task_group() as group:
-            group.start_soon(pipeline.run, "go")
-            await started.wait()
-            group.cancel_scope.cancel()
-        await cancelled.wait()
+    blocker = Blocker()
+    pipeline = PipelineAgent("pipe", [ChatAgent("slow", FunctionModel(blocker.block))])
+    await blocker.cancel_once_started(pipeline.run, "go")

@@ -1,12 +1,12 @@
 """Step workflows: transitions, re-validation, snapshots, the step limit and cancellation."""
 
-import anyio
 import pytest
 from pydantic import BaseModel
 
 from agents import AgentError, ChatAgent, MaxStepsExceeded, RunFinished, SubAgentUpdate, TextDelta
 from agents.composition import END, PREV, SELF, START, AgentStep, FunctionStep, WorkflowAgent
 from agents.models import FunctionModel, ModelRequest
+from tests.blocking import Blocker
 
 pytestmark = pytest.mark.anyio
 
@@ -139,20 +139,6 @@ def test_mistakes_in_the_definition_are_refused_up_front() -> None:
 
 
 async def test_cancelling_the_run_cancels_the_running_step() -> None:
-    started, cancelled = anyio.Event(), anyio.Event()
-
-    async def wait_forever(state: Essay) -> None:
-        started.set()
-        try:
-            await anyio.sleep(60)
-        except anyio.get_cancelled_exc_class():
-            cancelled.set()
-            raise
-
-    workflow = WorkflowAgent("w", Essay, [FunctionStep("wait", wait_forever)])
-    with anyio.fail_after(5):
-        async with anyio.create_task_group() as group:
-            group.start_soon(workflow.run, "x")
-            await started.wait()
-            group.cancel_scope.cancel()
-        await cancelled.wait()
+    blocker = Blocker()
+    workflow = WorkflowAgent("w", Essay, [FunctionStep("wait", blocker.block)])
+    await blocker.cancel_once_started(workflow.run, "x")

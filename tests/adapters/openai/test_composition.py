@@ -4,9 +4,6 @@ The nested updates of sub-agents are progress the OpenAI wire format has no
 place for: the adapter skips them and streams the answer.
 """
 
-import threading
-
-import anyio
 import httpx
 import openai
 import pytest
@@ -18,6 +15,7 @@ from agents.models import FunctionModel, ModelRequest, ScriptedModel
 from agents.models.testing import Reply, call
 from app.server import create_app
 from app.settings import Settings
+from tests.blocking import Blocker
 from tests.conftest import openai_client
 from tests.upstream import serve_in_thread
 
@@ -94,17 +92,8 @@ async def test_the_step_limit_is_an_agent_error() -> None:
 
 @pytest.mark.slow
 def test_a_client_leaving_cancels_the_running_step() -> None:
-    started, cancelled = threading.Event(), threading.Event()
-
-    async def wait(state: Counter) -> None:
-        started.set()
-        try:
-            await anyio.sleep(60)
-        except anyio.get_cancelled_exc_class():
-            cancelled.set()
-            raise
-
-    slow = WorkflowAgent("slow", Counter, [FunctionStep("wait", wait)])
+    blocker = Blocker()
+    slow = WorkflowAgent("slow", Counter, [FunctionStep("wait", blocker.block)])
     handing = ChatAgent(
         "handing", ScriptedModel([call("slow", '{"task": "x"}'), "late"]), tools=(AgentTool(slow),)
     )
@@ -117,8 +106,8 @@ def test_a_client_leaving_cancels_the_running_step() -> None:
             sdk.chat.completions.create(
                 model="handing", messages=[{"role": "user", "content": "go"}]
             )
-        assert started.is_set()
-        assert cancelled.wait(5), "the sub-agent's step kept running after the client left"
+        assert blocker.started.is_set()
+        assert blocker.cancelled.wait(5), "the sub-agent's step kept running after the client left"
         assert httpx.get(f"{url}/healthz").status_code == 200
 
 
