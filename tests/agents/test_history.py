@@ -24,6 +24,8 @@ from agents.history import (
 )
 from agents.models import FunctionModel, ModelRequest, ScriptedModel
 from agents.models.testing import call
+from agents.sessions import ManagedSession, SessionKey
+from app.memory import LRUMemoryManager
 
 pytestmark = pytest.mark.anyio
 
@@ -245,3 +247,28 @@ async def test_a_summary_is_found_from_the_session_or_from_the_cache() -> None:
     for _ in range(2):
         await stateless.run([*conversation(6), Message.user("next")])
     assert len(calls) == 2
+
+
+async def test_a_managed_session_keeps_the_summary_beside_its_messages() -> None:
+    manager = LRUMemoryManager("test", max_sessions=10, ttl=60)
+    key = SessionKey("a", "s1", "alice")
+    await manager.append(key, conversation(6))
+    calls: list[ModelRequest] = []
+
+    def summarise(request: ModelRequest) -> str:
+        calls.append(request)
+        return "s"
+
+    def agent() -> ChatAgent:
+        memory = Summarize(60, threshold=1, keep_last=1, model=FunctionModel(summarise))
+        return ChatAgent("a", FunctionModel(lambda request: "ok"), memory=memory)
+
+    await agent().run("next", session=ManagedSession(manager, key))
+    stored = await manager.get(key)
+    assert stored is not None and len(stored.messages) == 14
+    assert stored.meta["notes"]["summary"]["text"] == "s"
+    await agent().run("and next", session=ManagedSession(manager, key))
+    assert len(calls) == 1  # found in the stored notes by a fresh agent
+    # Another principal's session of the same name has no notes of alice's.
+    other = ManagedSession(manager, SessionKey("a", "s1", "bob"))
+    assert await other.load_notes() == {}
