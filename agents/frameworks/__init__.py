@@ -25,3 +25,12 @@ def register_pydantic_ai(registry: TypeRegistry) -> None:
     from agents.frameworks.pydantic_ai import register
 
     register(registry)
+
+
+def register_langgraph(registry: TypeRegistry) -> None:
+    """Serve LangGraph's compiled graphs, when the ``langgraph`` extra is installed."""
+    if importlib.util.find_spec("langgraph") is None:
+        return
+    from agents.frameworks.langgraph import register
+
+    register(registry)

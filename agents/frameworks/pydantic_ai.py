@@ -7,9 +7,8 @@ keep the whole exchange (tool calls included) whichever protocol asked.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Sequence
-from contextlib import suppress
+from functools import partial
 from typing import Any
 
 try:
@@ -25,6 +24,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 from agents.agent import BaseAgent
 from agents.errors import UserError
 from agents.frameworks import TypeRegistry
+from agents.frameworks.streams import Emit, Finished, stream_in_task
 from agents.messages import Message, Part, TextPart, ToolCallPart, ToolResultPart
 from agents.options import RunOptions
 from agents.results import RunFinished, RunResult, RunUpdate, TextDelta, Usage
@@ -50,19 +50,12 @@ class PydanticAIAgent(BaseAgent):
         if options.instructions:
             kwargs["instructions"] = options.instructions
         if stream:
-            deltas: asyncio.Queue[str | None] = asyncio.Queue()
-            # pydantic-ai's stream sets context variables it resets on exit: it must live in
-            # one task, while this generator may be resumed from several (adapters do).
-            task = asyncio.ensure_future(self._stream(prompt, kwargs, deltas))
-            try:
-                while (delta := await deltas.get()) is not None:
-                    yield TextDelta(delta)
-                output, produced, usage = await task
-            finally:
-                if not task.done():
-                    task.cancel()
-                    with suppress(asyncio.CancelledError):
-                        await task
+            updates = stream_in_task(partial(self._stream, prompt, kwargs))
+            async for item in updates:
+                if isinstance(item, Finished):
+                    output, produced, usage = item.value
+                else:
+                    yield TextDelta(item)
         else:
             result = await self.agent.run(prompt, **kwargs)
             output, produced, usage = str(result.output), result.new_messages(), result.usage
@@ -73,17 +66,14 @@ class PydanticAIAgent(BaseAgent):
         yield RunFinished(RunResult(output, new, _usage(usage)))
 
     async def _stream(
-        self, prompt: str, kwargs: dict[str, Any], deltas: asyncio.Queue[str | None]
+        self, prompt: str, kwargs: dict[str, Any], emit: Emit
     ) -> tuple[str, list[pai.ModelMessage], RunUsage]:
-        try:
-            async with self.agent.run_stream(prompt, **kwargs) as streamed:
-                async for delta in streamed.stream_text(delta=True):
-                    if delta:
-                        deltas.put_nowait(delta)
-                output = str(await streamed.get_output())
-                return output, streamed.new_messages(), streamed.usage
-        finally:
-            deltas.put_nowait(None)
+        async with self.agent.run_stream(prompt, **kwargs) as streamed:
+            async for delta in streamed.stream_text(delta=True):
+                if delta:
+                    emit(delta)
+            output = str(await streamed.get_output())
+            return output, streamed.new_messages(), streamed.usage
 
 
 def register(registry: TypeRegistry) -> None:

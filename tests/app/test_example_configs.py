@@ -15,7 +15,9 @@ NEED_A_KEY = {"handoff.yaml"}
 KEYLESS = sorted(
     p.name
     for p in EXAMPLES.glob("*.yaml")
-    if p.name.startswith(("memory-", "pipeline", "workflow", "templates", "pydantic-ai"))
+    if p.name.startswith(
+        ("memory-", "pipeline", "workflow", "templates", "pydantic-ai", "langgraph")
+    )
 )
 
 
@@ -36,6 +38,7 @@ def test_every_composition_feature_has_an_example() -> None:
         "workflow.yaml",
         "templates.yaml",
         "pydantic-ai.yaml",
+        "langgraph.yaml",
     }
     assert expected <= {p.name for p in EXAMPLES.glob("*.yaml")}
     assert set(KEYLESS) == expected - NEED_A_KEY
