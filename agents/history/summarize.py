@@ -21,6 +21,7 @@ from agents.history.tokens import Counter
 from agents.history.units import Units, split_units
 from agents.messages import Message, TextPart, ToolCallPart, ToolResultPart
 from agents.models.base import ChatModel, ModelRequest
+from agents.options import ModelSettings
 
 NOTE = "summary"
 CACHED_SUMMARIES = 1024
@@ -110,9 +111,10 @@ class Summarize:
     ) -> str:
         lines = [f"{SUMMARY_HEADING}\n{previous}\n"] if previous else []
         lines += [_render(m) for unit in units for m in unit]
-        request = ModelRequest(
-            (Message.system(SUMMARIZE_INSTRUCTIONS), Message.user("\n".join(lines)))
-        )
+        # Bounded: a summary must leave most of the budget to the conversation.
+        settings = ModelSettings(max_tokens=max(32, self.budget // 4), temperature=0)
+        prompt = (Message.system(SUMMARIZE_INSTRUCTIONS), Message.user("\n".join(lines)))
+        request = ModelRequest(prompt, settings=settings)
         response = await (self.model or context.model).request(request)
         context.usage += response.usage
         return response.message.text.strip()
