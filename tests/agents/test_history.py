@@ -65,6 +65,24 @@ class Recorder:
         return "ok"
 
 
+class Summariser:
+    """A summarising model that counts its calls, and agents that use it on a small budget."""
+
+    def __init__(self, text: str = "s") -> None:
+        self.calls: list[ModelRequest] = []
+        self.text = text
+        self.model = FunctionModel(self.summarise)
+
+    def summarise(self, request: ModelRequest) -> str:
+        self.calls.append(request)
+        return self.text
+
+    def agent(self, model: FunctionModel | None = None) -> ChatAgent:
+        """A new agent (a new strategy: an empty cache) summarising with this model."""
+        memory = Summarize(60, threshold=1, keep_last=1, model=self.model)
+        return ChatAgent("a", model or FunctionModel(lambda request: "ok"), memory=memory)
+
+
 async def test_a_sliding_window_shows_the_instructions_and_the_last_messages() -> None:
     recorder = Recorder()
     agent = ChatAgent("a", recorder.model, instructions="Be brief.", memory=SlidingWindow(3))
@@ -151,7 +169,6 @@ async def test_the_models_tokenizer_makes_the_count_exact_near_the_budget() -> N
 
 async def test_summarize_condenses_old_turns_and_keeps_the_summary_in_the_session() -> None:
     recorder = Recorder()
-    summariser = FunctionModel(lambda request: f"summary #{len(request.messages[1].text)}")
     calls: list[ModelRequest] = []
 
     def summarise(request: ModelRequest) -> str:
@@ -196,21 +213,15 @@ async def test_summarize_uses_the_agents_own_model_by_default() -> None:
 
 
 async def test_a_stale_summary_is_not_reused() -> None:
-    calls: list[ModelRequest] = []
-
-    def summarise(request: ModelRequest) -> str:
-        calls.append(request)
-        return "s"
-
-    memory = Summarize(60, threshold=1, keep_last=1, model=FunctionModel(summarise))
-    agent = ChatAgent("a", ScriptedModel(["ok", "ok"]), memory=memory)
+    summariser = Summariser()
+    agent = summariser.agent()
     session = InMemorySession(conversation(6))
     await agent.run("next", session=session)
     # Another history under the same notes (a conversation changed under it).
     other = InMemorySession([Message.user("something else"), *conversation(6)])
     other.notes = dict(session.notes)
     await agent.run("next", session=other)
-    assert len(calls) == 2
+    assert len(summariser.calls) == 2
 
 
 async def test_tools_still_work_under_a_window() -> None:
@@ -227,48 +238,30 @@ async def test_tools_still_work_under_a_window() -> None:
 
 
 async def test_a_summary_is_found_from_the_session_or_from_the_cache() -> None:
-    calls: list[ModelRequest] = []
-
-    def summarise(request: ModelRequest) -> str:
-        calls.append(request)
-        return "s"
-
-    def agent() -> ChatAgent:
-        memory = Summarize(60, threshold=1, keep_last=1, model=FunctionModel(summarise))
-        return ChatAgent("a", FunctionModel(lambda request: "ok"), memory=memory)
-
+    summariser = Summariser()
     session = InMemorySession(conversation(6))
-    await agent().run("next", session=session)
+    await summariser.agent().run("next", session=session)
     # Another process (a fresh strategy, empty cache) continues from the session's note.
-    await agent().run("and next", session=session)
-    assert len(calls) == 1
+    await summariser.agent().run("and next", session=session)
+    assert len(summariser.calls) == 1
     # Without a session (Chat Completions), the same transcript twice: summarised once.
-    stateless = agent()
+    stateless = summariser.agent()
     for _ in range(2):
         await stateless.run([*conversation(6), Message.user("next")])
-    assert len(calls) == 2
+    assert len(summariser.calls) == 2
 
 
 async def test_a_managed_session_keeps_the_summary_beside_its_messages() -> None:
     manager = LRUMemoryManager("test", max_sessions=10, ttl=60)
     key = SessionKey("a", "s1", "alice")
     await manager.append(key, conversation(6))
-    calls: list[ModelRequest] = []
-
-    def summarise(request: ModelRequest) -> str:
-        calls.append(request)
-        return "s"
-
-    def agent() -> ChatAgent:
-        memory = Summarize(60, threshold=1, keep_last=1, model=FunctionModel(summarise))
-        return ChatAgent("a", FunctionModel(lambda request: "ok"), memory=memory)
-
-    await agent().run("next", session=ManagedSession(manager, key))
+    summariser = Summariser()
+    await summariser.agent().run("next", session=ManagedSession(manager, key))
     stored = await manager.get(key)
     assert stored is not None and len(stored.messages) == 14
     assert stored.meta["notes"]["summary"]["text"] == "s"
-    await agent().run("and next", session=ManagedSession(manager, key))
-    assert len(calls) == 1  # found in the stored notes by a fresh agent
+    await summariser.agent().run("and next", session=ManagedSession(manager, key))
+    assert len(summariser.calls) == 1  # found in the stored notes by a fresh agent
     # Another principal's session of the same name has no notes of alice's.
     other = ManagedSession(manager, SessionKey("a", "s1", "bob"))
     assert await other.load_notes() == {}

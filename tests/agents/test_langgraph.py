@@ -10,6 +10,7 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from agents import InMemorySession, Message, ToolCallPart, ToolResultPart
 from agents.frameworks.langgraph import LangGraphAgent, from_langchain, to_langchain
 from app.registry import Registry
+from tests.completions import complete
 from tests.conftest import openai_client
 
 pytestmark = pytest.mark.anyio
@@ -46,22 +47,17 @@ def test_the_entry_point_registers_compiled_graphs() -> None:
 
 
 async def test_served_over_chat_completions_streamed_and_not() -> None:
+    history = [
+        {"role": "user", "content": "first"},
+        {"role": "assistant", "content": "ok"},
+        {"role": "user", "content": "second"},
+    ]
     async with openai_client(registry()) as client:
-        history = [
-            {"role": "user", "content": "first"},
-            {"role": "assistant", "content": "ok"},
-            {"role": "user", "content": "second"},
-        ]
-        completion = await client.chat.completions.create(model="graph", messages=history)  # type: ignore[arg-type]
-        assert completion.choices[0].message.content == "answer number 1\n\n(4 messages)"
-        stream = await client.chat.completions.create(
-            model="graph",
-            messages=history,  # type: ignore[arg-type]
-            stream=True,
-        )
-        pieces = [c.choices[0].delta.content async for c in stream if c.choices]
-        assert "".join(p or "" for p in pieces) == "answer number 2\n\n(4 messages)"
-        assert "answer" in pieces and "number" in pieces  # the model's tokens, as they came
+        (plain,) = await complete(client, "graph", history, stream=False)
+        pieces = await complete(client, "graph", history, stream=True)
+    assert plain == "answer number 1\n\n(4 messages)"
+    assert "".join(pieces) == "answer number 2\n\n(4 messages)"
+    assert "answer" in pieces and "number" in pieces  # the model's tokens, as they came
 
 
 async def test_a_session_keeps_what_the_graph_added() -> None:

@@ -10,6 +10,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from agents import InMemorySession, Message, ToolCallPart, ToolResultPart
 from agents.frameworks.pydantic_ai import PydanticAIAgent, from_pydantic_ai, to_pydantic_ai
 from app.registry import Registry
+from tests.completions import complete
 from tests.conftest import openai_client
 
 pytestmark = pytest.mark.anyio
@@ -46,23 +47,16 @@ def test_the_entry_point_registers_the_type() -> None:
     assert registry()["pai"].description == "A pydantic-ai agent."
 
 
-async def test_served_over_chat_completions_streamed_and_not() -> None:
+@pytest.mark.parametrize("stream", [False, True])
+async def test_served_over_chat_completions(stream: bool) -> None:
+    messages = [
+        {"role": "user", "content": "first"},
+        {"role": "assistant", "content": "heard: first"},
+        {"role": "user", "content": "second"},
+    ]
     async with openai_client(registry()) as client:
-        messages = [
-            {"role": "user", "content": "first"},
-            {"role": "assistant", "content": "heard: first"},
-            {"role": "user", "content": "second"},
-        ]
-        completion = await client.chat.completions.create(model="pai", messages=messages)  # type: ignore[arg-type]
-        assert completion.choices[0].message.content == "heard: first | second"
-        assert completion.usage is not None and completion.usage.total_tokens > 0
-        stream = await client.chat.completions.create(
-            model="pai",
-            messages=messages,  # type: ignore[arg-type]
-            stream=True,
-        )
-        text = "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
-        assert text == "heard: first | second"
+        pieces = await complete(client, "pai", messages, stream=stream)
+    assert "".join(pieces) == "heard: first | second"
 
 
 async def test_a_session_carries_the_conversation_over_responses() -> None:
@@ -90,4 +84,5 @@ async def test_history_converts_both_ways() -> None:
     agent = registry()["pai"]
     result = await agent.run("again", session=session)
     assert result.output == "heard: hi | again"
+    assert result.usage.input_tokens > 0 and result.usage.requests == 1
     assert [m.text for m in session.messages[-2:]] == ["again", "heard: hi | again"]

@@ -16,6 +16,7 @@ from agents.models.testing import Reply, call
 from app.server import create_app
 from app.settings import Settings
 from tests.blocking import Blocker
+from tests.completions import complete
 from tests.conftest import openai_client
 from tests.upstream import serve_in_thread
 
@@ -57,12 +58,9 @@ def team() -> dict[str, Agent]:
 
 
 async def answer(client: openai.AsyncOpenAI, model: str, text: str, *, stream: bool) -> str:
-    messages = [{"role": "user", "content": text}]
-    if not stream:
-        completion = await client.chat.completions.create(model=model, messages=messages)  # type: ignore[arg-type]
-        return completion.choices[0].message.content or ""
-    chunks = await client.chat.completions.create(model=model, messages=messages, stream=True)  # type: ignore[arg-type]
-    return "".join([c.choices[0].delta.content or "" async for c in chunks if c.choices])
+    return "".join(
+        await complete(client, model, [{"role": "user", "content": text}], stream=stream)
+    )
 
 
 @pytest.mark.parametrize("stream", [False, True])
