@@ -82,6 +82,21 @@ class BaseAgent:
         """
         raise NotImplementedError
 
+    def _session_turn(
+        self,
+        history: list[Message],
+        input: list[Message],
+        options: RunOptions,
+        *,
+        stream: bool,
+        session: Session | None,
+    ) -> AsyncIterator[RunUpdate]:
+        """:meth:`_run`, for agents that also keep notes with the session (a memory summary).
+
+        The history is already loaded and the turn is appended by the caller.
+        """
+        return self._run(history, input, options, stream=stream)
+
     def run_stream(
         self,
         input: MessageInput,
@@ -131,7 +146,8 @@ class BaseAgent:
         messages = to_messages(input)
         history = await session.load() if session is not None else []
         merged = self.options.merged(options)
-        async for update in self._run(history, messages, merged, stream=stream):
+        turn = self._session_turn(history, messages, merged, stream=stream, session=session)
+        async for update in turn:
             if isinstance(update, RunFinished):
                 # An answer over the bound is refused before it is saved.
                 check_output(self.limits, update.result.output)

@@ -8,14 +8,16 @@ tool does not fail the run: its error goes back to the model as the result.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import replace
-from typing import Any
+from functools import partial
+from typing import Any, Protocol
 
 from agents.agent import BaseAgent, transcript
+from agents.composition.calls import CallsDone, run_calls
 from agents.errors import AgentError, MaxStepsExceeded, ToolError, UserError
+from agents.history import HistoryContext, MemoryStrategy
 from agents.messages import Message, ToolCallPart, ToolResultPart
 from agents.models.base import ChatModel, ModelRequest, ModelResponse
 from agents.options import AnyTool, ModelSettings, RunOptions, merge_tools
@@ -28,6 +30,7 @@ from agents.results import (
     ToolCallStarted,
     Usage,
 )
+from agents.sessions import NotedSession, Session
 from agents.tools.base import BaseTool
 from agents.tools.client import ClientTool
 from agents.tools.events import LOGGING_HOOKS, ToolHooks
@@ -38,8 +41,18 @@ DEFAULT_MAX_STEPS = 10
 STEP_SEPARATOR = "\n\n"
 
 
+class InstructionsTemplate(Protocol):
+    """Instructions rendered for every run (a prompt template with computed values)."""
+
+    def render(self, *, agent: str, tools: Sequence[str]) -> str: ...
+
+
 class ChatAgent(BaseAgent):
-    """An agent driven by a chat model."""
+    """An agent driven by a chat model.
+
+    ``memory`` chooses what of the conversation the model sees (everything
+    by default); ``instructions`` may be a template rendered for each run.
+    """
 
     def __init__(
         self,
@@ -47,15 +60,19 @@ class ChatAgent(BaseAgent):
         model: ChatModel,
         *,
         description: str = "",
-        instructions: str | None = None,
+        instructions: str | InstructionsTemplate | None = None,
         tools: tuple[AnyTool, ...] = (),
         model_settings: ModelSettings | None = None,
         max_steps: int = DEFAULT_MAX_STEPS,
         toolsets: Sequence[Toolset] = (),
         tool_hooks: Sequence[ToolHooks] = (LOGGING_HOOKS,),
+        memory: MemoryStrategy | None = None,
     ) -> None:
+        self.template = (
+            None if instructions is None or isinstance(instructions, str) else instructions
+        )
         options = RunOptions(
-            instructions=instructions,
+            instructions=instructions if isinstance(instructions, str) else None,
             tools=merge_tools(tools),
             model_settings=model_settings or ModelSettings(),
             max_steps=max_steps,
@@ -64,6 +81,7 @@ class ChatAgent(BaseAgent):
         self.model = model
         self.toolsets = tuple(toolsets)
         self.tool_hooks = tuple(tool_hooks)
+        self.memory = memory
 
     @property
     def supports_response_format(self) -> bool:
@@ -74,7 +92,11 @@ class ChatAgent(BaseAgent):
 
     @asynccontextmanager
     async def _lifespan(self) -> AsyncIterator[None]:
-        async with self.model.lifespan():
+        summariser: ChatModel | None = getattr(self.memory, "model", None)
+        async with AsyncExitStack() as stack:
+            await stack.enter_async_context(self.model.lifespan())
+            if summariser is not None and summariser is not self.model:
+                await stack.enter_async_context(summariser.lifespan())
             # Toolsets are started by now (the app enters them first): a name
             # clash between them and the agent's own tools stops start-up.
             try:
@@ -94,18 +116,56 @@ class ChatAgent(BaseAgent):
                     listed.append(tool)
         return {t.name: t for t in merge_tools(listed, options.tools or ())}
 
-    async def _run(
+    def _instructions(self, options: RunOptions, tools: Sequence[str]) -> str | None:
+        if self.template is None:
+            return options.instructions
+        rendered = self.template.render(agent=self.name, tools=tools)
+        return "\n\n".join(t for t in (rendered, options.instructions) if t) or None
+
+    async def _memory_context(self, session: Session | None) -> HistoryContext:
+        notes = None
+        if self.memory is not None and isinstance(session, NotedSession):
+            notes = await session.load_notes()
+        return HistoryContext(self.model, notes)
+
+    async def _visible(
+        self, messages: list[Message], context: HistoryContext, session: Session | None
+    ) -> list[Message]:
+        """What the model sees: the memory strategy's choice (notes saved at once)."""
+        if self.memory is None:
+            return messages
+        visible = await self.memory.select(messages, context)
+        if context.changed_notes and isinstance(session, NotedSession) and context.notes:
+            await session.save_notes(context.notes)
+            context.changed_notes = False
+        return visible
+
+    def _run(
         self, history: list[Message], input: list[Message], options: RunOptions, *, stream: bool
+    ) -> AsyncIterator[RunUpdate]:
+        return self._session_turn(history, input, options, stream=stream, session=None)
+
+    async def _session_turn(
+        self,
+        history: list[Message],
+        input: list[Message],
+        options: RunOptions,
+        *,
+        stream: bool,
+        session: Session | None,
     ) -> AsyncIterator[RunUpdate]:
         tools = self._tools(options)
         definitions = [t.definition for t in tools.values()]
         settings = options.model_settings or ModelSettings()
-        messages = transcript(options.instructions, history, input)
+        messages = transcript(self._instructions(options, list(tools)), history, input)
         new_messages = list(input)
         usage = Usage()
         texts: list[str] = []
+        memory = await self._memory_context(session)
         for _ in range(options.max_steps or DEFAULT_MAX_STEPS):
-            request = ModelRequest(tuple(messages), definitions, settings)
+            visible = await self._visible(messages, memory, session)
+            usage, memory.usage = usage + memory.usage, Usage()
+            request = ModelRequest(tuple(visible), definitions, settings)
             response: ModelResponse | None = None
             if stream:
                 separated = not texts
@@ -132,9 +192,16 @@ class ChatAgent(BaseAgent):
             if own:
                 for call in own:
                     yield ToolCallStarted(call)
-                results = await asyncio.gather(
-                    *(_run_tool(tools, call, self.tool_hooks) for call in own)
-                )
+                done: CallsDone | None = None
+                run_tool = partial(_run_tool, tools, hooks=self.tool_hooks)
+                async for item in run_calls(own, tools, messages, run_tool):
+                    if isinstance(item, CallsDone):
+                        done = item
+                    elif stream:
+                        yield item
+                assert done is not None, "run_calls ends with CallsDone"
+                usage += done.usage
+                results = done.results
                 for tool_result in results:
                     yield ToolCallFinished(tool_result)
                 tool_message = Message(role="tool", parts=list(results))

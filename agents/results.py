@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from agents.messages import Message, ToolCallPart, ToolResultPart
 
@@ -48,6 +48,8 @@ class RunResult:
     usage: Usage = field(default_factory=Usage)
     finish_reason: FinishReason = "stop"
     pending: list[ToolCallPart] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    """What the run wants to show besides the answer (a workflow's state snapshots)."""
 
     @property
     def awaiting_client(self) -> bool:
@@ -83,4 +85,17 @@ class RunFinished:
     result: RunResult
 
 
-RunUpdate = TextDelta | ToolCallStarted | ToolCallFinished | RunFinished
+@dataclass(frozen=True, slots=True)
+class SubAgentUpdate:
+    """An update of another agent working for this run (handoff, pipeline or workflow step).
+
+    ``agent`` names who is working (the sub-agent, or the step); ``update`` is
+    its own update, possibly nested again. Adapters may show it as progress
+    or ignore it: the run's answer arrives as this run's own ``TextDelta``s.
+    """
+
+    agent: str
+    update: RunUpdate
+
+
+RunUpdate = TextDelta | ToolCallStarted | ToolCallFinished | SubAgentUpdate | RunFinished

@@ -49,6 +49,22 @@ class Session(Protocol):
     async def append(self, messages: Sequence[Message]) -> None: ...
 
 
+NOTES = "notes"
+"""The conversation meta key under which a session keeps its notes."""
+
+
+@runtime_checkable
+class NotedSession(Protocol):
+    """A session that also keeps notes about the conversation (a memory summary).
+
+    Notes are JSON values; they never change the stored messages.
+    """
+
+    async def load_notes(self) -> dict[str, Any]: ...
+
+    async def save_notes(self, notes: dict[str, Any]) -> None: ...
+
+
 class MemoryManager(Protocol):
     """A bounded store of conversations; one instance per protocol adapter."""
 
@@ -85,15 +101,30 @@ class ManagedSession:
     async def append(self, messages: Sequence[Message]) -> None:
         await self.manager.append(self.key, messages)
 
+    async def load_notes(self) -> dict[str, Any]:
+        conversation = await self.manager.get(self.key)
+        notes = conversation.meta.get(NOTES) if conversation else None
+        return dict(notes) if isinstance(notes, dict) else {}
+
+    async def save_notes(self, notes: dict[str, Any]) -> None:
+        await self.manager.append(self.key, [], meta={NOTES: dict(notes)})
+
 
 class InMemorySession:
     """A session that is just a list, for scripts and tests."""
 
     def __init__(self, messages: Sequence[Message] = ()) -> None:
         self.messages = list(messages)
+        self.notes: dict[str, Any] = {}
 
     async def load(self) -> list[Message]:
         return list(self.messages)
 
     async def append(self, messages: Sequence[Message]) -> None:
         self.messages.extend(messages)
+
+    async def load_notes(self) -> dict[str, Any]:
+        return dict(self.notes)
+
+    async def save_notes(self, notes: dict[str, Any]) -> None:
+        self.notes = dict(notes)

@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from agents import ChatAgent, ModelSettings
+from agents import Agent, ChatAgent, ModelSettings, UserError
 from agents.limits import RunLimits
 from agents.models import ChatModel, EchoModel
+from agents.prompts import PromptTemplate
+from app import compose
 from app.config import ConfigError, load_config
 from app.imports import import_path
 from app.registry import Registry, RegistryError
-from app.specs import ChatAgentSpec, ConfigSpec, ImportAgentSpec, ModelSettingsSpec
+from app.specs import (
+    AgentSpec,
+    ChatAgentSpec,
+    ConfigSpec,
+    ImportAgentSpec,
+    ModelSettingsSpec,
+    PipelineAgentSpec,
+    WorkflowAgentSpec,
+)
 from app.tool_build import Tooling
 
 PROVIDERS = ("echo", "openai:<model>", "local:<name-or-path>")
@@ -63,18 +75,28 @@ def to_model_settings(spec: ModelSettingsSpec) -> ModelSettings:
     )
 
 
-def build_chat_agent(spec: ChatAgentSpec, tooling: Tooling | None = None) -> ChatAgent:
+def build_chat_agent(
+    spec: ChatAgentSpec,
+    agents: Mapping[str, Agent] | None = None,
+    templates: Mapping[str, PromptTemplate] | None = None,
+    tooling: Tooling | None = None,
+) -> ChatAgent:
+    """A chat agent; ``agents`` are the ones built before it (for handoff)."""
     tools, toolsets = (tooling or Tooling()).build(spec.name, spec.tools)
-    agent = ChatAgent(
-        spec.name,
-        build_model(spec),
-        description=spec.description,
-        instructions=spec.instructions,
-        tools=tools,
-        toolsets=toolsets,
-        model_settings=to_model_settings(spec.model_settings),
-        max_steps=spec.max_steps,
-    )
+    try:
+        agent = ChatAgent(
+            spec.name,
+            build_model(spec),
+            description=spec.description,
+            instructions=compose.build_instructions(spec, templates or {}),
+            tools=(*tools, *compose.agent_tools(spec, agents or {})),
+            toolsets=toolsets,
+            model_settings=to_model_settings(spec.model_settings),
+            max_steps=spec.max_steps,
+            memory=compose.build_memory(spec, build_model),
+        )
+    except UserError as exc:  # two tools of one name (an agent named like a built-in tool)
+        raise ConfigError(f"agent {spec.name!r}: {exc}") from exc
     agent.limits = RunLimits(spec.limits.max_output_chars, spec.limits.max_seconds)
     return agent
 
@@ -86,6 +108,23 @@ def import_object(spec: ImportAgentSpec, base_dir: Path | None = None) -> Any:
         raise ConfigError(
             f"agent {spec.name!r}: import: cannot import {spec.import_!r}: {exc}"
         ) from exc
+
+
+def build_agent(
+    spec: AgentSpec,
+    agents: Mapping[str, Agent],
+    templates: Mapping[str, PromptTemplate],
+    tooling: Tooling,
+    base_dir: Path | None = None,
+) -> Any:
+    """The object for one spec (the registry wraps it into an agent)."""
+    if isinstance(spec, ChatAgentSpec):
+        return build_chat_agent(spec, agents, templates, tooling)
+    if isinstance(spec, PipelineAgentSpec):
+        return compose.build_pipeline(spec, agents)
+    if isinstance(spec, WorkflowAgentSpec):
+        return compose.build_workflow(spec, agents)
+    return import_object(spec, base_dir)
 
 
 def build_registry(
@@ -100,12 +139,9 @@ def build_registry(
     tooling = Tooling(config.mcp_servers, base_dir)
     if (servers := tooling.servers()) is not None:
         registry.resources.append(servers)
-    for spec in config.agents:
-        obj = (
-            build_chat_agent(spec, tooling)
-            if isinstance(spec, ChatAgentSpec)
-            else import_object(spec, base_dir)
-        )
+    templates = compose.build_templates(config)
+    for spec in compose.build_order(config.agents):
+        obj = build_agent(spec, registry, templates, tooling, base_dir)
         try:
             registry.add(spec.name, obj, spec.description, allow=spec.allow, expose=spec.expose)
         except RegistryError as exc:
@@ -114,8 +150,15 @@ def build_registry(
 
 
 def load_agents(path: Path) -> tuple[ConfigSpec, Registry]:
-    """Load a config file and build its agents; every error names the file."""
+    """Load a config file and build its agents; every error names the file.
+
+    Python modules next to the config file can be imported by it (``import:``,
+    a workflow's ``state`` and ``function`` steps), like ``uvicorn --app-dir``.
+    """
     config = load_config(path)
+    folder = str(path.resolve().parent)
+    if folder not in sys.path:
+        sys.path.append(folder)  # after installed packages: a local file never shadows one
     try:
         return config, build_registry(config, base_dir=path.parent)
     except ConfigError as exc:

@@ -18,7 +18,7 @@ from app.config import ConfigError
 from app.principals import KeysError, check_allow
 from app.registry import Registry
 from app.settings import Settings
-from app.specs import ChatAgentSpec, ConfigSpec
+from app.specs import ConfigSpec
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -75,8 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if args.command == "check":
         for spec in config.agents:
-            source = spec.model if isinstance(spec, ChatAgentSpec) else spec.import_
-            print(f"{spec.name}\t{source}\t{spec.description}")
+            print(f"{spec.name}\t{spec.source}\t{spec.description}")
         print(f"{settings.config}: {len(registry)} agents OK")
         return 0
     if args.command == "mcp-stdio":

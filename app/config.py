@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from app.specs import ConfigSpec
+from app.specs import AGENT_KINDS, ConfigSpec
 from app.tool_specs import drop_tags
 
 # ${VAR} or ${VAR:-default}; $${VAR} stays literal.
@@ -70,8 +70,8 @@ def _interpolate(
 
 def _describe(path: Path, raw: Any, error: Any) -> str:
     loc = tuple(error["loc"])
-    # Drop the union tags pydantic puts in the location ("chat", "import").
-    loc = tuple(p for i, p in enumerate(loc) if not (i == 2 and p in ("chat", "import")))
+    # Drop the union tags pydantic puts in the location ("chat", "import", ...).
+    loc = tuple(p for i, p in enumerate(loc) if not (i == 2 and p in AGENT_KINDS))
     loc = drop_tags(loc)
     return f"{path}: {_where(raw, loc)}: {error['msg']}"
 

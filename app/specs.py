@@ -10,6 +10,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, SecretStr, Tag
 
+from app.compose_specs import (
+    InstructionsSpec,
+    MemorySpec,
+    TemplateSpec,
+    UnconstrainedSpec,
+    WorkflowStepSpec,
+)
 from app.settings import AdapterName
 from app.tool_specs import MCPServerName, MCPServersField, MCPServerSpec, ToolEntry, ToolsField
 
@@ -82,12 +89,31 @@ class ChatAgentSpec(_Spec):
         examples=["echo", "openai:gpt-4o-mini", "local:smollm2"],
     )
     model_settings: ModelSettingsSpec = Field(default_factory=ModelSettingsSpec)
-    instructions: str | None = None
+    instructions: str | InstructionsSpec | None = Field(
+        None,
+        description="The system prompt: plain text, or {template: NAME, variables: {...}} / "
+        "{text: JINJA, variables: {...}} for a prompt template.",
+    )
     tools: list[ToolEntry] = ToolsField
     max_steps: int = Field(10, ge=1, le=100, description="Model calls per run, at most.")
     limits: LimitsSpec = Field(default_factory=LimitsSpec)
     allow: list[str] | None = Allow
     expose: list[AdapterName] | None = Expose
+    # Composition (memory, handoff) ---------------------------------------
+    memory: MemorySpec = Field(
+        default_factory=UnconstrainedSpec,
+        description="What of the conversation the model sees: unconstrained, sliding_window, "
+        "token_budget or summarize (the session always keeps everything).",
+    )
+    agents: list[str] = Field(
+        default_factory=list,
+        description="Other agents of this config this agent may hand tasks to (each is a tool).",
+    )
+
+    @property
+    def source(self) -> str:
+        """Where the agent comes from, for listings."""
+        return self.model
 
 
 class ImportAgentSpec(_Spec):
@@ -102,6 +128,47 @@ class ImportAgentSpec(_Spec):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
+    @property
+    def source(self) -> str:
+        return self.import_
+
+
+# Composition kinds ---------------------------------------------------------
+
+
+class PipelineAgentSpec(_Spec):
+    """Agents in a row: each step works on the previous step's answer."""
+
+    kind: Literal["pipeline"]
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+    description: str = ""
+    steps: list[str] = Field(min_length=1, description="Agents of this config, in order.")
+    allow: list[str] | None = Allow
+    expose: list[AdapterName] | None = Expose
+
+    @property
+    def source(self) -> str:
+        return "pipeline: " + " -> ".join(self.steps)
+
+
+class WorkflowAgentSpec(_Spec):
+    """A state machine over a pydantic state from code; steps are functions or agents."""
+
+    kind: Literal["workflow"]
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+    description: str = ""
+    state: str = Field(pattern=r"^[\w.]+:[\w.]+$", description="package.module:Model (pydantic).")
+    steps: list[WorkflowStepSpec] = Field(min_length=1)
+    input: str = Field("input", description="State field the run's input text starts in.")
+    output: str = Field("output", description="State field whose value is the answer at END.")
+    max_steps: int = Field(50, ge=1, le=10_000, description="Steps per run, at most.")
+    allow: list[str] | None = Allow
+    expose: list[AdapterName] | None = Expose
+
+    @property
+    def source(self) -> str:
+        return f"workflow over {self.state}"
+
 
 def _kind(value: Any) -> str:
     if isinstance(value, dict):
@@ -110,9 +177,13 @@ def _kind(value: Any) -> str:
 
 
 AgentSpec = Annotated[
-    Annotated[ChatAgentSpec, Tag("chat")] | Annotated[ImportAgentSpec, Tag("import")],
+    Annotated[ChatAgentSpec, Tag("chat")]
+    | Annotated[ImportAgentSpec, Tag("import")]
+    | Annotated[PipelineAgentSpec, Tag("pipeline")]
+    | Annotated[WorkflowAgentSpec, Tag("workflow")],
     Discriminator(_kind),
 ]
+AGENT_KINDS = ("chat", "import", "pipeline", "workflow")
 
 
 class ConfigSpec(_Spec):
@@ -120,3 +191,6 @@ class ConfigSpec(_Spec):
 
     agents: list[AgentSpec] = Field(min_length=1)
     mcp_servers: dict[MCPServerName, MCPServerSpec] = MCPServersField
+    templates: dict[str, TemplateSpec] = Field(
+        default_factory=dict, description="The prompt template library agents refer to by name."
+    )

@@ -27,7 +27,7 @@ import logging
 import secrets
 import threading
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -37,6 +37,7 @@ from typing import Any
 import orjson
 
 try:
+    import httpx
     import xllamacpp
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError(
@@ -105,6 +106,7 @@ class LocalRuntime:
             max_workers=4 * options.parallel, thread_name_prefix="llama"
         )
         self._active: set[threading.Event] = set()
+        self._key = secrets.token_urlsafe(32)
         self.generating = 0  # requests inside llama.cpp right now
         self._count_lock = threading.Lock()
 
@@ -120,7 +122,7 @@ class LocalRuntime:
         params.verbosity = -1
         params.endpoint_slots = False
         params.endpoint_metrics = False
-        params.api_keys = [secrets.token_urlsafe(32)]
+        params.api_keys = [self._key]
         self._server = xllamacpp.Server(params)
 
     def close(self) -> None:
@@ -129,6 +131,26 @@ class LocalRuntime:
             stop.set()
         self._pool.shutdown(wait=True, cancel_futures=True)
         self._server = None
+
+    async def count_tokens(self, messages: list[dict[str, Any]]) -> int:
+        """Exact prompt tokens of chat messages, through the model's own template and tokenizer.
+
+        ``xllamacpp`` exposes no tokenizer call, so this asks the runtime's
+        locked listener (``/apply-template``, then ``/tokenize``).
+        """
+        if self._server is None:
+            raise ModelError("the local model is not loaded (the app's lifespan loads it)")
+        headers = {"Authorization": f"Bearer {self._key}"}
+        async with httpx.AsyncClient(base_url=self._server.listening_address) as http:
+            templated = await http.post(
+                "/apply-template", json={"messages": messages}, headers=headers
+            )
+            prompt = templated.json().get("prompt") if templated.is_success else None
+            body = {"content": prompt, "parse_special": True}
+            tokens = await http.post("/tokenize", json=body, headers=headers) if prompt else None
+        if tokens is None or not tokens.is_success:
+            raise ModelError(f"local model could not count tokens: {(tokens or templated).text}")
+        return len(tokens.json()["tokens"])
 
     async def chunks(self, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
         """Stream OpenAI chunk dicts for a chat request; stops llama.cpp when abandoned."""
@@ -237,6 +259,12 @@ class LocalModel(BaseChatModel):
                 yield
             finally:
                 self._runtime = None
+
+    async def count_tokens(self, messages: Sequence[Message]) -> int:
+        """Exact tokens of ``messages`` as this model sees them (used by memory strategies)."""
+        if self._runtime is None:
+            raise ModelError(f"local model {self.name!r} is not loaded; start it in a lifespan")
+        return await self._runtime.count_tokens(to_chat_messages(messages))
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
         if self._runtime is None:

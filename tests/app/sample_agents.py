@@ -34,3 +34,9 @@ class PacedModel(BaseChatModel):
 
 
 paced = ChatAgent("paced", PacedModel())
+
+
+async def stream_words(messages: list[Message]) -> AsyncIterator[str]:
+    """Streams the last message back, word by word."""
+    for word in messages[-1].text.split():
+        yield word + " "

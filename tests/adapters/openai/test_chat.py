@@ -206,8 +206,9 @@ async def test_an_agent_failure_is_a_5xx_the_sdk_does_not_retry() -> None:
 
 async def test_a_failure_mid_stream_sends_an_error_event_and_ends_cleanly() -> None:
     class MidStreamFailure(ChatAgent):
-        async def _run(self, history, input, options, *, stream):  # type: ignore[no-untyped-def]
-            async for update in super()._run(history, input, options, stream=stream):
+        async def _session_turn(self, history, input, options, *, stream, session):  # type: ignore[no-untyped-def]
+            turn = super()._session_turn(history, input, options, stream=stream, session=session)
+            async for update in turn:
                 yield update
                 raise RuntimeError("lost the upstream")
 

@@ -1,0 +1,36 @@
+"""Agents written with other frameworks, served like any other.
+
+Each framework's wrapper is an optional extra, registered with the app's
+registry through the ``agenthost.factories`` entry points (see
+``pyproject.toml``): the registry maps the framework's agent type to a
+factory, and no adapter ever learns that the framework exists.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any, Protocol
+
+
+class TypeRegistry(Protocol):
+    """The part of the app's registry a framework needs."""
+
+    def register_type(self, kind: type, factory: Any) -> None: ...
+
+
+def register_pydantic_ai(registry: TypeRegistry) -> None:
+    """Serve ``pydantic_ai.Agent`` objects, when the ``pydantic-ai`` extra is installed."""
+    if importlib.util.find_spec("pydantic_ai") is None:
+        return
+    from agents.frameworks.pydantic_ai import register
+
+    register(registry)
+
+
+def register_langgraph(registry: TypeRegistry) -> None:
+    """Serve LangGraph's compiled graphs, when the ``langgraph`` extra is installed."""
+    if importlib.util.find_spec("langgraph") is None:
+        return
+    from agents.frameworks.langgraph import register
+
+    register(registry)
