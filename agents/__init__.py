@@ -10,6 +10,7 @@ from agents.errors import (
     MaxStepsExceeded,
     ModelBusy,
     ModelError,
+    RunRefused,
     ToolError,
     UserError,
 )
@@ -68,6 +69,7 @@ __all__ = [
     "Part",
     "RunFinished",
     "RunOptions",
+    "RunRefused",
     "RunResult",
     "RunUpdate",
     "Session",

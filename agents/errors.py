@@ -33,3 +33,7 @@ class MaxStepsExceeded(AgentError):
 
 class ToolError(AgentError):
     """A tool failed; the message goes back to the model as the tool result."""
+
+
+class RunRefused(AgentError):
+    """The agent declines the request (A2A ``rejected``); the message says why."""

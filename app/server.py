@@ -21,16 +21,41 @@ from app.registry import Registry
 from app.settings import AdapterName, Settings
 
 # Where each adapter is mounted; the composition root decides, not the adapter.
-PREFIXES: dict[AdapterName, str] = {"openai": "/v1"}
+PREFIXES: dict[AdapterName, str] = {"openai": "/v1", "a2a": "/a2a"}
 PUBLIC_PATHS = ("/healthz", "/readyz", "/docs", "/openapi.json")
+# Agent cards are public (they declare how to authenticate), wherever they are.
+PUBLIC_SUFFIXES = ("/.well-known/agent-card.json",)
 
 logger = logging.getLogger("agenthost")
 
 
-def _adapter_factories() -> dict[AdapterName, Callable[[AdapterContext], Adapter]]:
+def _adapter_factories(
+    settings: Settings,
+) -> dict[AdapterName, Callable[[AdapterContext], Adapter]]:
     from adapters.openai import OpenAIAdapter
 
-    return {"openai": OpenAIAdapter}
+    return {"openai": OpenAIAdapter, "a2a": lambda context: _a2a_adapter(context, settings)}
+
+
+def _a2a_adapter(context: AdapterContext, settings: Settings) -> Adapter:
+    from adapters.a2a import A2AAdapter, A2AOptions
+
+    principals = settings.principals()
+    options = A2AOptions(
+        prefix=PREFIXES["a2a"],
+        public_url=settings.a2a_public_url,
+        trust_forwarded=settings.a2a_trust_forwarded,
+        default_agent=settings.a2a_default_agent,
+        grpc_port=settings.a2a_grpc_port,
+        grpc_host=settings.a2a_grpc_host,
+        grpc_public_host=settings.a2a_grpc_public_host,
+        task_store=settings.a2a_task_store,
+        task_max=settings.a2a_task_max,
+        task_ttl=settings.a2a_task_ttl,
+        push_private_networks=settings.a2a_push_private_networks,
+        principal_for_key=principals.get if principals else None,
+    )
+    return A2AAdapter(context, options)
 
 
 def create_app(
@@ -61,7 +86,7 @@ def create_app(
             namespace, max_sessions=settings.session_max, ttl=settings.session_ttl
         )
 
-    factories = _adapter_factories()
+    factories = _adapter_factories(settings)
     adapters: dict[str, Adapter] = {}
     for name in dict.fromkeys(settings.adapters):
         served = agents.exposed_by(name) if isinstance(agents, Registry) else agents
@@ -93,6 +118,10 @@ def create_app(
     app.state.adapters = adapters
     for prefix, adapter in adapters.items():
         app.include_router(adapter.router, prefix=prefix)
+        # Optional: routes an adapter serves at the root (discovery documents).
+        root_router = getattr(adapter, "root_router", None)
+        if root_router is not None:
+            app.include_router(root_router)
 
     @app.get("/healthz", tags=["operations"], summary="Alive")
     async def healthz() -> Response:
@@ -116,7 +145,11 @@ def create_app(
     app.add_middleware(BodyLimitGuard, max_bytes=settings.max_body_bytes, error_for=error_for)
     if principals:
         app.add_middleware(
-            APIKeyGuard, principals=principals, public=PUBLIC_PATHS, error_for=error_for
+            APIKeyGuard,
+            principals=principals,
+            public=PUBLIC_PATHS,
+            public_suffixes=PUBLIC_SUFFIXES,
+            error_for=error_for,
         )
     if settings.cors_origins:
         # Outermost, so that browsers' preflight requests need no key.
