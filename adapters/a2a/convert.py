@@ -1,9 +1,9 @@
 """Pure mapping between A2A parts and the runtime's messages and results.
 
 A2A's unified ``Part`` holds text, data (a JSON value), inline bytes
-(``raw``) or a URL. Text and data go to the agent as they are (the runtime
-shows data to the model as JSON text); files go only when they are images,
-which chat models take; any other file is refused with a clear error.
+(``raw``) or a URL. Text goes to the agent as it is, data as JSON text;
+files only when they are images, which chat models take: any other file
+is refused with a clear error.
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ def from_part(part: Part) -> AgentPart:
     if kind == "text":
         return TextPart(text=part.text)
     if kind == "data":
-        return DataPart(data=MessageToDict(part.data))
+        # As JSON text: every model (and every agent reading ``Message.text``) sees it.
+        return TextPart(text=orjson.dumps(MessageToDict(part.data)).decode())
     if kind in ("raw", "url"):
         media_type = part.media_type or ""
         if not media_type.startswith(IMAGE_TYPES):
@@ -59,13 +60,7 @@ def user_message(parts: Iterable[Part]) -> Message:
 
 def reply_text(parts: Sequence[AgentPart]) -> str:
     """A user's reply as the text that answers a pending question."""
-    texts = []
-    for part in parts:
-        if isinstance(part, TextPart):
-            texts.append(part.text)
-        elif isinstance(part, DataPart):
-            texts.append(orjson.dumps(part.data).decode())
-    return "\n".join(texts)
+    return "\n".join(part.text for part in parts if isinstance(part, TextPart))
 
 
 def to_part(part: AgentPart) -> Part | None:
