@@ -98,7 +98,7 @@ class AgentRunExecutor(AgentExecutor):
         if waiting:
             # The run asked the user something: this message is the answer.
             return answer_pending(waiting, convert.reply_text(parts))
-        return Message(role="user", parts=parts)
+        return Message(role="user", parts=parts, id=message.message_id or None)
 
     async def _stream(
         self, run_input: Message, session: ManagedSession, updater: TaskUpdater
@@ -111,7 +111,7 @@ class AgentRunExecutor(AgentExecutor):
                 note = updater.new_agent_message([Part(text=f"calling {update.call.name}")])
                 await updater.update_status(TaskState.TASK_STATE_WORKING, note)
             elif isinstance(update, RunFinished):
-                await chunks.close(convert.output_parts(update.result))
+                await chunks.close(update.result)
                 return update.result
         raise AgentError(f"agent {self.agent.name!r} ended without a result")
 
@@ -146,8 +146,10 @@ class _ArtifactChunks:
             self.held = ""
         self.held += text
 
-    async def close(self, extra: list[Part]) -> None:
-        parts = ([Part(text=self.held)] if self.held else []) + extra
+    async def close(self, result: RunResult) -> None:
+        if not self.sent and not self.held:
+            self.held = result.output  # an agent that does not stream its text
+        parts = ([Part(text=self.held)] if self.held else []) + convert.output_parts(result)
         if parts:
             await self._send(parts, last=True)
         elif self.sent:
