@@ -53,6 +53,7 @@ def _a2a_adapter(context: AdapterContext, settings: Settings) -> Adapter:
         task_max=settings.a2a_task_max,
         task_ttl=settings.a2a_task_ttl,
         push_private_networks=settings.a2a_push_private_networks,
+        card_v03=settings.a2a_card_v03,
         principal_for_key=principals.get if principals else None,
     )
     return A2AAdapter(context, options)

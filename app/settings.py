@@ -87,6 +87,11 @@ class Settings(BaseSettings):
         description="A2A: allow push-notification webhooks on loopback/private addresses "
         "(off: only public hosts, so clients cannot reach into your network).",
     )
+    a2a_card_v03: bool = Field(
+        True,
+        description="A2A: list the 0.3 interfaces (and the 0.3 card fields 0.3 clients read) in "
+        "agent cards; off gives a strict 1.0 card.",
+    )
 
     @field_validator("adapters", "api_keys", "cors_origins", mode="before")
     @classmethod

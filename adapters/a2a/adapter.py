@@ -153,7 +153,7 @@ class A2AAdapter:
             agent = self.context.find_agent(principal_of(request), name) if name else None
             if agent is None or name not in self.services:
                 return error_body(404, "no default A2A agent is set", "NOT_FOUND")
-            return card_response(self.card(request, agent))
+            return card_response(self.card(request, agent), request)
 
         return router
 

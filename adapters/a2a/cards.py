@@ -3,8 +3,10 @@
 URLs come from the configured public base URL, else from the request
 (``X-Forwarded-Proto``/``-Host``/``-Prefix`` only when the proxy is
 trusted). Every agent lists JSON-RPC, HTTP+JSON and, when it is served,
-gRPC, each in A2A 1.0 and 0.3 (same endpoints: the SDK answers both). A
-gRPC client reaches an agent by the interface's ``tenant`` (its name).
+gRPC, each in A2A 1.0 and (unless ``card_v03`` is off) 0.3: same
+endpoints, the SDK answers both; with 0.3 interfaces listed the SDK adds
+the 0.3 card fields (``url``, ``preferredTransport``...) that 0.3 clients
+read. A gRPC client reaches an agent by the interface's ``tenant``.
 """
 
 from __future__ import annotations
@@ -81,9 +83,14 @@ def build_card(agent: Agent, base: str, options: A2AOptions, *, grpc_v03: bool) 
     tenant) reaches.
     """
     url = agent_url(base, options, agent.name)
+    versions = (
+        (PROTOCOL_VERSION_1_0, PROTOCOL_VERSION_0_3)
+        if options.card_v03
+        else (PROTOCOL_VERSION_1_0,)
+    )
     interfaces = [
         AgentInterface(url=url, protocol_binding=binding, protocol_version=protocol)
-        for protocol in (PROTOCOL_VERSION_1_0, PROTOCOL_VERSION_0_3)
+        for protocol in versions
         for binding in (TransportProtocol.JSONRPC, TransportProtocol.HTTP_JSON)
     ]
     if target := grpc_target(base, options):
@@ -96,7 +103,7 @@ def build_card(agent: Agent, base: str, options: A2AOptions, *, grpc_v03: bool) 
                 tenant=agent.name,
             ),
         )
-        if grpc_v03:
+        if grpc_v03 and options.card_v03:
             interfaces.append(
                 AgentInterface(
                     url=target,

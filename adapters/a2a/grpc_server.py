@@ -29,6 +29,7 @@ from a2a.server.request_handlers import (
     RequestHandler,
 )
 from a2a.types import a2a_pb2, a2a_pb2_grpc
+from a2a.utils.constants import VERSION_HEADER
 
 from adapters.a2a.users import PrincipalForKey, PrincipalUser
 from agents import ANONYMOUS
@@ -37,18 +38,15 @@ if TYPE_CHECKING:
     from adapters.a2a.adapter import A2AAdapter
 
 GRACE_SECONDS = 5.0
+V1_SERVICE = "/lf.a2a.v1.A2AService/"
 # Generic in the type stubs only.
 Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
 
 
 def bearer_key(metadata: Any) -> str | None:
     """The key of an ``authorization: Bearer <key>`` metadata entry."""
-    for key, value in metadata or ():
-        if key.lower() == "authorization":
-            text = value.decode() if isinstance(value, bytes) else value
-            scheme, _, token = text.partition(" ")
-            return token.strip() if scheme.lower() == "bearer" else None
-    return None
+    scheme, _, token = (_metadata_value(metadata, "authorization") or "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else None
 
 
 def principal_of_call(metadata: Any, principal_for_key: PrincipalForKey | None) -> str | None:
@@ -69,10 +67,12 @@ class _PrincipalContextBuilder(DefaultGrpcServerCallContextBuilder):
         return PrincipalUser(principal or ANONYMOUS)
 
 
-class _AuthInterceptor(grpc.aio.ServerInterceptor):
-    """Refuses calls without a valid key with ``UNAUTHENTICATED``."""
+class _CallChecks(grpc.aio.ServerInterceptor):
+    """Refuses, before any work: an A2A version the 1.0 service does not speak
+    (``UNIMPLEMENTED``, as the spec maps ``VersionNotSupportedError``), and,
+    with keys on, a call without a valid key (``UNAUTHENTICATED``)."""
 
-    def __init__(self, principal_for_key: PrincipalForKey) -> None:
+    def __init__(self, principal_for_key: PrincipalForKey | None) -> None:
         self.principal_for_key = principal_for_key
 
     async def intercept_service(
@@ -81,22 +81,40 @@ class _AuthInterceptor(grpc.aio.ServerInterceptor):
         handler_call_details: grpc.HandlerCallDetails,
     ) -> Handler | None:
         handler = await continuation(handler_call_details)
+        if handler is None:
+            return None
         metadata = handler_call_details.invocation_metadata
-        if handler is None or principal_of_call(metadata, self.principal_for_key) is not None:
-            return handler
-        return _refusal(handler)
+        version = _metadata_value(metadata, VERSION_HEADER)
+        method: str = handler_call_details.method
+        if version and method.startswith(V1_SERVICE) and not _speaks(version):
+            message = f"A2A version {version} is not supported: use 1.0 (or 0.3 on a2a.v1)"
+            return _refusal(handler, grpc.StatusCode.UNIMPLEMENTED, message)
+        if principal_of_call(metadata, self.principal_for_key) is None:
+            message = "a valid API key is required: send 'authorization: Bearer <key>'"
+            return _refusal(handler, grpc.StatusCode.UNAUTHENTICATED, message)
+        return handler
 
 
-def _refusal(handler: Handler) -> Handler:
-    message = "a valid API key is required: send 'authorization: Bearer <key>'"
+def _metadata_value(metadata: Any, name: str) -> str | None:
+    for key, value in metadata or ():
+        if key.lower() == name.lower():
+            return value.decode() if isinstance(value, bytes) else str(value)
+    return None
 
+
+def _speaks(version: str) -> bool:
+    major, _, rest = version.strip().partition(".")
+    return (major, rest.partition(".")[0]) == ("1", "0")
+
+
+def _refusal(handler: Handler, code: grpc.StatusCode, message: str) -> Handler:
     async def refuse(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
-        await context.abort(grpc.StatusCode.UNAUTHENTICATED, message)
+        await context.abort(code, message)
 
     async def refuse_stream(
         request: Any, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[Any]:
-        await context.abort(grpc.StatusCode.UNAUTHENTICATED, message)
+        await context.abort(code, message)
         yield  # pragma: no cover - abort raises
 
     codec = {
@@ -204,7 +222,7 @@ class GrpcServer:
     async def serving(self) -> AsyncIterator[None]:
         options = self.adapter.options
         auth = options.principal_for_key
-        server = grpc.aio.server(interceptors=[_AuthInterceptor(auth)] if auth else [])
+        server = grpc.aio.server(interceptors=[_CallChecks(auth)])
         router = TenantRouter(self.adapter)
         builder = _PrincipalContextBuilder(auth)
         # The SDK's generated registration functions carry no types.

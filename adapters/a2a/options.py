@@ -27,6 +27,7 @@ class A2AOptions:
     task_max: int = 10_000
     task_ttl: float = 3600.0
     push_private_networks: bool = False
+    card_v03: bool = True
     principal_for_key: PrincipalForKey | None = None
 
     @property

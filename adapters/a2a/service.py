@@ -10,8 +10,12 @@ capture a route of the rest of the server.
 
 from __future__ import annotations
 
+import hashlib
+import time
 from collections.abc import Callable
+from email.utils import formatdate
 
+import orjson
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.request_handlers.response_helpers import agent_card_to_dict
 from a2a.server.routes import create_jsonrpc_routes, create_rest_routes
@@ -19,7 +23,7 @@ from a2a.types import AgentCard
 from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
 from adapters.a2a.users import PrincipalContextBuilder
@@ -42,8 +46,25 @@ class AgentService:
         self.app = Starlette(routes=routes)
 
     async def card(self, request: Request) -> Response:
-        return card_response(self.card_for(request))
+        return card_response(self.card_for(request), request)
 
 
-def card_response(card: AgentCard) -> Response:
-    return JSONResponse(agent_card_to_dict(card), headers={"Cache-Control": "no-cache"})
+CARD_MAX_AGE = 300
+"""Seconds a client may cache a card (it changes only when the server restarts)."""
+_STARTED = formatdate(time.time(), usegmt=True)
+
+
+def card_response(card: AgentCard, request: Request) -> Response:
+    """The card as JSON, with ``ETag``/``Last-Modified`` so that caches revalidate cheaply."""
+    body = orjson.dumps(agent_card_to_dict(card), option=orjson.OPT_SORT_KEYS)
+    headers = {
+        "Cache-Control": f"public, max-age={CARD_MAX_AGE}",
+        "ETag": f'W/"{hashlib.sha256(body).hexdigest()[:32]}"',
+        "Last-Modified": _STARTED,
+    }
+    candidates = request.headers.get("if-none-match", "")
+    if headers["ETag"].removeprefix("W/") in (
+        c.strip().removeprefix("W/") for c in candidates.split(",")
+    ):
+        return Response(status_code=304, headers=headers)
+    return Response(body, media_type="application/json", headers=headers)

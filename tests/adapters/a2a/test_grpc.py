@@ -53,6 +53,12 @@ async def test_ready_only_once_grpc_listens_and_calls_pick_their_agent_by_tenant
                 with pytest.raises(grpc.aio.AioRpcError) as caught:
                     await stub.SendMessage(SendMessageRequest(tenant="echo"))
                 assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+                with pytest.raises(grpc.aio.AioRpcError) as caught:
+                    await stub.SendMessage(
+                        hello("from the future"), metadata=[("a2a-version", "9.0")]
+                    )
+                assert caught.value.code() == grpc.StatusCode.UNIMPLEMENTED
+                assert "9.0" in (caught.value.details() or "")
                 # The 0.3 service, which has no tenant, reaches the default agent.
                 old = a2a_v0_3_pb2_grpc.A2AServiceStub(channel)  # type: ignore[no-untyped-call]
                 message = a2a_v0_3_pb2.Message(

@@ -162,3 +162,25 @@ async def test_card_urls_follow_the_public_url_or_a_trusted_proxy() -> None:
     async with in_process(AGENTS, public) as http:
         card = (await http.get(card_path, headers=headers)).json()
         assert card["supportedInterfaces"][0]["url"] == "https://public.example.org/a2a/echo"
+
+
+async def test_cards_can_be_cached_and_revalidated() -> None:
+    async with in_process(AGENTS, a2a_settings(a2a_grpc_port=0)) as http:
+        first = await http.get("/a2a/echo/.well-known/agent-card.json")
+        assert "max-age=" in first.headers["cache-control"] and first.headers["last-modified"]
+        etag = first.headers["etag"]
+        again = await http.get(
+            "/a2a/echo/.well-known/agent-card.json", headers={"If-None-Match": etag}
+        )
+        assert again.status_code == 304 and again.headers["etag"] == etag
+        other = await http.get(
+            "/a2a/memory/.well-known/agent-card.json", headers={"If-None-Match": etag}
+        )
+        assert other.status_code == 200
+
+
+async def test_a_strict_1_0_card_lists_no_0_3_interface_and_no_0_3_fields() -> None:
+    async with in_process(AGENTS, a2a_settings(a2a_card_v03=False)) as http:
+        card = (await http.get("/a2a/echo/.well-known/agent-card.json")).json()
+    assert {i["protocolVersion"] for i in card["supportedInterfaces"]} == {"1.0"}
+    assert not {"url", "preferredTransport", "protocolVersion"} & set(card)
