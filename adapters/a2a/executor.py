@@ -58,6 +58,9 @@ class AgentRunExecutor(AgentExecutor):
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         message, task_id, context_id = context.message, context.task_id, context.context_id
+        if context.current_task is not None:
+            # A follow-up that names its task but not its context continues the task's.
+            context_id = context.current_task.context_id
         if message is None or task_id is None or context_id is None:
             raise InvalidParamsError("the request has no message")
         principal = context.call_context.user.user_name
@@ -83,6 +86,11 @@ class AgentRunExecutor(AgentExecutor):
             await updater.failed(updater.new_agent_message([Part(text=text)]))
         except AgentError as exc:
             await updater.failed(updater.new_agent_message([Part(text=str(exc) or "run failed")]))
+        except Exception:
+            # A bug, not a reason for the client: logged here, not sent.
+            logger.exception("agent %r failed", self.agent.name)
+            text = f"the agent {self.agent.name!r} failed unexpectedly (see the server log)"
+            await updater.failed(updater.new_agent_message([Part(text=text)]))
         else:
             await self._finish(result, updater)
 

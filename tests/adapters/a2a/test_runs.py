@@ -38,7 +38,7 @@ def calculator(expression: str) -> str:
 
 
 ASKER = ScriptedModel(
-    [call("ask_user", '{"question": "Which city?"}'), "Sunny in Paris."], name="asker"
+    [call("ask_user", '{"question": "Which city?"}'), "Sunny in Paris."] * 2, name="asker"
 )
 AGENTS = {
     "asker": ChatAgent("asker", ASKER, tools=(ASK_USER,)),
@@ -50,6 +50,7 @@ AGENTS = {
     "broken": failing("broken", ModelError("the upstream exploded")),
     "busy": failing("busy", ModelBusy("rate limited", retry_after=3)),
     "refusing": failing("refusing", RunRefused("I do not do taxes.")),
+    "buggy": failing("buggy", KeyError("internal detail")),
 }
 
 
@@ -97,6 +98,7 @@ async def test_the_agents_tool_calls_show_as_working_updates(http: httpx.AsyncCl
         ("broken", TaskState.TASK_STATE_FAILED, "the upstream exploded"),
         ("busy", TaskState.TASK_STATE_FAILED, "busy"),
         ("refusing", TaskState.TASK_STATE_REJECTED, "I do not do taxes."),
+        ("buggy", TaskState.TASK_STATE_FAILED, "failed unexpectedly"),
     ],
 )
 async def test_failures_and_refusals_end_the_task_with_a_readable_message(
@@ -107,3 +109,14 @@ async def test_failures_and_refusals_end_the_task_with_a_readable_message(
     assert task.status.state == state
     message = task.status.message.parts[0].text
     assert text in message and "Traceback" not in message
+
+
+async def test_a_reply_that_names_only_its_task_continues_the_tasks_context(
+    http: httpx.AsyncClient,
+) -> None:
+    async with await client_for(http, "asker") as client:
+        asked = final_task(await collect(client, user_message("weather?")))
+        reply = user_message("Lyon", task_id=asked.id, message_id="m-2")  # no context id
+        done = final_task(await collect(client, reply))
+    assert done.status.state == TaskState.TASK_STATE_COMPLETED
+    assert done.context_id == asked.context_id
