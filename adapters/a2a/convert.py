@@ -54,10 +54,6 @@ def from_parts(parts: Iterable[Part]) -> list[AgentPart]:
     return converted
 
 
-def user_message(parts: Iterable[Part]) -> Message:
-    return Message(role="user", parts=from_parts(parts))
-
-
 def reply_text(parts: Sequence[AgentPart]) -> str:
     """A user's reply as the text that answers a pending question."""
     return "\n".join(part.text for part in parts if isinstance(part, TextPart))

@@ -57,10 +57,7 @@ class AgentRunExecutor(AgentExecutor):
         self.memory = memory
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
-        message, task_id, context_id = context.message, context.task_id, context.context_id
-        if context.current_task is not None:
-            # A follow-up that names its task but not its context continues the task's.
-            context_id = context.current_task.context_id
+        message, (task_id, context_id) = context.message, _ids(context)
         if message is None or task_id is None or context_id is None:
             raise InvalidParamsError("the request has no message")
         principal = context.call_context.user.user_name
@@ -96,17 +93,20 @@ class AgentRunExecutor(AgentExecutor):
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         # The SDK has already cancelled the run's task; only the state is left to set.
-        if context.task_id is not None and context.context_id is not None:
-            await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
+        task_id, context_id = _ids(context)
+        if task_id is not None and context_id is not None:
+            await TaskUpdater(event_queue, task_id, context_id).cancel()
 
     async def _run_input(self, message: A2AMessage, session: ManagedSession) -> Message:
         parts = convert.from_parts(message.parts)
         history = await session.load()
         waiting = history[-1].tool_calls if history and history[-1].role == "assistant" else []
+        message_id = message.message_id or None
         if waiting:
             # The run asked the user something: this message is the answer.
-            return answer_pending(waiting, convert.reply_text(parts))
-        return Message(role="user", parts=parts, id=message.message_id or None)
+            answer = answer_pending(waiting, convert.reply_text(parts))
+            return answer.model_copy(update={"id": message_id})
+        return Message(role="user", parts=parts, id=message_id)
 
     async def _stream(
         self, run_input: Message, session: ManagedSession, updater: TaskUpdater
@@ -130,6 +130,14 @@ class AgentRunExecutor(AgentExecutor):
             await updater.requires_input(updater.new_agent_message([Part(text=text)]))
         else:
             await updater.complete()
+
+
+def _ids(context: RequestContext) -> tuple[str | None, str | None]:
+    """The task's id and context id; a request that names its task but not its
+    context continues the task's context."""
+    if context.current_task is not None:
+        return context.current_task.id, context.current_task.context_id
+    return context.task_id, context.context_id
 
 
 class _ArtifactChunks:

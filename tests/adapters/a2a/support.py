@@ -11,6 +11,7 @@ import httpx
 from a2a.client import (
     AuthInterceptor,
     Client,
+    ClientCallInterceptor,
     ClientConfig,
     CredentialService,
     create_client,
@@ -29,6 +30,11 @@ from tests.upstream import free_port, serve_in_thread
 
 TRANSPORTS = ["JSONRPC", "HTTP+JSON", "GRPC"]
 V1 = {"A2A-Version": "1.0"}
+
+
+def rpc(method: str, params: object, id: int = 1) -> dict[str, object]:
+    """A JSON-RPC request body."""
+    return {"jsonrpc": "2.0", "id": id, "method": method, "params": params}
 
 
 def a2a_settings(**overrides: object) -> Settings:
@@ -87,7 +93,7 @@ async def sdk_client(
         supported_protocol_bindings=[transport],
         use_client_preference=True,
     )
-    interceptors = [AuthInterceptor(StaticKey(key))] if key else None
+    interceptors: list[ClientCallInterceptor] = [AuthInterceptor(StaticKey(key))] if key else []
     return await create_client(url, config, interceptors=interceptors)
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from agents import ChatAgent
 from agents.models import EchoModel
-from tests.adapters.a2a.support import V1, a2a_settings, in_process
+from tests.adapters.a2a.support import V1, a2a_settings, in_process, rpc
 from tests.principals import transcript_model
 
 pytestmark = pytest.mark.anyio
@@ -18,10 +18,6 @@ AGENTS = {
     "echo": ChatAgent("echo", EchoModel(), description="Repeats what you say."),
     "memory": ChatAgent("memory", transcript_model()),
 }
-
-
-def rpc(method: str, params: Any, id: int = 1) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": id, "method": method, "params": params}
 
 
 def send_params(*parts: dict[str, Any]) -> dict[str, Any]:
@@ -104,6 +100,7 @@ async def test_other_routes_are_never_captured_by_the_a2a_routes() -> None:
         assert (await http.get("/healthz")).json() == {"status": "ok"}
         assert (await http.get("/readyz")).status_code == 200
         assert (await http.get("/mcp/anything")).status_code == 404
+        assert "/a2a" in (await http.get("/openapi.json")).json()["paths"]
 
 
 async def test_unknown_agents_get_a_readable_404_everywhere() -> None:

@@ -18,6 +18,7 @@ from tests.adapters.a2a.support import (
     collect,
     final_task,
     in_process,
+    rpc,
     sdk_client,
     user_message,
 )
@@ -30,10 +31,6 @@ AGENTS = {
     "memory": ChatAgent("memory", transcript_model()),
     "twin": ChatAgent("twin", transcript_model()),
 }
-
-
-def rpc(method: str, params: dict[str, Any]) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
 
 
 class TaskProbe:

@@ -6,12 +6,15 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+import anyio
 import pytest
+from a2a.client import Client
 from a2a.types import (
     DeleteTaskPushNotificationConfigRequest,
     GetTaskPushNotificationConfigRequest,
     ListTaskPushNotificationConfigsRequest,
     SendMessageConfiguration,
+    Task,
     TaskPushNotificationConfig,
     TaskState,
 )
@@ -76,6 +79,15 @@ def push_config(url: str, id: str = "") -> TaskPushNotificationConfig:
     return TaskPushNotificationConfig(url=url, token="secret-token", id=id)
 
 
+async def send_with_push(client: Client, url: str) -> Task:
+    """Runs a task whose updates go to ``url``; the finished task."""
+    request = user_message("go")
+    request.configuration.CopyFrom(
+        SendMessageConfiguration(task_push_notification_config=push_config(url))
+    )
+    return final_task(await collect(client, request))
+
+
 async def test_updates_are_posted_to_the_webhook_with_its_token(
     webhook: tuple[Webhook, str],
 ) -> None:
@@ -84,12 +96,12 @@ async def test_updates_are_posted_to_the_webhook_with_its_token(
         in_process(AGENTS) as http,
         await sdk_client("http://test/a2a/paced", "JSONRPC", http=http, streaming=False) as client,
     ):
-        request = user_message("go")
-        request.configuration.CopyFrom(
-            SendMessageConfiguration(task_push_notification_config=push_config(f"{url}/hook"))
-        )
-        task = final_task(await collect(client, request))
-        assert hook.done.wait(5), f"no completed update reached the webhook: {hook.received}"
+        task = await send_with_push(client, f"{url}/hook")
+        for _ in range(100):
+            if hook.done.is_set():
+                break
+            await anyio.sleep(0.05)
+        assert hook.done.is_set(), f"no completed update reached the webhook: {hook.received}"
     assert {token for token, _ in hook.received} == {"secret-token"}
     task_ids = {
         next(iter(body.values()))["taskId"] for _, body in hook.received if "task" not in body
@@ -105,11 +117,7 @@ async def test_configs_are_set_read_listed_and_deleted_and_a_failing_hook_fails_
         in_process(AGENTS) as http,
         await sdk_client("http://test/a2a/paced", "JSONRPC", http=http, streaming=False) as client,
     ):
-        request = user_message("go")
-        request.configuration.CopyFrom(
-            SendMessageConfiguration(task_push_notification_config=push_config(f"{url}/broken"))
-        )
-        task = final_task(await collect(client, request))
+        task = await send_with_push(client, f"{url}/broken")
         assert task.status.state == TaskState.TASK_STATE_COMPLETED  # despite the failing hook
         config = push_config(f"{url}/hook", id="second")
         config.task_id = task.id

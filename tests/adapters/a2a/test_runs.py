@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
+import anyio
 import httpx
 import pytest
 from a2a.client import Client
-from a2a.types import TaskState
+from a2a.types import GetTaskRequest, TaskState
 
 from agents import ASK_USER, ChatAgent, ModelBusy, ModelError, RunRefused, tool
 from agents.models import FunctionModel, ModelRequest, ScriptedModel
@@ -17,6 +18,7 @@ from tests.adapters.a2a.support import (
     collect,
     final_task,
     in_process,
+    paced_agent,
     sdk_client,
     user_message,
 )
@@ -120,3 +122,23 @@ async def test_a_reply_that_names_only_its_task_continues_the_tasks_context(
         done = final_task(await collect(client, reply))
     assert done.status.state == TaskState.TASK_STATE_COMPLETED
     assert done.context_id == asked.context_id
+
+
+async def test_return_immediately_answers_at_once_and_the_run_goes_on() -> None:
+    async with in_process({"paced": paced_agent(words=5, delay=0.05)}) as http:
+        client = await client_for(http, "paced")
+        async with client:
+            request = user_message("go")
+            request.configuration.return_immediately = True
+            early = final_task(await collect(client, request))
+            assert early.status.state in (
+                TaskState.TASK_STATE_SUBMITTED,
+                TaskState.TASK_STATE_WORKING,
+            )
+            for _ in range(100):
+                task = await client.get_task(GetTaskRequest(id=early.id))
+                if task.status.state == TaskState.TASK_STATE_COMPLETED:
+                    break
+                await anyio.sleep(0.05)
+            assert task.status.state == TaskState.TASK_STATE_COMPLETED
+            assert artifact_text(task) == "".join(f"w{i} " for i in range(5))

@@ -13,15 +13,11 @@ from adapters.a2a.tasks import BoundedTaskStore, TaskStoreError, TaskStores
 from adapters.a2a.users import PrincipalUser
 from agents import ChatAgent
 from agents.models import EchoModel
-from tests.adapters.a2a.support import V1, a2a_settings, in_process
+from tests.adapters.a2a.support import V1, a2a_settings, in_process, rpc
 
 pytestmark = pytest.mark.anyio
 
 AGENTS = {"echo": ChatAgent("echo", EchoModel())}
-
-
-def rpc(method: str, params: object) -> dict[str, object]:
-    return {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
 
 
 async def test_with_sqlite_a_task_is_readable_after_a_restart(tmp_path: Path) -> None:

@@ -123,7 +123,7 @@ async def test_cancel_stops_the_run_and_closes_the_upstream_stream(
             if event.HasField("artifact_update"):
                 task_id = event.artifact_update.task_id
                 break  # the upstream is streaming now
-        await stream.aclose()
+        await stream.aclose()  # type: ignore[attr-defined]
         canceled = await client.cancel_task(CancelTaskRequest(id=task_id))
         assert canceled.status.state == TaskState.TASK_STATE_CANCELED
         for _ in range(100):
