@@ -31,7 +31,7 @@ def from_part(part: Part) -> AgentPart:
         return TextPart(text=part.text)
     if kind == "data":
         # As JSON text: every model (and every agent reading ``Message.text``) sees it.
-        return TextPart(text=orjson.dumps(MessageToDict(part.data)).decode())
+        return TextPart(text=orjson.dumps(_whole_numbers(MessageToDict(part.data))).decode())
     if kind in ("raw", "url"):
         media_type = part.media_type or ""
         if not media_type.startswith(IMAGE_TYPES):
@@ -93,6 +93,17 @@ def _final_answer(result: RunResult) -> Message | None:
         if message.role == "assistant":
             return message
     return None
+
+
+def _whole_numbers(value: Any) -> Any:
+    """Protobuf JSON numbers are all doubles: give 42.0 back as 42."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _whole_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_whole_numbers(v) for v in value]
+    return value
 
 
 def _value(data: Any) -> Value:
