@@ -50,10 +50,12 @@ def a2a_settings(**overrides: object) -> Settings:
 
 @asynccontextmanager
 async def in_process(
-    agents: Mapping[str, Agent], settings: Settings | None = None
+    agents: Mapping[str, Agent],
+    settings: Settings | None = None,
+    allow: Mapping[str, frozenset[str]] | None = None,
 ) -> AsyncIterator[httpx.AsyncClient]:
     """The app in-process (its gRPC server on a real port); an httpx client bound to it."""
-    app = create_app(settings or a2a_settings(), agents)
+    app = create_app(settings or a2a_settings(), agents, allow=allow)
     async with LifespanManager(app) as manager:
         transport = httpx.ASGITransport(app=manager.app)
         async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:

@@ -134,3 +134,34 @@ async def test_with_keys_on_grpc_needs_a_key_and_keeps_principals_apart() -> Non
             cause = caught.value.__cause__
             assert isinstance(cause, grpc.aio.AioRpcError)
             assert cause.code() == grpc.StatusCode.UNAUTHENTICATED
+
+
+async def test_an_agent_allowed_to_others_is_unknown_to_you_everywhere() -> None:
+    port = free_port()
+    settings = keyed(a2a_grpc_port=port, a2a_grpc_public_host=f"127.0.0.1:{port}")
+    allow = {"twin": frozenset({"alice"})}
+    async with in_process(AGENTS, settings, allow=allow) as http:
+        card = "/a2a/twin/.well-known/agent-card.json"
+        assert (await http.get(card, headers=bearer("alice"))).status_code == 200
+        assert (await http.get(card, headers=bearer("bob"))).status_code == 404
+        assert (await http.get(card)).status_code == 404  # no key: anonymous
+        sent = await http.post(
+            "/a2a/twin", json=rpc("GetTask", {"id": "x"}), headers={**V1, **bearer("bob")}
+        )
+        assert sent.status_code == 404
+        index = await http.get("/a2a", headers=bearer("bob"))
+        assert [a["name"] for a in index.json()["agents"]] == ["memory"]
+        # The SDK fetches cards without the key: start from a public card, pick the tenant.
+        client = await sdk_client(
+            "http://test/a2a/memory", "GRPC", http=http, key=KEYS["alice"], streaming=False
+        )
+        async with client:
+            client._transport._tenant = "twin"  # type: ignore[attr-defined]
+            assert final_task(await collect(client, user_message("hi"))).id
+        bob = await sdk_client(
+            "http://test/a2a/memory", "GRPC", http=http, key=KEYS["bob"], streaming=False
+        )
+        async with bob:
+            bob._transport._tenant = "twin"  # type: ignore[attr-defined]
+            with pytest.raises(Exception, match="twin"):
+                await collect(bob, user_message("hi"))
