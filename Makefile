@@ -9,7 +9,7 @@ RUN := $(UV) run --frozen --all-extras
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install serve check lint types test pip-check bench schema
+.PHONY: install serve check lint types test pip-check bench schema conformance-a2a
 
 $(UV):
 	$(PYTHON) -m venv .tools
@@ -49,3 +49,7 @@ bench: install
 
 schema: install
 	$(RUN) agenthost schema > config/agents.schema.json
+
+# The A2A TCK against `agenthost serve`: make conformance-a2a TCK=/path/to/a2a-tck
+conformance-a2a: install
+	tests/conformance/run_tck.sh $(TCK)

@@ -11,6 +11,7 @@ from agents.errors import (
     MaxStepsExceeded,
     ModelBusy,
     ModelError,
+    RunRefused,
     ToolError,
     UserError,
 )
@@ -71,6 +72,7 @@ __all__ = [
     "Part",
     "RunFinished",
     "RunOptions",
+    "RunRefused",
     "RunResult",
     "RunUpdate",
     "Session",

@@ -41,3 +41,7 @@ class ToolError(AgentError):
 
 class FatalToolError(ToolError):
     """A tool failure that retrying cannot fix: the tool's retry policy never repeats it."""
+
+
+class RunRefused(AgentError):
+    """The agent declines the request (A2A ``rejected``); the message says why."""

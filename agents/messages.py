@@ -77,6 +77,9 @@ class Message(BaseModel):
     role: Role
     parts: list[Part]
     name: str | None = None
+    # The protocol's id for this message when it has one (A2A ``messageId``),
+    # so that an agent can tell messages apart or refer to one.
+    id: str | None = None
 
     @classmethod
     def system(cls, text: str) -> Message:

@@ -30,11 +30,14 @@ class APIKeyGuard:
         *,
         principals: Mapping[str, str],
         public: Iterable[str],
+        public_suffixes: tuple[str, ...] = (),
         error_for: ErrorFor,
     ):
         self.app = app
         self.keys = [(key.encode(), name) for key, name in principals.items()]
         self.public = frozenset(public)
+        # Discovery documents anywhere in the tree (A2A cards under each agent).
+        self.public_suffixes = public_suffixes
         self.error_for = error_for
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -44,7 +47,8 @@ class APIKeyGuard:
         principal = self._principal(scope)
         if principal is not None:
             scope.setdefault("state", {})["principal"] = principal
-        if principal is not None or scope["path"] in self.public:
+        path = scope["path"]
+        if principal is not None or path in self.public or path.endswith(self.public_suffixes):
             await self.app(scope, receive, send)
             return
         response = self.error_for(

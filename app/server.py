@@ -21,6 +21,7 @@ from agents import Agent
 from agents.limits import RunLimits, set_default_limits
 from app.build import load_agents
 from app.guards import APIKeyGuard, BodyLimitGuard
+from app.head import HeadAsGet
 from app.memory import LRUMemoryManager
 from app.principals import check_allow
 from app.registry import Registry
@@ -30,8 +31,10 @@ if TYPE_CHECKING:
     from adapters.mcp import MCPOptions
 
 # Where each adapter is mounted; the composition root decides, not the adapter.
-PREFIXES: dict[AdapterName, str] = {"openai": "/v1", "mcp": "/mcp", "acp": "/acp"}
+PREFIXES: dict[AdapterName, str] = {"openai": "/v1", "a2a": "/a2a", "mcp": "/mcp", "acp": "/acp"}
 PUBLIC_PATHS = ("/healthz", "/readyz", "/docs", "/openapi.json")
+# Agent cards are public (they declare how to authenticate), wherever they are.
+PUBLIC_SUFFIXES = ("/.well-known/agent-card.json",)
 
 logger = logging.getLogger("agenthost")
 
@@ -51,7 +54,12 @@ def _adapter_factories(
 
         return ACPAdapter(context, max_runs=settings.acp_max_runs, run_ttl=settings.acp_run_ttl)
 
-    return {"openai": OpenAIAdapter, "mcp": mcp, "acp": acp}
+    return {
+        "openai": OpenAIAdapter,
+        "a2a": lambda context: _a2a_adapter(context, settings),
+        "mcp": mcp,
+        "acp": acp,
+    }
 
 
 def mcp_options(settings: Settings, agents: Mapping[str, Agent]) -> MCPOptions:
@@ -74,6 +82,28 @@ def mcp_options(settings: Settings, agents: Mapping[str, Agent]) -> MCPOptions:
         max_body_bytes=settings.max_body_bytes,
         protocols=protocols,
     )
+
+
+def _a2a_adapter(context: AdapterContext, settings: Settings) -> Adapter:
+    from adapters.a2a import A2AAdapter, A2AOptions
+
+    principals = settings.principals()
+    options = A2AOptions(
+        prefix=PREFIXES["a2a"],
+        public_url=settings.a2a_public_url,
+        trust_forwarded=settings.a2a_trust_forwarded,
+        default_agent=settings.a2a_default_agent,
+        grpc_port=settings.a2a_grpc_port,
+        grpc_host=settings.a2a_grpc_host,
+        grpc_public_host=settings.a2a_grpc_public_host,
+        task_store=settings.a2a_task_store,
+        task_max=settings.a2a_task_max,
+        task_ttl=settings.a2a_task_ttl,
+        push_private_networks=settings.a2a_push_private_networks,
+        card_v03=settings.a2a_card_v03,
+        principal_for_key=principals.get if principals else None,
+    )
+    return A2AAdapter(context, options)
 
 
 def create_app(
@@ -146,14 +176,17 @@ def create_app(
             if isinstance(route, Route) and route.path == "/":
                 methods = list(route.methods) if route.methods else None
                 app.add_route(prefix, route.endpoint, methods, include_in_schema=False)
+        # Optional: routes an adapter serves at the root (discovery documents).
+        root_router = getattr(adapter, "root_router", None)
+        if root_router is not None:
+            app.include_router(root_router)
 
-    @app.api_route("/healthz", methods=["GET", "HEAD"], tags=["operations"], summary="Alive")
+    @app.get("/healthz", tags=["operations"], summary="Alive")
     async def healthz() -> Response:
         return Response(b'{"status":"ok"}', media_type="application/json")
 
-    @app.api_route(
+    @app.get(
         "/readyz",
-        methods=["GET", "HEAD"],
         tags=["operations"],
         summary="Ready to serve (503 while starting or draining)",
     )
@@ -194,9 +227,14 @@ def create_app(
         return response
 
     app.add_middleware(BodyLimitGuard, max_bytes=settings.max_body_bytes, error_for=error_for)
+    app.add_middleware(HeadAsGet)
     if principals:
         app.add_middleware(
-            APIKeyGuard, principals=principals, public=PUBLIC_PATHS, error_for=error_for
+            APIKeyGuard,
+            principals=principals,
+            public=PUBLIC_PATHS,
+            public_suffixes=PUBLIC_SUFFIXES,
+            error_for=error_for,
         )
     if settings.cors_origins:
         # Outermost, so that browsers' preflight requests need no key.

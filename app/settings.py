@@ -84,6 +84,50 @@ class Settings(BaseSettings):
         "with an error event and the process exits 0.",
     )
 
+    # A2A (adapters/a2a): public URLs, gRPC, task store.
+    a2a_public_url: str | None = Field(
+        None,
+        description="A2A: base URL clients reach this server at (e.g. https://agents.example.com), "
+        "used in agent cards; unset means taken from each request.",
+    )
+    a2a_trust_forwarded: bool = Field(
+        False,
+        description="A2A: build card URLs from X-Forwarded-Proto/Host/Prefix (only behind a "
+        "proxy that sets them).",
+    )
+    a2a_default_agent: str | None = Field(
+        None,
+        description="A2A: the agent whose card /.well-known/agent-card.json serves, and that "
+        "gRPC calls without a tenant reach; unset means 404 / the only agent.",
+    )
+    a2a_grpc_port: int = Field(
+        0, ge=0, le=65535, description="A2A: gRPC port serving every agent; 0 disables gRPC."
+    )
+    a2a_grpc_host: str = Field("127.0.0.1", description="A2A: interface the gRPC server binds.")
+    a2a_grpc_public_host: str | None = Field(
+        None, description="A2A: host:port of the gRPC server in agent cards; unset means derived."
+    )
+    a2a_task_store: str = Field(
+        "memory",
+        description="A2A: where tasks live: 'memory' or 'sqlite:///path/to/tasks.db'.",
+    )
+    a2a_task_max: int = Field(
+        10_000, ge=1, description="A2A: finished tasks kept in memory per agent (oldest dropped)."
+    )
+    a2a_task_ttl: float = Field(
+        3600.0, gt=0, description="A2A: seconds a finished in-memory task is kept."
+    )
+    a2a_push_private_networks: bool = Field(
+        False,
+        description="A2A: allow push-notification webhooks on loopback/private addresses "
+        "(off: only public hosts, so clients cannot reach into your network).",
+    )
+    a2a_card_v03: bool = Field(
+        True,
+        description="A2A: list the 0.3 interfaces (and the 0.3 card fields 0.3 clients read) in "
+        "agent cards; off gives a strict 1.0 card.",
+    )
+
     @field_validator("adapters", "api_keys", "cors_origins", mode="before")
     @classmethod
     def _split_commas(cls, value: object) -> object:

@@ -90,7 +90,7 @@ class OpenAIAdapter:
     def _build_router(self) -> APIRouter:
         router = APIRouter(route_class=OpenAIRoute, tags=["openai"])
         context, stores = self.context, self.stores
-        readable = ["GET", "HEAD"]  # HEAD wherever GET is
+        readable = ["GET"]  # HEAD too: the app answers HEAD wherever GET is
 
         def visible(request: Request) -> Mapping[str, Agent]:
             return context.agents_for(principal_of(request))
@@ -141,7 +141,7 @@ class OpenAIAdapter:
 
     def _conversation_routes(self, router: APIRouter) -> None:
         stores = self.stores
-        readable = ["GET", "HEAD"]
+        readable = ["GET"]
         one = "/conversations/{conversation_id}"
 
         @router.post("/conversations", summary="Create a conversation")

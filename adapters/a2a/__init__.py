@@ -1,0 +1,14 @@
+"""A2A 1.0 (JSON-RPC, HTTP+JSON, gRPC) with 0.3 compatibility, via ``a2a-sdk``.
+
+Needs the ``a2a`` extra: ``pip install 'agenthost[a2a]'``.
+"""
+
+try:
+    import a2a.server  # noqa: F401
+except ImportError as exc:  # pragma: no cover - depends on the install
+    raise ImportError("the A2A adapter needs the a2a extra: pip install 'agenthost[a2a]'") from exc
+
+from adapters.a2a.adapter import A2AAdapter
+from adapters.a2a.options import A2AOptions
+
+__all__ = ["A2AAdapter", "A2AOptions"]

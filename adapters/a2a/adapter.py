@@ -1,0 +1,182 @@
+"""The A2A surface: every agent at ``{prefix}/{agent}``, and on one gRPC port.
+
+Under the prefix (``/a2a`` by default):
+
+- ``GET /a2a`` lists the agents a caller may use, with their card URLs;
+- ``/a2a/{agent}/.well-known/agent-card.json`` is the agent's card;
+- ``POST /a2a/{agent}`` (or ``/a2a/{agent}/``) is its JSON-RPC endpoint;
+- ``/a2a/{agent}/message:send``, ``/tasks/{id}``, ... its HTTP+JSON routes
+  (0.3 paths under ``/v1/...`` too).
+
+At the root, ``/.well-known/agent-card.json`` is the default agent's card.
+An agent the caller may not use answers 404 like an unknown one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+
+import httpx
+import orjson
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.types import AgentCard
+from fastapi import APIRouter
+from starlette.requests import HTTPConnection, Request
+from starlette.responses import Response
+from starlette.routing import Mount, Route
+from starlette.types import Receive, Scope, Send
+
+from adapters.a2a import cards, push
+from adapters.a2a.executor import AgentRunExecutor
+from adapters.a2a.grpc_server import GrpcServer
+from adapters.a2a.options import A2AOptions
+from adapters.a2a.service import AgentService, card_response
+from adapters.a2a.tasks import TaskStores
+from adapters.base import AdapterContext, principal_of
+from agents import Agent
+
+
+def error_body(status: int, message: str, code: str) -> Response:
+    """A2A's HTTP+JSON error shape (``google.rpc.Status`` as JSON)."""
+    body = {"error": {"code": status, "status": code, "message": message}}
+    return Response(orjson.dumps(body), status, media_type="application/json")
+
+
+def unknown_agent(name: str) -> Response:
+    return error_body(404, f"no agent named {name!r} is served over A2A here", "NOT_FOUND")
+
+
+class A2AAdapter:
+    """Serves every agent over A2A 1.0 (JSON-RPC, HTTP+JSON, gRPC) and 0.3."""
+
+    name = "a2a"
+
+    def __init__(self, context: AdapterContext, options: A2AOptions | None = None) -> None:
+        self.context = context
+        self.options = options or A2AOptions()
+        self.stores = TaskStores(
+            self.options.task_store, max_tasks=self.options.task_max, ttl=self.options.task_ttl
+        )
+        self.default_agent = self._default_agent()
+        self._push_client = httpx.AsyncClient(timeout=push.TIMEOUT)
+        self.services: dict[str, AgentService] = {
+            name: self._service(agent) for name, agent in context.agents.items()
+        }
+        self._router = self._build_router()
+        self.root_router = self._build_root_router()
+        self.grpc = GrpcServer(self) if self.options.grpc_port else None
+
+    @property
+    def router(self) -> APIRouter:
+        return self._router
+
+    @asynccontextmanager
+    async def lifespan(self) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            stack.push_async_callback(self.context.memory.aclose)
+            stack.push_async_callback(self._push_client.aclose)
+            stack.push_async_callback(self.stores.aclose)
+            await self.stores.start()
+            for service in self.services.values():
+                stack.push_async_callback(service.handler.aclose)
+            if self.grpc is not None:
+                await stack.enter_async_context(self.grpc.serving())
+            yield
+
+    def error_response(self, status: int, message: str, *, code: str) -> Response:
+        return error_body(status, message, code.upper())
+
+    def service_for(self, principal: str, name: str) -> AgentService | None:
+        """The agent's service if it is served here and ``principal`` may use it."""
+        if self.context.find_agent(principal, name) is None:
+            return None
+        return self.services.get(name)
+
+    def card(self, connection: HTTPConnection, agent: Agent) -> AgentCard:
+        base = cards.origin(connection, self.options)
+        grpc_v03 = agent.name == self.default_agent
+        return cards.build_card(agent, base, self.options, grpc_v03=grpc_v03)
+
+    def _default_agent(self) -> str | None:
+        name = self.options.default_agent
+        if name is not None:
+            return name if name in self.context.agents else None
+        return next(iter(self.context.agents)) if len(self.context.agents) == 1 else None
+
+    def _service(self, agent: Agent) -> AgentService:
+        memory = self.context.memory
+        push_configs = self.stores.push_configs(agent.name)
+        validator = push.url_validator(private_networks=self.options.push_private_networks)
+        static_card = cards.build_card(agent, "http://localhost", self.options, grpc_v03=False)
+        handler = DefaultRequestHandler(
+            AgentRunExecutor(agent, memory),
+            self.stores.tasks(agent.name),
+            static_card,
+            push_config_store=push_configs,
+            push_sender=push.build_sender(self._push_client, push_configs, validator),
+            push_url_validator=validator,
+        )
+        return AgentService(handler, lambda request: self.card(request, agent))
+
+    def _build_router(self) -> APIRouter:
+        router = APIRouter(tags=["a2a"])
+        dispatch = _AgentDispatch(self)
+
+        @router.get("", summary="The agents served over A2A, with their card URLs")
+        async def index(request: Request) -> Response:
+            base = cards.origin(request, self.options)
+            agents = self.context.agents_for(principal_of(request))
+            listed = [
+                {
+                    "name": name,
+                    "description": agent.description,
+                    "url": (url := cards.agent_url(base, self.options, name)),
+                    "card": f"{url}/.well-known/agent-card.json",
+                }
+                for name, agent in agents.items()
+                if name in self.services
+            ]
+            body = orjson.dumps({"agents": listed})
+            return Response(body, media_type="application/json")
+
+        router.routes.append(Route("/{agent}", _JSONRPCAtAgentURL(dispatch), methods=["POST"]))
+        router.routes.append(Mount("/{agent}", app=dispatch))
+        return router
+
+    def _build_root_router(self) -> APIRouter:
+        router = APIRouter(tags=["a2a"])
+
+        @router.get("/.well-known/agent-card.json", summary="The default agent's A2A card")
+        async def root_card(request: Request) -> Response:
+            name = self.default_agent
+            agent = self.context.find_agent(principal_of(request), name) if name else None
+            if agent is None or name not in self.services:
+                return error_body(404, "no default A2A agent is set", "NOT_FOUND")
+            return card_response(self.card(request, agent), request)
+
+        return router
+
+
+class _AgentDispatch:
+    """Hands a request under ``{prefix}/{agent}`` to that agent's app, or 404s."""
+
+    def __init__(self, adapter: A2AAdapter) -> None:
+        self.adapter = adapter
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        name = scope["path_params"]["agent"]
+        service = self.adapter.service_for(principal_of(scope), name)
+        app = service.app if service is not None else unknown_agent(name)
+        await app(scope, receive, send)
+
+
+class _JSONRPCAtAgentURL:
+    """``POST {prefix}/{agent}`` (no trailing slash): the agent's JSON-RPC endpoint."""
+
+    def __init__(self, dispatch: _AgentDispatch) -> None:
+        self.dispatch = dispatch
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope["path"]
+        await self.dispatch({**scope, "root_path": path, "path": path + "/"}, receive, send)

@@ -1,0 +1,35 @@
+"""What the app tells the A2A adapter (from its settings)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from adapters.a2a.users import PrincipalForKey
+
+
+@dataclass(frozen=True, slots=True)
+class A2AOptions:
+    """The A2A adapter's options; every field has a working default.
+
+    ``prefix`` is where the app mounts the adapter (card URLs need it).
+    ``principal_for_key`` is the app's API-key check for gRPC calls (None:
+    auth off). ``grpc_port`` 0 serves no gRPC.
+    """
+
+    prefix: str = "/a2a"
+    public_url: str | None = None
+    trust_forwarded: bool = False
+    default_agent: str | None = None
+    grpc_port: int = 0
+    grpc_host: str = "127.0.0.1"
+    grpc_public_host: str | None = None
+    task_store: str = "memory"
+    task_max: int = 10_000
+    task_ttl: float = 3600.0
+    push_private_networks: bool = False
+    card_v03: bool = True
+    principal_for_key: PrincipalForKey | None = None
+
+    @property
+    def auth(self) -> bool:
+        return self.principal_for_key is not None

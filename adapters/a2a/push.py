@@ -1,0 +1,39 @@
+"""Push notifications: which webhook URLs are accepted, and the sender.
+
+Only http(s) URLs are accepted. Unless private networks are allowed, a URL
+whose host resolves to a loopback, private, link-local or cloud-metadata
+address is refused too (the SDK's policy), so a client cannot make the
+server POST into its own network. A webhook that fails is logged; the
+task goes on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from urllib.parse import urlsplit
+
+import httpx
+from a2a.server.tasks import BasePushNotificationSender, PushNotificationConfigStore
+from a2a.utils.push_url_validator import validate_push_notification_url
+
+PushURLValidator = Callable[[str], Awaitable[bool]]
+TIMEOUT = httpx.Timeout(10.0, connect=5.0)
+
+
+async def http_url(url: str) -> bool:
+    """An absolute http(s) URL with a host."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
+
+
+def url_validator(*, private_networks: bool) -> PushURLValidator:
+    return http_url if private_networks else validate_push_notification_url
+
+
+def build_sender(
+    client: httpx.AsyncClient, store: PushNotificationConfigStore, validator: PushURLValidator
+) -> BasePushNotificationSender:
+    return BasePushNotificationSender(client, store, push_url_validator=validator)

@@ -1,0 +1,85 @@
+"""gRPC specifics: readiness waits for the port, tenants, defaults, bad input."""
+
+from __future__ import annotations
+
+import socket
+
+import grpc
+import grpc.aio
+import httpx
+import pytest
+from a2a.compat.v0_3 import a2a_v0_3_pb2, a2a_v0_3_pb2_grpc
+from a2a.types import GetTaskRequest, Message, Part, Role, SendMessageRequest, a2a_pb2_grpc
+from asgi_lifespan import LifespanManager
+
+from agents import ChatAgent
+from agents.models import EchoModel
+from app.server import create_app
+from tests.adapters.a2a.support import a2a_settings
+from tests.upstream import free_port
+
+pytestmark = pytest.mark.anyio
+
+AGENTS = {"echo": ChatAgent("echo", EchoModel()), "other": ChatAgent("other", EchoModel())}
+
+
+def hello(text: str, tenant: str = "") -> SendMessageRequest:
+    message = Message(message_id="m-1", role=Role.ROLE_USER, parts=[Part(text=text)])
+    return SendMessageRequest(message=message, tenant=tenant)
+
+
+async def test_ready_only_once_grpc_listens_and_calls_pick_their_agent_by_tenant() -> None:
+    port = free_port()
+    app = create_app(a2a_settings(a2a_grpc_port=port, a2a_default_agent="other"), AGENTS)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+        assert (await http.get("/readyz")).status_code == 503
+        async with LifespanManager(app):
+            assert (await http.get("/readyz")).status_code == 200
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+                stub = a2a_pb2_grpc.A2AServiceStub(channel)  # type: ignore[no-untyped-call]
+                echo = await stub.SendMessage(hello("to echo", tenant="echo"))
+                assert echo.task.artifacts[0].parts[0].text == "to echo"
+                default = await stub.SendMessage(hello("to the default"))
+                assert default.task.artifacts[0].parts[0].text == "to the default"
+                # The task belongs to the agent that ran it.
+                with pytest.raises(grpc.aio.AioRpcError) as caught:
+                    await stub.GetTask(GetTaskRequest(id=default.task.id, tenant="echo"))
+                assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+                with pytest.raises(grpc.aio.AioRpcError) as caught:
+                    await stub.SendMessage(hello("anyone?", tenant="nobody"))
+                assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+                assert "nobody" in (caught.value.details() or "")
+                with pytest.raises(grpc.aio.AioRpcError) as caught:
+                    await stub.SendMessage(SendMessageRequest(tenant="echo"))
+                assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+                with pytest.raises(grpc.aio.AioRpcError) as caught:
+                    await stub.SendMessage(
+                        hello("from the future"), metadata=[("a2a-version", "9.0")]
+                    )
+                assert caught.value.code() == grpc.StatusCode.UNIMPLEMENTED
+                assert "9.0" in (caught.value.details() or "")
+                # The 0.3 service, which has no tenant, reaches the default agent.
+                old = a2a_v0_3_pb2_grpc.A2AServiceStub(channel)  # type: ignore[no-untyped-call]
+                message = a2a_v0_3_pb2.Message(
+                    message_id="m-03",
+                    role=a2a_v0_3_pb2.ROLE_USER,
+                    content=[a2a_v0_3_pb2.Part(text="hello 0.3")],
+                )
+                answer = await old.SendMessage(a2a_v0_3_pb2.SendMessageRequest(request=message))
+                assert answer.task.artifacts[0].parts[0].text == "hello 0.3"
+        # Stopped with the app.
+        with socket.socket() as probe:
+            assert probe.connect_ex(("127.0.0.1", port)) != 0
+
+
+async def test_a_taken_grpc_port_stops_start_up() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        app = create_app(a2a_settings(a2a_grpc_port=port), AGENTS)
+        with pytest.raises(RuntimeError):
+            async with LifespanManager(app):
+                pass
+        assert app.state.ready is False

@@ -1,0 +1,183 @@
+"""Raw A2A requests in-process: errors, 0.3 bodies, cards, discovery, no shadowing."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import pytest
+
+from agents import ChatAgent
+from agents.models import EchoModel
+from tests.adapters.a2a.support import V1, a2a_settings, in_process, rpc
+from tests.principals import transcript_model
+
+pytestmark = pytest.mark.anyio
+
+AGENTS = {
+    "echo": ChatAgent("echo", EchoModel(), description="Repeats what you say."),
+    "memory": ChatAgent("memory", transcript_model()),
+}
+
+
+def send_params(*parts: dict[str, Any]) -> dict[str, Any]:
+    return {"message": {"messageId": "m-1", "role": "ROLE_USER", "parts": list(parts)}}
+
+
+async def test_json_rpc_errors_have_their_codes_and_the_server_keeps_serving() -> None:
+    async with in_process(AGENTS) as http:
+        bad_json = await http.post("/a2a/echo", content=b"{not json", headers=V1)
+        assert bad_json.json()["error"]["code"] == -32700
+        unknown = await http.post("/a2a/echo", json=rpc("NoSuchMethod", {}), headers=V1)
+        assert unknown.json()["error"]["code"] == -32601
+        bad_params = await http.post(
+            "/a2a/echo", json=rpc("SendMessage", {"message": 3}), headers=V1
+        )
+        assert bad_params.json()["error"]["code"] == -32602
+        no_task = await http.post("/a2a/echo", json=rpc("GetTask", {"id": "nope"}), headers=V1)
+        assert no_task.json()["error"]["code"] == -32001  # TaskNotFoundError
+        for answer in (bad_json, unknown, bad_params, no_task):
+            assert answer.status_code < 500
+        ok = await http.post(
+            "/a2a/echo", json=rpc("SendMessage", send_params({"text": "hi"})), headers=V1
+        )
+        assert ok.json()["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+async def test_rest_errors_are_http_statuses() -> None:
+    async with in_process(AGENTS) as http:
+        missing = await http.get("/a2a/echo/tasks/nope", headers=V1)
+        assert missing.status_code == 404
+        bad = await http.post("/a2a/echo/message:send", content=b"{oops", headers=V1)
+        assert 400 <= bad.status_code < 500
+
+
+async def test_a_0_3_message_send_without_a_version_header_gets_a_0_3_answer() -> None:
+    body = rpc(
+        "message/send",
+        {
+            "message": {
+                "kind": "message",
+                "messageId": "m-03",
+                "role": "user",
+                "parts": [{"kind": "text", "text": "hello from 0.3"}],
+            }
+        },
+    )
+    async with in_process(AGENTS) as http:
+        answer = await http.post("/a2a/echo/", json=body)
+        task = answer.json()["result"]
+        assert task["kind"] == "task" and task["status"]["state"] == "completed"
+        assert task["artifacts"][0]["parts"] == [{"kind": "text", "text": "hello from 0.3"}]
+        # 0.3 HTTP+JSON is the 0.3 protobuf as JSON: ``content``, not ``parts``.
+        message = {"messageId": "m-rest", "role": "ROLE_USER", "content": [{"text": "rest 0.3"}]}
+        rest = await http.post("/a2a/echo/v1/message:send", json={"message": message})
+        assert rest.status_code == 200, rest.text
+        assert rest.json()["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+async def test_data_parts_reach_the_agent_and_files_other_than_images_are_refused() -> None:
+    data = send_params({"text": "look:"}, {"data": {"city": "Paris", "days": 3}})
+    pdf = send_params({"raw": base64.b64encode(b"%PDF").decode(), "mediaType": "application/pdf"})
+    async with in_process(AGENTS) as http:
+        seen = await http.post("/a2a/memory", json=rpc("SendMessage", data), headers=V1)
+        artifact = seen.json()["result"]["task"]["artifacts"][0]["parts"][0]["text"]
+        assert '"city":"Paris"' in artifact and "look:" in artifact
+        refused = await http.post("/a2a/echo", json=rpc("SendMessage", pdf), headers=V1)
+        error = refused.json()["error"]
+        assert error["code"] == -32005 and "application/pdf" in error["message"]
+
+
+async def test_other_routes_are_never_captured_by_the_a2a_routes() -> None:
+    async with in_process(AGENTS) as http:
+        models = await http.get("/v1/models")
+        assert models.status_code == 200 and {m["id"] for m in models.json()["data"]} == set(AGENTS)
+        chat = await http.post(
+            "/v1/chat/completions",
+            json={"model": "echo", "messages": [{"role": "user", "content": "still me"}]},
+        )
+        assert chat.json()["choices"][0]["message"]["content"] == "still me"
+        assert (await http.get("/healthz")).json() == {"status": "ok"}
+        assert (await http.get("/readyz")).status_code == 200
+        assert (await http.get("/mcp/anything")).status_code == 404
+        assert "/a2a" in (await http.get("/openapi.json")).json()["paths"]
+
+
+async def test_unknown_agents_get_a_readable_404_everywhere() -> None:
+    async with in_process(AGENTS) as http:
+        for answer in (
+            await http.get("/a2a/nobody/.well-known/agent-card.json"),
+            await http.post("/a2a/nobody", json=rpc("SendMessage", {}), headers=V1),
+            await http.post("/a2a/nobody/message:send", json={}, headers=V1),
+            await http.get("/a2a/nobody/tasks/x", headers=V1),
+        ):
+            assert answer.status_code == 404
+            assert "nobody" in answer.json()["error"]["message"]
+
+
+async def test_the_index_and_cards_give_urls_a_client_can_use() -> None:
+    settings = a2a_settings(a2a_grpc_port=50999, a2a_grpc_public_host="grpc.example.com:443")
+    async with in_process(AGENTS, settings) as http:
+        index = (await http.get("/a2a")).json()["agents"]
+        assert [a["name"] for a in index] == ["echo", "memory"]
+        assert index[0]["card"] == "http://test/a2a/echo/.well-known/agent-card.json"
+        card = (await http.get(index[0]["card"])).json()
+        assert card["name"] == "echo" and card["description"] == "Repeats what you say."
+        assert card["capabilities"]["streaming"] is True
+        assert card["skills"][0]["description"] == "Repeats what you say."
+        interfaces = {
+            (i["protocolBinding"], i["protocolVersion"]): i for i in card["supportedInterfaces"]
+        }
+        assert interfaces["JSONRPC", "1.0"]["url"] == "http://test/a2a/echo"
+        assert interfaces["HTTP+JSON", "1.0"]["url"] == "http://test/a2a/echo"
+        assert interfaces["GRPC", "1.0"] == {
+            "url": "grpc.example.com:443",
+            "protocolBinding": "GRPC",
+            "protocolVersion": "1.0",
+            "tenant": "echo",
+        }
+        assert card["url"] == "http://test/a2a/echo"  # the 0.3 fields, for 0.3 clients
+        assert "securitySchemes" not in card  # auth is off
+        # No default agent among two: the root card is 404.
+        assert (await http.get("/.well-known/agent-card.json")).status_code == 404
+
+
+async def test_card_urls_follow_the_public_url_or_a_trusted_proxy() -> None:
+    headers = {"X-Forwarded-Proto": "https", "X-Forwarded-Host": "agents.example.com"}
+    card_path = "/a2a/echo/.well-known/agent-card.json"
+    async with in_process(AGENTS, a2a_settings(a2a_grpc_port=0)) as http:
+        untrusted = (await http.get(card_path, headers=headers)).json()
+        assert untrusted["supportedInterfaces"][0]["url"] == "http://test/a2a/echo"
+        assert not any(i["protocolBinding"] == "GRPC" for i in untrusted["supportedInterfaces"])
+    trusted = a2a_settings(a2a_trust_forwarded=True, a2a_default_agent="echo")
+    async with in_process(AGENTS, trusted) as http:
+        card = (await http.get(card_path, headers={**headers, "X-Forwarded-Prefix": "/ai"})).json()
+        assert card["supportedInterfaces"][0]["url"] == "https://agents.example.com/ai/a2a/echo"
+        root = (await http.get("/.well-known/agent-card.json")).json()
+        assert root["name"] == "echo"
+    public = a2a_settings(a2a_public_url="https://public.example.org/", a2a_grpc_port=0)
+    async with in_process(AGENTS, public) as http:
+        card = (await http.get(card_path, headers=headers)).json()
+        assert card["supportedInterfaces"][0]["url"] == "https://public.example.org/a2a/echo"
+
+
+async def test_cards_can_be_cached_and_revalidated() -> None:
+    async with in_process(AGENTS, a2a_settings(a2a_grpc_port=0)) as http:
+        first = await http.get("/a2a/echo/.well-known/agent-card.json")
+        assert "max-age=" in first.headers["cache-control"] and first.headers["last-modified"]
+        etag = first.headers["etag"]
+        again = await http.get(
+            "/a2a/echo/.well-known/agent-card.json", headers={"If-None-Match": etag}
+        )
+        assert again.status_code == 304 and again.headers["etag"] == etag
+        other = await http.get(
+            "/a2a/memory/.well-known/agent-card.json", headers={"If-None-Match": etag}
+        )
+        assert other.status_code == 200
+
+
+async def test_a_strict_1_0_card_lists_no_0_3_interface_and_no_0_3_fields() -> None:
+    async with in_process(AGENTS, a2a_settings(a2a_card_v03=False)) as http:
+        card = (await http.get("/a2a/echo/.well-known/agent-card.json")).json()
+    assert {i["protocolVersion"] for i in card["supportedInterfaces"]} == {"1.0"}
+    assert not {"url", "preferredTransport", "protocolVersion"} & set(card)

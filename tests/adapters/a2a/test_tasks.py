@@ -1,0 +1,67 @@
+"""Task stores: SQLite survives a restart; the in-memory store stays bounded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+from a2a.server.context import ServerCallContext
+from a2a.types import Task, TaskState, TaskStatus
+
+from adapters.a2a.tasks import BoundedTaskStore, TaskStoreError, TaskStores
+from adapters.a2a.users import PrincipalUser
+from agents import ChatAgent
+from agents.models import EchoModel
+from tests.adapters.a2a.support import V1, a2a_settings, in_process, rpc
+
+pytestmark = pytest.mark.anyio
+
+AGENTS = {"echo": ChatAgent("echo", EchoModel())}
+
+
+async def test_with_sqlite_a_task_is_readable_after_a_restart(tmp_path: Path) -> None:
+    settings = a2a_settings(a2a_grpc_port=0, a2a_task_store=f"sqlite:///{tmp_path}/tasks.db")
+    message = {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "keep me"}]}
+    async with in_process(AGENTS, settings) as http:
+        sent = await http.post(
+            "/a2a/echo", json=rpc("SendMessage", {"message": message}), headers=V1
+        )
+        task = sent.json()["result"]["task"]
+    async with in_process(AGENTS, settings) as http:
+        got = await http.post("/a2a/echo", json=rpc("GetTask", {"id": task["id"]}), headers=V1)
+        restored = got.json()["result"]
+        assert restored["status"]["state"] == "TASK_STATE_COMPLETED"
+        assert restored["artifacts"][0]["parts"][0]["text"] == "keep me"
+        listed = await http.get("/a2a/echo/tasks", headers=V1)
+        assert [t["id"] for t in listed.json()["tasks"]] == [task["id"]]
+
+
+def test_an_unknown_task_store_is_refused_with_the_choices() -> None:
+    with pytest.raises(TaskStoreError, match="sqlite:///"):
+        TaskStores("redis://localhost", max_tasks=1, ttl=1)
+
+
+def task(task_id: str, state: TaskState) -> Task:
+    return Task(id=task_id, context_id="c", status=TaskStatus(state=state))
+
+
+async def test_the_memory_store_drops_the_oldest_finished_tasks_beyond_its_bound() -> None:
+    store = BoundedTaskStore("echo", max_tasks=2, ttl=3600)
+    alice = ServerCallContext(user=PrincipalUser("alice"))
+    await store.save(task("running", TaskState.TASK_STATE_WORKING), alice)
+    for name in ("t1", "t2", "t3"):
+        await store.save(task(name, TaskState.TASK_STATE_COMPLETED), alice)
+    assert await store.get("t1", alice) is None, "the oldest finished task was kept"
+    assert await store.get("t3", alice) is not None
+    assert await store.get("running", alice) is not None, "a running task was dropped"
+
+
+async def test_the_memory_store_drops_finished_tasks_after_their_ttl() -> None:
+    store = BoundedTaskStore("echo", max_tasks=100, ttl=0.01)
+    bob = ServerCallContext(user=PrincipalUser("bob"))
+    await store.save(task("old", TaskState.TASK_STATE_FAILED), bob)
+    await anyio.sleep(0.05)
+    await store.save(task("new", TaskState.TASK_STATE_COMPLETED), bob)
+    assert await store.get("old", bob) is None
+    assert await store.get("new", bob) is not None

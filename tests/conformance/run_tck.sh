@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Run the A2A TCK against `agenthost serve` with the conformance agent.
+#
+#   tests/conformance/run_tck.sh /path/to/a2a-tck [run_tck.py options...]
+#
+# The TCK checkout (github.com/a2aproject/a2a-tck, branch 1.0-dev) needs its
+# own environment: `python3 -m venv .venv && .venv/bin/pip install -e .` in it.
+# Serves tests/conformance/agents.yaml on 127.0.0.1 (HTTP port $PORT, gRPC
+# port $GRPC_PORT), runs the TCK over every transport the card lists, stops
+# the server. Reports land in the TCK checkout's reports/ folder.
+set -euo pipefail
+
+tck=${1:?usage: $0 /path/to/a2a-tck [run_tck.py options...]}
+shift
+tck=$(cd "$tck" && pwd)
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+port=${PORT:-8765}
+grpc_port=${GRPC_PORT:-8766}
+python=${TCK_PYTHON:-$tck/.venv/bin/python}
+
+cd "$repo"
+AGENTHOST_ADAPTERS=a2a \
+AGENTHOST_A2A_GRPC_PORT=$grpc_port \
+AGENTHOST_A2A_DEFAULT_AGENT=tck \
+AGENTHOST_A2A_PUSH_PRIVATE_NETWORKS=true \
+AGENTHOST_ACCESS_LOG=false \
+  .venv/bin/agenthost serve --config tests/conformance/agents.yaml --port "$port" &
+server=$!
+trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true' EXIT
+
+for _ in $(seq 1 300); do
+  if curl -fs "http://127.0.0.1:$port/readyz" >/dev/null; then break; fi
+  sleep 0.2
+done
+curl -fs "http://127.0.0.1:$port/readyz" >/dev/null
+
+cd "$tck"
+"$python" run_tck.py --sut-host "http://127.0.0.1:$port/a2a/tck" "$@"
