@@ -96,7 +96,11 @@ def _serve(settings: Settings, registry: Registry) -> int:
     )
     before, after = raise_open_files_limit()
     logging.getLogger("agenthost").info("open files limit: %d (was %d)", after, before)
-    app = create_app(settings, registry)
+    try:
+        app = create_app(settings, registry)
+    except ImportError as exc:  # a protocol asked for by name whose extra is missing
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     build_server(settings, app).run()
     return 0
 

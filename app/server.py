@@ -138,10 +138,17 @@ def create_app(
 
     factories = _adapter_factories(settings, agents)
     adapters: dict[str, Adapter] = {}
+    chosen = "adapters" in settings.model_fields_set
     for name in dict.fromkeys(settings.adapters):
         served = agents.exposed_by(name) if isinstance(agents, Registry) else agents
         context = AdapterContext(served, new_memory(name), allow, new_memory)
-        adapters[PREFIXES[name]] = factories[name](context)
+        try:
+            adapters[PREFIXES[name]] = factories[name](context)
+        except ImportError as exc:
+            if chosen:
+                raise
+            # Not asked for by name: serve the protocols that are installed.
+            logger.warning("not serving %s: %s", name, exc)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -25,8 +25,10 @@ class Settings(BaseSettings):
     access_log: bool = Field(True, description="One log line per request (~50 us CPU each).")
 
     adapters: Annotated[list[AdapterName], NoDecode] = Field(
-        default_factory=lambda: list[AdapterName](["openai", "mcp"]),
-        description="Protocols to serve, comma-separated.",
+        default_factory=lambda: list[AdapterName](["openai", "a2a", "mcp", "acp"]),
+        description="Protocols to serve, comma-separated. Unset: every protocol whose extra "
+        "is installed (the others are skipped with a warning); set: exactly these, and a "
+        "missing extra stops start-up.",
     )
     api_keys: Annotated[list[SecretStr], NoDecode] = Field(
         default_factory=list,

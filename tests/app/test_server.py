@@ -220,3 +220,24 @@ async def test_an_agent_exposed_to_other_protocols_is_not_served_over_openai() -
             await client.chat.completions.create(
                 model="hidden", messages=[{"role": "user", "content": "hi"}]
             )
+
+
+async def test_by_default_every_installed_protocol_is_served() -> None:
+    async with running(echo()) as (app, client):
+        assert set(app.state.adapters) == {"/v1", "/a2a", "/mcp", "/acp"}
+        assert (await client.get("/a2a")).status_code == 200
+        assert (await client.get("/acp/ping")).status_code == 200
+        assert (await client.get("/v1/models")).status_code == 200
+
+
+def test_a_protocol_whose_extra_is_missing_is_skipped_unless_asked_for(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # None in sys.modules makes the import fail, as on an install without the extra.
+    monkeypatch.setitem(sys.modules, "adapters.acp", None)
+    with caplog.at_level("WARNING", logger="agenthost"):
+        app = create_app(Settings(), echo())
+    assert "/acp" not in app.state.adapters and "/v1" in app.state.adapters
+    assert any("not serving acp" in record.getMessage() for record in caplog.records)
+    with pytest.raises(ImportError):
+        create_app(Settings(adapters=["openai", "acp"]), echo())
