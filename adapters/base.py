@@ -6,7 +6,8 @@ prefix (the app decides where it is mounted; the router may hold mounted
 ASGI apps, e.g. ``Mount`` or ``router.add_route(path, asgi_app)``), a
 lifespan (where it starts any server of its own, e.g. gRPC), and its
 protocol's error shape for the errors the app raises before a request
-reaches it (authentication, body size, unknown routes).
+reaches it (authentication, body size, unknown routes). An adapter may
+also serve a few routes at the root (``root_router``: discovery documents).
 
 Every adapter keys what it stores (sessions, tasks, runs) by the request's
 principal (:func:`principal_of`), and shows a principal only the agents it
@@ -76,6 +77,12 @@ class Adapter(Protocol):
 
     @property
     def router(self) -> APIRouter: ...
+
+    @property
+    def root_router(self) -> APIRouter | None:
+        """Routes served at the root rather than under the prefix (discovery
+        documents such as A2A's ``/.well-known/agent-card.json``), or None."""
+        ...
 
     def lifespan(self) -> AbstractAsyncContextManager[Any]: ...
 

@@ -184,9 +184,8 @@ def create_app(
                 methods = list(route.methods) if route.methods else None
                 app.add_route(prefix, route.endpoint, methods, include_in_schema=False)
         # Optional: routes an adapter serves at the root (discovery documents).
-        root_router = getattr(adapter, "root_router", None)
-        if root_router is not None:
-            app.include_router(root_router)
+        if adapter.root_router is not None:
+            app.include_router(adapter.root_router)
 
     @app.get("/healthz", tags=["operations"], summary="Alive")
     async def healthz() -> Response:

@@ -35,6 +35,8 @@ DEFAULT_RUN_TTL = 3600.0
 class ACPAdapter:
     """Serves every exposed agent as an ACP agent."""
 
+    root_router: APIRouter | None = None
+
     name = "acp"
 
     def __init__(

@@ -75,6 +75,8 @@ def _with_any_port(host: str) -> list[str]:
 class MCPAdapter:
     """Serves every exposed agent as an MCP tool at the app's prefix (``/mcp``)."""
 
+    root_router: APIRouter | None = None
+
     name = "mcp"
 
     def __init__(self, context: AdapterContext, options: MCPOptions | None = None) -> None:

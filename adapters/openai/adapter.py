@@ -50,6 +50,8 @@ NOT_SERVED = {
 class OpenAIAdapter:
     """Serves every agent as an OpenAI model."""
 
+    root_router: APIRouter | None = None
+
     name = "openai"
 
     def __init__(self, context: AdapterContext) -> None:
