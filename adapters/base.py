@@ -17,7 +17,7 @@ principal answers exactly as an unknown one does.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -28,6 +28,7 @@ from starlette.responses import Response
 from starlette.types import Scope
 
 from agents import ANONYMOUS, Agent, MemoryManager
+from agents.skills import Skill
 
 
 def principal_of(source: Scope | HTTPConnection) -> str:
@@ -46,13 +47,15 @@ class AdapterContext:
     requests must go through :meth:`agents_for`. ``allow`` maps an agent to
     the principals that may use it; an agent absent from it is open to all.
     ``new_memory(namespace)`` makes another bounded store with the same
-    settings, for an adapter that keeps two kinds of state apart.
+    settings, for an adapter that keeps two kinds of state apart. ``skills``
+    holds the skills an agent's config declares (absent: none declared).
     """
 
     agents: Mapping[str, Agent]
     memory: MemoryManager
     allow: Mapping[str, frozenset[str]] = field(default_factory=dict)
     new_memory: Callable[[str], MemoryManager] | None = None
+    skills: Mapping[str, Sequence[Skill]] = field(default_factory=dict)
 
     def may_use(self, principal: str, agent: str) -> bool:
         allowed = self.allow.get(agent)

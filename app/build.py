@@ -11,6 +11,7 @@ from agents import Agent, ChatAgent, ModelSettings, UserError
 from agents.limits import RunLimits
 from agents.models import ChatModel, EchoModel
 from agents.prompts import PromptTemplate
+from agents.skills import Skill
 from app import compose
 from app.config import ConfigError, load_config
 from app.imports import import_path
@@ -22,6 +23,7 @@ from app.specs import (
     ImportAgentSpec,
     ModelSettingsSpec,
     PipelineAgentSpec,
+    SkillSpec,
     WorkflowAgentSpec,
 )
 from app.tool_build import Tooling
@@ -143,10 +145,25 @@ def build_registry(
     for spec in compose.build_order(config.agents):
         obj = build_agent(spec, registry, templates, tooling, base_dir)
         try:
-            registry.add(spec.name, obj, spec.description, allow=spec.allow, expose=spec.expose)
+            registry.add(
+                spec.name,
+                obj,
+                spec.description,
+                allow=spec.allow,
+                expose=spec.expose,
+                skills=to_skills(spec.skills),
+            )
         except RegistryError as exc:
             raise ConfigError(f"agent {spec.name!r}: {exc}") from exc
     return registry
+
+
+def to_skills(specs: list[SkillSpec] | None) -> list[Skill] | None:
+    if specs is None:
+        return None
+    return [
+        Skill(s.id, s.name or s.id, s.description, tuple(s.tags), tuple(s.examples)) for s in specs
+    ]
 
 
 def load_agents(path: Path) -> tuple[ConfigSpec, Registry]:

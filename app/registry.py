@@ -17,6 +17,7 @@ from importlib.metadata import entry_points
 from typing import Any, Protocol
 
 from agents import Agent, BaseAgent, FunctionAgent
+from agents.skills import Skill
 
 Factory = Callable[[Any, str, str], Agent]
 """``factory(obj, name, description) -> Agent``."""
@@ -60,6 +61,8 @@ class Registry(Mapping[str, Agent]):
         self._agents: dict[str, Agent] = {}
         self.allow: dict[str, frozenset[str]] = {}
         """Agent → the principals that may use it (agents not listed are open to all)."""
+        self.skills: dict[str, tuple[Skill, ...]] = {}
+        """Agent → the skills it advertises (agents not listed advertise a default one)."""
         self.expose: dict[str, frozenset[str]] = {}
         """Agent → the adapters that serve it (agents not listed are served by all)."""
         self.resources: list[Resource] = []
@@ -96,6 +99,7 @@ class Registry(Mapping[str, Agent]):
         *,
         allow: Iterable[str] | None = None,
         expose: Iterable[str] | None = None,
+        skills: Iterable[Skill] | None = None,
     ) -> Agent:
         """Wrap ``obj`` and serve it as ``name``.
 
@@ -109,6 +113,8 @@ class Registry(Mapping[str, Agent]):
             self.allow[name] = frozenset(allow)
         if expose is not None:
             self.expose[name] = frozenset(expose)
+        if skills is not None:
+            self.skills[name] = tuple(skills)
         return agent
 
     def exposed_by(self, adapter: str) -> dict[str, Agent]:

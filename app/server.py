@@ -138,10 +138,11 @@ def create_app(
 
     factories = _adapter_factories(settings, agents)
     adapters: dict[str, Adapter] = {}
+    skills = agents.skills if isinstance(agents, Registry) else {}
     chosen = "adapters" in settings.model_fields_set
     for name in dict.fromkeys(settings.adapters):
         served = agents.exposed_by(name) if isinstance(agents, Registry) else agents
-        context = AdapterContext(served, new_memory(name), allow, new_memory)
+        context = AdapterContext(served, new_memory(name), allow, new_memory, skills)
         try:
             adapters[PREFIXES[name]] = factories[name](context)
         except ImportError as exc:

@@ -77,6 +77,23 @@ class LimitsSpec(_Spec):
     )
 
 
+class SkillSpec(_Spec):
+    """One thing the agent is good at, advertised to clients (A2A agent cards)."""
+
+    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+    name: str | None = Field(None, description="Display name; the id when unset.")
+    description: str
+    tags: list[str] = Field(default_factory=list)
+    examples: list[str] = Field(default_factory=list, description="Example requests.")
+
+
+Skills = Field(
+    None,
+    description="What the agent can do, for A2A agent cards; unset: one skill made from "
+    "the description.",
+)
+
+
 class ChatAgentSpec(_Spec):
     """An agent driven by a chat model (the default kind)."""
 
@@ -99,6 +116,7 @@ class ChatAgentSpec(_Spec):
     limits: LimitsSpec = Field(default_factory=LimitsSpec)
     allow: list[str] | None = Allow
     expose: list[AdapterName] | None = Expose
+    skills: list[SkillSpec] | None = Skills
     # Composition (memory, handoff) ---------------------------------------
     memory: MemorySpec = Field(
         default_factory=UnconstrainedSpec,
@@ -125,6 +143,7 @@ class ImportAgentSpec(_Spec):
     import_: str = Field(alias="import", pattern=r"^[\w.]+:[\w.]+$")
     allow: list[str] | None = Allow
     expose: list[AdapterName] | None = Expose
+    skills: list[SkillSpec] | None = Skills
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -145,6 +164,7 @@ class PipelineAgentSpec(_Spec):
     steps: list[str] = Field(min_length=1, description="Agents of this config, in order.")
     allow: list[str] | None = Allow
     expose: list[AdapterName] | None = Expose
+    skills: list[SkillSpec] | None = Skills
 
     @property
     def source(self) -> str:
@@ -164,6 +184,7 @@ class WorkflowAgentSpec(_Spec):
     max_steps: int = Field(50, ge=1, le=10_000, description="Steps per run, at most.")
     allow: list[str] | None = Allow
     expose: list[AdapterName] | None = Expose
+    skills: list[SkillSpec] | None = Skills
 
     @property
     def source(self) -> str:

@@ -96,7 +96,8 @@ class A2AAdapter:
     def card(self, connection: HTTPConnection, agent: Agent) -> AgentCard:
         base = cards.origin(connection, self.options)
         grpc_v03 = agent.name == self.default_agent
-        return cards.build_card(agent, base, self.options, grpc_v03=grpc_v03)
+        skills = self.context.skills.get(agent.name, ())
+        return cards.build_card(agent, base, self.options, grpc_v03=grpc_v03, skills=skills)
 
     def _default_agent(self) -> str | None:
         name = self.options.default_agent
@@ -108,7 +109,13 @@ class A2AAdapter:
         memory = self.context.memory
         push_configs = self.stores.push_configs(agent.name)
         validator = push.url_validator(private_networks=self.options.push_private_networks)
-        static_card = cards.build_card(agent, "http://localhost", self.options, grpc_v03=False)
+        static_card = cards.build_card(
+            agent,
+            "http://localhost",
+            self.options,
+            grpc_v03=False,
+            skills=self.context.skills.get(agent.name, ()),
+        )
         handler = DefaultRequestHandler(
             AgentRunExecutor(agent, memory),
             self.stores.tasks(agent.name),

@@ -11,6 +11,7 @@ read. A gRPC client reaches an agent by the interface's ``tenant``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from urllib.parse import urlsplit
 
@@ -30,6 +31,7 @@ from starlette.requests import HTTPConnection
 
 from adapters.a2a.options import A2AOptions
 from agents import Agent
+from agents.skills import Skill
 
 BEARER = "bearer"
 TEXT_MODES = ["text/plain", "application/json"]
@@ -76,11 +78,19 @@ def agent_url(base: str, options: A2AOptions, agent: str) -> str:
     return f"{base}{options.prefix}/{agent}"
 
 
-def build_card(agent: Agent, base: str, options: A2AOptions, *, grpc_v03: bool) -> AgentCard:
+def build_card(
+    agent: Agent,
+    base: str,
+    options: A2AOptions,
+    *,
+    grpc_v03: bool,
+    skills: Sequence[Skill] = (),
+) -> AgentCard:
     """The card of ``agent`` as served from ``base``.
 
     ``grpc_v03``: the agent is the one the 0.3 gRPC service (which has no
-    tenant) reaches.
+    tenant) reaches. ``skills``: the config's; without them, one skill made
+    from the description.
     """
     url = agent_url(base, options, agent.name)
     versions = (
@@ -123,11 +133,16 @@ def build_card(agent: Agent, base: str, options: A2AOptions, *, grpc_v03: bool) 
         default_output_modes=TEXT_MODES,
         skills=[
             AgentSkill(
-                id=agent.name,
-                name=agent.name,
-                description=description,
-                tags=["agenthost"],
+                id=skill.id,
+                name=skill.name,
+                description=skill.description,
+                tags=list(skill.tags) or [agent.name],  # the spec wants at least one
+                examples=list(skill.examples),
             )
+            for skill in skills
+        ]
+        or [
+            AgentSkill(id=agent.name, name=agent.name, description=description, tags=["agenthost"])
         ],
     )
     if options.auth:

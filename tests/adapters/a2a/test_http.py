@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import base64
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agents import ChatAgent
 from agents.models import EchoModel
+from app.build import load_agents
 from tests.adapters.a2a.support import V1, a2a_settings, in_process, rpc
 from tests.principals import transcript_model
 
@@ -181,3 +183,41 @@ async def test_a_strict_1_0_card_lists_no_0_3_interface_and_no_0_3_fields() -> N
         card = (await http.get("/a2a/echo/.well-known/agent-card.json")).json()
     assert {i["protocolVersion"] for i in card["supportedInterfaces"]} == {"1.0"}
     assert not {"url", "preferredTransport", "protocolVersion"} & set(card)
+
+
+async def test_skills_declared_in_the_config_are_in_the_card(tmp_path: Path) -> None:
+    config = tmp_path / "agents.yaml"
+    config.write_text(
+        "agents:\n"
+        "  - name: translator\n"
+        "    model: echo\n"
+        "    description: Translates text.\n"
+        "    skills:\n"
+        "      - id: fr-en\n"
+        "        name: French to English\n"
+        "        description: Translates French text into English.\n"
+        "        tags: [translation, french]\n"
+        "        examples: [Traduis 'bonjour'.]\n"
+        "      - {id: summary, description: Summarises a text.}\n"
+        "  - {name: plain, model: echo, description: No skills declared.}\n"
+    )
+    _, registry = load_agents(config)
+    async with in_process(registry) as http:
+        card = (await http.get("/a2a/translator/.well-known/agent-card.json")).json()
+        assert card["skills"] == [
+            {
+                "id": "fr-en",
+                "name": "French to English",
+                "description": "Translates French text into English.",
+                "tags": ["translation", "french"],
+                "examples": ["Traduis 'bonjour'."],
+            },
+            {
+                "id": "summary",
+                "name": "summary",
+                "description": "Summarises a text.",
+                "tags": ["translator"],  # at least one, as the spec wants
+            },
+        ]
+        plain = (await http.get("/a2a/plain/.well-known/agent-card.json")).json()
+        assert [s["description"] for s in plain["skills"]] == ["No skills declared."]
