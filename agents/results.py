@@ -99,3 +99,15 @@ class SubAgentUpdate:
 
 
 RunUpdate = TextDelta | ToolCallStarted | ToolCallFinished | SubAgentUpdate | RunFinished
+
+
+def tool_progress(update: RunUpdate) -> str | None:
+    """``calling NAME`` when a tool call starts, prefixed by the sub-agents doing it
+    (``researcher: calling search``); None for any other update."""
+    workers: list[str] = []
+    while isinstance(update, SubAgentUpdate):
+        workers.append(update.agent)
+        update = update.update
+    if not isinstance(update, ToolCallStarted):
+        return None
+    return ": ".join([*workers, f"calling {update.call.name}"])

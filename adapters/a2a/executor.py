@@ -37,10 +37,10 @@ from agents import (
     RunResult,
     SessionKey,
     TextDelta,
-    ToolCallStarted,
     answer_pending,
     question_of,
 )
+from agents.results import tool_progress
 from agents.sessions import ManagedSession
 
 logger = logging.getLogger("agenthost.a2a")
@@ -115,8 +115,9 @@ class AgentRunExecutor(AgentExecutor):
         async for update in self.agent.run_stream(run_input, session=session):
             if isinstance(update, TextDelta):
                 await chunks.add(update.text)
-            elif isinstance(update, ToolCallStarted):
-                note = updater.new_agent_message([Part(text=f"calling {update.call.name}")])
+            elif (progress := tool_progress(update)) is not None:
+                # The agent's own tool calls, and those of agents working for it.
+                note = updater.new_agent_message([Part(text=progress)])
                 await updater.update_status(TaskState.TASK_STATE_WORKING, note)
             elif isinstance(update, RunFinished):
                 await chunks.close(update.result)

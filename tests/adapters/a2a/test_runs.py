@@ -11,6 +11,7 @@ from a2a.client import Client
 from a2a.types import GetTaskRequest, TaskState
 
 from agents import ASK_USER, ChatAgent, ModelBusy, ModelError, RunRefused, tool
+from agents.composition import AgentTool
 from agents.models import FunctionModel, ModelRequest, ScriptedModel
 from agents.models.testing import Reply, call
 from tests.adapters.a2a.support import (
@@ -48,6 +49,19 @@ AGENTS = {
         "counter",
         ScriptedModel([call("calculator", '{"expression": "2+2"}'), "It is 4."] * 2),
         tools=(calculator,),
+    ),
+    "lead": ChatAgent(
+        "lead",
+        ScriptedModel([call("counter_agent", '{"task": "2+2"}'), "Counter says 4."]),
+        tools=(
+            AgentTool(
+                ChatAgent(
+                    "counter_agent",
+                    ScriptedModel([call("calculator", '{"expression": "2+2"}'), "It is 4."]),
+                    tools=(calculator,),
+                )
+            ),
+        ),
     ),
     "broken": failing("broken", ModelError("the upstream exploded")),
     "busy": failing("busy", ModelBusy("rate limited", retry_after=3)),
@@ -92,6 +106,18 @@ async def test_the_agents_tool_calls_show_as_working_updates(http: httpx.AsyncCl
         if e.HasField("status_update") and e.status_update.status.message.parts
     ]
     assert "calling calculator" in notes
+
+
+async def test_the_tool_calls_of_agents_working_for_it_show_too(http: httpx.AsyncClient) -> None:
+    async with await client_for(http, "lead", streaming=True) as client:
+        events = await collect(client, user_message("ask the counter"))
+    notes = [
+        e.status_update.status.message.parts[0].text
+        for e in events
+        if e.HasField("status_update") and e.status_update.status.message.parts
+    ]
+    assert notes[:2] == ["calling counter_agent", "counter_agent: calling calculator"]
+    assert events[-1].status_update.status.state == TaskState.TASK_STATE_COMPLETED
 
 
 @pytest.mark.parametrize(
