@@ -31,9 +31,9 @@ from agents import (
     Session,
     SessionKey,
     TextDelta,
-    ToolCallStarted,
     answer_pending,
 )
+from agents.results import tool_progress
 from agents.sessions import ManagedSession
 
 logger = logging.getLogger("agenthost.mcp")
@@ -113,7 +113,8 @@ class AgentCall:
             async for update in updates:
                 if isinstance(update, TextDelta):
                     await progress.text(update.text)
-                elif isinstance(update, ToolCallStarted):
+                elif tool_progress(update) is not None:
+                    # A tool starts (the agent's own, or one of an agent working for it).
                     await progress.tick()
                 elif isinstance(update, RunFinished):
                     result = update.result
