@@ -46,6 +46,7 @@ bench: install
 	$(RUN) python bench/local_model.py
 	$(RUN) python bench/session_memory.py
 	$(RUN) python bench/http_limits.py
+	$(RUN) python bench/tool_pipeline.py
 
 schema: install
 	$(RUN) agenthost schema > config/agents.schema.json
