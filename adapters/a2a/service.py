@@ -25,6 +25,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from adapters.a2a.users import PrincipalContextBuilder
 
@@ -43,10 +44,61 @@ class AgentService:
             *create_jsonrpc_routes(handler, "/", builder, enable_v0_3_compat=True),
             *create_rest_routes(handler, builder, enable_v0_3_compat=True),
         ]
-        self.app = Starlette(routes=routes)
+        self.app = UTF8Bodies(Starlette(routes=routes))
 
     async def card(self, request: Request) -> Response:
         return card_response(self.card_for(request), request)
+
+
+class UTF8Bodies:
+    """Refuses an HTTP+JSON body that is not UTF-8 with the protocol's 400.
+
+    The SDK's HTTP+JSON routes decode the body before parsing it and answer
+    a 500 for bytes that are not UTF-8 (its JSON-RPC endpoint, at the agent's
+    URL itself, answers -32700 on its own). Bodies are already bounded by the
+    app's body limit, so reading one whole here costs no more memory than the
+    SDK's own read.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        relative = scope["path"][len(scope.get("root_path", "")) :]
+        if scope["type"] != "http" or scope["method"] != "POST" or relative in ("", "/"):
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return  # the client is gone: nobody to answer
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        try:
+            body.decode("utf-8")
+        except UnicodeDecodeError:
+            error = {
+                "code": 400,
+                "status": "INVALID_ARGUMENT",
+                "message": "the request body is not valid UTF-8 JSON",
+            }
+            await Response(orjson.dumps({"error": error}), 400, media_type="application/json")(
+                scope, receive, send
+            )
+            return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
 
 
 CARD_MAX_AGE = 300

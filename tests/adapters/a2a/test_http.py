@@ -221,3 +221,18 @@ async def test_skills_declared_in_the_config_are_in_the_card(tmp_path: Path) -> 
         ]
         plain = (await http.get("/a2a/plain/.well-known/agent-card.json")).json()
         assert [s["description"] for s in plain["skills"]] == ["No skills declared."]
+
+
+async def test_a_body_that_is_not_utf8_is_a_400_on_every_binding() -> None:
+    async with in_process(AGENTS) as http:
+        for path in ("/a2a/echo/message:send", "/a2a/echo/message:stream"):
+            rest = await http.post(path, content=b"\xff\xfe", headers=V1)
+            assert rest.status_code == 400, rest.text
+            assert rest.json()["error"]["status"] == "INVALID_ARGUMENT"
+        jsonrpc = await http.post("/a2a/echo", content=b"\xff\xfe", headers=V1)
+        assert jsonrpc.json()["error"]["code"] == -32700
+        sent = await http.post(
+            "/a2a/echo/message:send", json=send_params({"text": "ok"}), headers=V1
+        )
+        assert sent.status_code == 200, sent.text
+        assert sent.json()["task"]["artifacts"][0]["parts"][0]["text"] == "ok"
