@@ -18,7 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import anyio
 
-from agents.limits import RunBound, RunLimits, bound_for, check_output
+from agents.limits import RunBound, RunLimits, bound_for
 from agents.messages import Message, MessageInput, to_messages
 from agents.options import RunOptions
 from agents.results import RunFinished, RunResult, RunUpdate
@@ -150,7 +150,7 @@ class BaseAgent:
         async for update in turn:
             if isinstance(update, RunFinished):
                 # An answer over the bound is refused before it is saved.
-                check_output(self.limits, update.result.output)
+                bound.check_output(update.result.output)
                 if session is not None:
                     # Shielded: a cancel arriving now must not leave half a turn.
                     with bound.protected(), anyio.CancelScope(shield=True):

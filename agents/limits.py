@@ -39,10 +39,6 @@ class RunLimits:
             override.max_seconds if override.max_seconds is not None else self.max_seconds,
         )
 
-    @property
-    def unbounded(self) -> bool:
-        return self.max_output_chars is None and self.max_seconds is None
-
 
 _defaults = RunLimits()
 
@@ -176,6 +172,12 @@ class RunBound:
         finally:
             self._task = None
 
+    def check_output(self, output: str) -> None:
+        """Refuse a finished answer over the size bound (a run not streamed is checked here)."""
+        limit = self._limits.max_output_chars
+        if limit is not None and len(output) > limit:
+            raise _too_long(limit)
+
     def _finish(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
@@ -213,13 +215,6 @@ class RunBound:
         finally:
             self._finish()
             await updates.aclose()
-
-
-def check_output(limits: RunLimits, output: str) -> None:
-    """Refuse a finished answer over the size bound (a run not streamed is checked here)."""
-    limit = effective_limits(limits).max_output_chars
-    if limit is not None and len(output) > limit:
-        raise _too_long(limit)
 
 
 def _too_long(limit: int) -> RunLimitExceeded:
