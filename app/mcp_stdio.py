@@ -10,7 +10,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 import anyio
 
 from adapters.base import AdapterContext
-from app.memory import LRUMemoryManager
+from app.memory import memory_factory
 from app.registry import Registry
 from app.server import mcp_options
 from app.settings import Settings
@@ -28,10 +28,7 @@ def serve_mcp_stdio(settings: Settings, registry: Registry) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
 
-    def new_memory(namespace: str) -> LRUMemoryManager:
-        return LRUMemoryManager(
-            namespace, max_sessions=settings.session_max, ttl=settings.session_ttl
-        )
+    new_memory = memory_factory(settings.session_max, settings.session_ttl)
 
     agents = registry.exposed_by("mcp")
     context = AdapterContext(agents, new_memory("mcp"), registry.allow, new_memory)

@@ -81,3 +81,12 @@ class LRUMemoryManager:
     def evictions(self) -> int:
         """Sessions dropped for room or for idleness since start."""
         return self._cache.evicted + self._cache.expired
+
+
+def memory_factory(max_sessions: int, ttl: float) -> Callable[[str], LRUMemoryManager]:
+    """``factory(namespace)`` → a new bounded store with these settings (one per adapter)."""
+
+    def new_memory(namespace: str) -> LRUMemoryManager:
+        return LRUMemoryManager(namespace, max_sessions=max_sessions, ttl=ttl)
+
+    return new_memory

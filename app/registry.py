@@ -79,6 +79,13 @@ class Registry(Mapping[str, Agent]):
                 entry.load()(registry)
         return registry
 
+    @classmethod
+    def of(cls, agents: Mapping[str, Agent]) -> Registry:
+        """A registry serving agents built elsewhere (scripts, tests) as they are."""
+        registry = cls()
+        registry._agents = dict(agents)
+        return registry
+
     def register_type(self, kind: type, factory: Factory) -> None:
         self._factories[kind] = factory
 

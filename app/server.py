@@ -22,7 +22,7 @@ from agents.limits import RunLimits, set_default_limits
 from app.build import load_agents
 from app.guards import APIKeyGuard, BodyLimitGuard
 from app.head import HeadAsGet
-from app.memory import LRUMemoryManager
+from app.memory import memory_factory
 from app.principals import check_allow
 from app.registry import Registry
 from app.settings import AdapterName, Settings
@@ -40,7 +40,7 @@ logger = logging.getLogger("agenthost")
 
 
 def _adapter_factories(
-    settings: Settings, agents: Mapping[str, Agent]
+    settings: Settings, agents: Registry, principals: Mapping[str, str]
 ) -> dict[AdapterName, Callable[[AdapterContext], Adapter]]:
     from adapters.openai import OpenAIAdapter
 
@@ -56,23 +56,18 @@ def _adapter_factories(
 
     return {
         "openai": OpenAIAdapter,
-        "a2a": lambda context: _a2a_adapter(context, settings),
+        "a2a": lambda context: _a2a_adapter(context, settings, principals),
         "mcp": mcp,
         "acp": acp,
     }
 
 
-def mcp_options(settings: Settings, agents: Mapping[str, Agent]) -> MCPOptions:
+def mcp_options(settings: Settings, agents: Registry) -> MCPOptions:
     """The MCP adapter's options from the settings (shared by /mcp and mcp-stdio)."""
     from adapters.mcp import MCPOptions
 
     served = list(dict.fromkeys(settings.adapters))
-    protocols = {
-        name: [
-            a for a in served if not isinstance(agents, Registry) or name in agents.exposed_by(a)
-        ]
-        for name in agents
-    }
+    protocols = {name: [a for a in served if name in agents.exposed_by(a)] for name in agents}
     return MCPOptions(
         stateless=settings.mcp_stateless,
         allowed_hosts=settings.mcp_allowed_hosts,
@@ -84,10 +79,11 @@ def mcp_options(settings: Settings, agents: Mapping[str, Agent]) -> MCPOptions:
     )
 
 
-def _a2a_adapter(context: AdapterContext, settings: Settings) -> Adapter:
+def _a2a_adapter(
+    context: AdapterContext, settings: Settings, principals: Mapping[str, str]
+) -> Adapter:
     from adapters.a2a import A2AAdapter, A2AOptions
 
-    principals = settings.principals()
     options = A2AOptions(
         prefix=PREFIXES["a2a"],
         public_url=settings.a2a_public_url,
@@ -120,9 +116,8 @@ def create_app(
     set_default_limits(RunLimits(settings.max_output_chars, settings.max_run_seconds))
     if agents is None:
         _, agents = load_agents(settings.config)
-    if allow is None:
-        allow = agents.allow if isinstance(agents, Registry) else {}
-    resources = agents.resources if isinstance(agents, Registry) else []
+    registry = agents if isinstance(agents, Registry) else Registry.of(agents)
+    allow = registry.allow if allow is None else allow
     principals = settings.principals()
     check_allow(allow, principals)
     if not principals and allow:
@@ -131,18 +126,13 @@ def create_app(
             ", ".join(allow),
         )
 
-    def new_memory(namespace: str) -> LRUMemoryManager:
-        return LRUMemoryManager(
-            namespace, max_sessions=settings.session_max, ttl=settings.session_ttl
-        )
-
-    factories = _adapter_factories(settings, agents)
+    new_memory = memory_factory(settings.session_max, settings.session_ttl)
+    factories = _adapter_factories(settings, registry, principals)
     adapters: dict[str, Adapter] = {}
-    skills = agents.skills if isinstance(agents, Registry) else {}
     chosen = "adapters" in settings.model_fields_set
     for name in dict.fromkeys(settings.adapters):
-        served = agents.exposed_by(name) if isinstance(agents, Registry) else agents
-        context = AdapterContext(served, new_memory(name), allow, new_memory, skills)
+        served = registry.exposed_by(name)
+        context = AdapterContext(served, new_memory(name), allow, new_memory, registry.skills)
         try:
             adapters[PREFIXES[name]] = factories[name](context)
         except ImportError as exc:
@@ -154,15 +144,16 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         async with AsyncExitStack() as stack:
-            for resource in resources:
+            for resource in registry.resources:
                 await stack.enter_async_context(resource.lifespan())
-            for agent in agents.values():
+            for agent in registry.values():
                 await stack.enter_async_context(agent.lifespan())
             for adapter in adapters.values():
                 await stack.enter_async_context(adapter.lifespan())
             app.state.ready = True
             surfaces = ", ".join(f"{a.name} at {prefix}" for prefix, a in adapters.items())
-            logger.info("serving %d agents (%s) over %s", len(agents), ", ".join(agents), surfaces)
+            names = ", ".join(registry)
+            logger.info("serving %d agents (%s) over %s", len(registry), names, surfaces)
             if principals:
                 logger.info("auth on: %d API keys", len(principals))
             else:
@@ -174,7 +165,7 @@ def create_app(
 
     app = FastAPI(title="agenthost", lifespan=lifespan)
     app.state.ready = False
-    app.state.agents = agents
+    app.state.agents = registry
     app.state.adapters = adapters
     for prefix, adapter in adapters.items():
         app.include_router(adapter.router, prefix=prefix)
@@ -199,8 +190,8 @@ def create_app(
     )
     async def readyz() -> Response:
         ready = bool(app.state.ready)
-        body: dict[str, Any] = {"status": "ready" if ready else "starting", "agents": len(agents)}
-        for resource in resources:
+        body: dict[str, Any] = {"status": "ready" if ready else "starting", "agents": len(registry)}
+        for resource in registry.resources:
             # An optional part that is down (e.g. an MCP server) degrades the
             # service without taking the replica out of rotation.
             health = body[resource.name] = dict(resource.health())
