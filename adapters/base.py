@@ -27,8 +27,8 @@ from starlette.requests import HTTPConnection
 from starlette.responses import Response
 from starlette.types import Scope
 
-from agents import ANONYMOUS, Agent, MemoryManager
-from agents.skills import Skill
+from agenthost.agents import ANONYMOUS, Agent, MemoryManager
+from agenthost.agents.skills import Skill
 
 
 def principal_of(source: Scope | HTTPConnection) -> str:

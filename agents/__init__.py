@@ -3,9 +3,9 @@
 Knows nothing of HTTP or of any protocol SDK; adapters build on it.
 """
 
-from agents.agent import Agent, BaseAgent
-from agents.chat import ChatAgent
-from agents.errors import (
+from agenthost.agents.agent import Agent, BaseAgent
+from agenthost.agents.chat import ChatAgent
+from agenthost.agents.errors import (
     AgentError,
     FatalToolError,
     MaxStepsExceeded,
@@ -15,8 +15,8 @@ from agents.errors import (
     ToolError,
     UserError,
 )
-from agents.function import FunctionAgent
-from agents.messages import (
+from agenthost.agents.function import FunctionAgent
+from agenthost.agents.messages import (
     DataPart,
     FilePart,
     Message,
@@ -27,8 +27,8 @@ from agents.messages import (
     ToolResultPart,
     to_messages,
 )
-from agents.options import ModelSettings, RunOptions
-from agents.results import (
+from agenthost.agents.options import ModelSettings, RunOptions
+from agenthost.agents.results import (
     RunFinished,
     RunResult,
     RunUpdate,
@@ -38,7 +38,7 @@ from agents.results import (
     ToolCallStarted,
     Usage,
 )
-from agents.sessions import (
+from agenthost.agents.sessions import (
     ANONYMOUS,
     Conversation,
     InMemorySession,
@@ -46,7 +46,7 @@ from agents.sessions import (
     Session,
     SessionKey,
 )
-from agents.tools import ASK_USER, ClientTool, Tool, answer_pending, question_of, tool
+from agenthost.agents.tools import ASK_USER, ClientTool, Tool, answer_pending, question_of, tool
 
 __all__ = [
     "ANONYMOUS",

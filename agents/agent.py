@@ -18,11 +18,11 @@ from typing import Any, Protocol, runtime_checkable
 
 import anyio
 
-from agents.limits import RunBound, RunLimits, bound_for
-from agents.messages import Message, MessageInput, to_messages
-from agents.options import RunOptions
-from agents.results import RunFinished, RunResult, RunUpdate
-from agents.sessions import Session
+from agenthost.agents.limits import RunBound, RunLimits, bound_for
+from agenthost.agents.messages import Message, MessageInput, to_messages
+from agenthost.agents.options import RunOptions
+from agenthost.agents.results import RunFinished, RunResult, RunUpdate
+from agenthost.agents.sessions import Session
 
 
 @runtime_checkable

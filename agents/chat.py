@@ -14,14 +14,14 @@ from dataclasses import replace
 from functools import partial
 from typing import Any, Protocol
 
-from agents.agent import BaseAgent, transcript
-from agents.composition.calls import CallsDone, run_calls
-from agents.errors import AgentError, MaxStepsExceeded, ToolError, UserError
-from agents.history import HistoryContext, MemoryStrategy
-from agents.messages import Message, ToolCallPart, ToolResultPart
-from agents.models.base import ChatModel, ModelRequest, ModelResponse
-from agents.options import AnyTool, ModelSettings, RunOptions, merge_tools
-from agents.results import (
+from agenthost.agents.agent import BaseAgent, transcript
+from agenthost.agents.composition.calls import CallsDone, run_calls
+from agenthost.agents.errors import AgentError, MaxStepsExceeded, ToolError, UserError
+from agenthost.agents.history import HistoryContext, MemoryStrategy
+from agenthost.agents.messages import Message, ToolCallPart, ToolResultPart
+from agenthost.agents.models.base import ChatModel, ModelRequest, ModelResponse
+from agenthost.agents.options import AnyTool, ModelSettings, RunOptions, merge_tools
+from agenthost.agents.results import (
     RunFinished,
     RunResult,
     RunUpdate,
@@ -30,11 +30,11 @@ from agents.results import (
     ToolCallStarted,
     Usage,
 )
-from agents.sessions import NotedSession, Session
-from agents.tools.base import BaseTool
-from agents.tools.client import ClientTool
-from agents.tools.events import LOGGING_HOOKS, ToolHooks
-from agents.tools.toolsets import Toolset
+from agenthost.agents.sessions import NotedSession, Session
+from agenthost.agents.tools.base import BaseTool
+from agenthost.agents.tools.client import ClientTool
+from agenthost.agents.tools.events import LOGGING_HOOKS, ToolHooks
+from agenthost.agents.tools.toolsets import Toolset
 
 DEFAULT_MAX_STEPS = 10
 # Between the texts of two steps (e.g. "Let me look that up." and the answer).

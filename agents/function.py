@@ -9,10 +9,10 @@ from __future__ import annotations
 import inspect
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 
-from agents.agent import BaseAgent
-from agents.messages import Message
-from agents.options import RunOptions
-from agents.results import RunFinished, RunResult, RunUpdate, TextDelta
+from agenthost.agents.agent import BaseAgent
+from agenthost.agents.messages import Message
+from agenthost.agents.options import RunOptions
+from agenthost.agents.results import RunFinished, RunResult, RunUpdate, TextDelta
 
 AgentFunction = Callable[[list[Message]], str | Awaitable[str] | AsyncIterator[str]]
 

@@ -17,8 +17,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
-from agents.errors import AgentError
-from agents.results import RunFinished, RunUpdate, TextDelta
+from agenthost.agents.errors import AgentError
+from agenthost.agents.results import RunFinished, RunUpdate, TextDelta
 
 T = TypeVar("T")
 

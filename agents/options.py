@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from agents.errors import UserError
-from agents.tools.base import BaseTool
-from agents.tools.client import ClientTool
+from agenthost.agents.errors import UserError
+from agenthost.agents.tools.base import BaseTool
+from agenthost.agents.tools.client import ClientTool
 
 AnyTool = BaseTool | ClientTool
 """A tool the runtime runs, or one the client answers."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agents.messages import Message, ToolCallPart, ToolResultPart
+from agenthost.agents.messages import Message, ToolCallPart, ToolResultPart
 
 FinishReason = Literal["stop", "length", "content_filter", "tool_calls"]
 """Why a run ended; ``tool_calls`` means it waits for the client (see ``pending``)."""

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from agents.messages import Message
+from agenthost.agents.messages import Message
 
 ANONYMOUS = "anonymous"
 """The one principal when authentication is off."""

@@ -7,16 +7,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from agents import Agent, ChatAgent, ModelSettings, UserError
-from agents.limits import RunLimits
-from agents.models import ChatModel, EchoModel
-from agents.prompts import PromptTemplate
-from agents.skills import Skill
-from app import compose
-from app.config import ConfigError, load_config
-from app.imports import import_path
-from app.registry import Registry, RegistryError
-from app.specs import (
+from agenthost.agents import Agent, ChatAgent, ModelSettings, UserError
+from agenthost.agents.limits import RunLimits
+from agenthost.agents.models import ChatModel, EchoModel
+from agenthost.agents.prompts import PromptTemplate
+from agenthost.agents.skills import Skill
+from agenthost.app import compose
+from agenthost.app.config import ConfigError, load_config
+from agenthost.app.imports import import_path
+from agenthost.app.registry import Registry, RegistryError
+from agenthost.app.specs import (
     AgentSpec,
     ChatAgentSpec,
     ConfigSpec,
@@ -26,7 +26,7 @@ from app.specs import (
     SkillSpec,
     WorkflowAgentSpec,
 )
-from app.tool_build import Tooling
+from agenthost.app.tool_build import Tooling
 
 PROVIDERS = ("echo", "openai:<model>", "local:<name-or-path>")
 
@@ -38,7 +38,7 @@ def build_model(spec: ChatAgentSpec) -> ChatModel:
     if provider == "echo" and not model:
         return EchoModel()
     if provider == "openai" and model:
-        from agents.models.openai import OpenAIModel
+        from agenthost.agents.models.openai import OpenAIModel
 
         return OpenAIModel(
             model,
@@ -48,7 +48,7 @@ def build_model(spec: ChatAgentSpec) -> ChatModel:
             max_retries=settings.max_retries,
         )
     if provider == "local" and model:
-        from agents.models.local import LocalModel
+        from agenthost.agents.models.local import LocalModel
 
         try:
             return LocalModel(

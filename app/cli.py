@@ -13,12 +13,12 @@ from typing import IO
 
 from pydantic import ValidationError
 
-from app.build import load_agents
-from app.config import ConfigError
-from app.principals import KeysError, check_allow
-from app.registry import Registry
-from app.settings import Settings
-from app.specs import ConfigSpec
+from agenthost.app.build import load_agents
+from agenthost.app.config import ConfigError
+from agenthost.app.principals import KeysError, check_allow
+from agenthost.app.registry import Registry
+from agenthost.app.settings import Settings
+from agenthost.app.specs import ConfigSpec
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -79,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{settings.config}: {len(registry)} agents OK")
         return 0
     if args.command == "mcp-stdio":
-        from app.mcp_stdio import serve_mcp_stdio
+        from agenthost.app.mcp_stdio import serve_mcp_stdio
 
         return serve_mcp_stdio(settings, registry)
     if protocol_out is not None:
@@ -88,8 +88,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _serve(settings: Settings, registry: Registry) -> int:
-    from app.server import create_app
-    from app.serving import build_server, raise_open_files_limit
+    from agenthost.app.server import create_app
+    from agenthost.app.serving import build_server, raise_open_files_limit
 
     logging.basicConfig(
         level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -107,7 +107,7 @@ def _serve(settings: Settings, registry: Registry) -> int:
 
 def _claim_stdout() -> IO[bytes]:
     try:
-        from adapters.acp_zed import claim_stdout
+        from agenthost.adapters.acp_zed import claim_stdout
     except ImportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
@@ -118,8 +118,8 @@ def _acp_stdio(settings: Settings, registry: Registry, name: str, out: IO[bytes]
     import asyncio
     from importlib.metadata import version
 
-    from adapters.acp_zed import serve_stdio
-    from app.memory import LRUMemoryManager
+    from agenthost.adapters.acp_zed import serve_stdio
+    from agenthost.app.memory import LRUMemoryManager
 
     agent = registry.get(name)
     if agent is None:

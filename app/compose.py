@@ -14,19 +14,25 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from agents import Agent
-from agents.composition import AgentStep, AgentTool, FunctionStep, PipelineAgent, WorkflowAgent
-from agents.history import MemoryStrategy, SlidingWindow, Summarize, TokenBudget
-from agents.models import ChatModel
-from agents.prompts import PromptTemplate, TemplateProblem
-from app.compose_specs import (
+from agenthost.agents import Agent
+from agenthost.agents.composition import (
+    AgentStep,
+    AgentTool,
+    FunctionStep,
+    PipelineAgent,
+    WorkflowAgent,
+)
+from agenthost.agents.history import MemoryStrategy, SlidingWindow, Summarize, TokenBudget
+from agenthost.agents.models import ChatModel
+from agenthost.agents.prompts import PromptTemplate, TemplateProblem
+from agenthost.app.compose_specs import (
     InstructionsSpec,
     SlidingWindowSpec,
     SummarizeSpec,
     TokenBudgetSpec,
 )
-from app.config import ConfigError
-from app.specs import (
+from agenthost.app.config import ConfigError
+from agenthost.app.specs import (
     AgentSpec,
     ChatAgentSpec,
     ConfigSpec,

@@ -15,8 +15,8 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from app.specs import AGENT_KINDS, ConfigSpec
-from app.tool_specs import drop_tags
+from agenthost.app.specs import AGENT_KINDS, ConfigSpec
+from agenthost.app.tool_specs import drop_tags
 
 # ${VAR} or ${VAR:-default}; $${VAR} stays literal.
 _VARIABLE = re.compile(r"\$(\$?)\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")

@@ -9,17 +9,17 @@ from contextlib import AsyncExitStack, asynccontextmanager
 
 import anyio
 
-from adapters.base import AdapterContext
-from app.memory import memory_factory
-from app.registry import Registry
-from app.server import mcp_options
-from app.settings import Settings
+from agenthost.adapters.base import AdapterContext
+from agenthost.app.memory import memory_factory
+from agenthost.app.registry import Registry
+from agenthost.app.server import mcp_options
+from agenthost.app.settings import Settings
 
 
 def serve_mcp_stdio(settings: Settings, registry: Registry) -> int:
     """Serve the agents exposed to MCP over stdio until the client closes stdin."""
-    from adapters.mcp.server import ServerOptions
-    from adapters.mcp.stdio import serve_stdio
+    from agenthost.adapters.mcp.server import ServerOptions
+    from agenthost.adapters.mcp.stdio import serve_stdio
 
     # stdout carries the protocol: every log line goes to stderr.
     logging.basicConfig(

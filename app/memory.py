@@ -14,7 +14,7 @@ from typing import Any
 
 from cachetools import TTLCache
 
-from agents import Conversation, Message, SessionKey
+from agenthost.agents import Conversation, Message, SessionKey
 
 
 class _CountingTTLCache(TTLCache[SessionKey, Conversation]):

@@ -16,8 +16,8 @@ from contextlib import AbstractAsyncContextManager
 from importlib.metadata import entry_points
 from typing import Any, Protocol
 
-from agents import Agent, BaseAgent, FunctionAgent
-from agents.skills import Skill
+from agenthost.agents import Agent, BaseAgent, FunctionAgent
+from agenthost.agents.skills import Skill
 
 Factory = Callable[[Any, str, str], Agent]
 """``factory(obj, name, description) -> Agent``."""

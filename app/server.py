@@ -16,19 +16,19 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from adapters.base import Adapter, AdapterContext
-from agents import Agent
-from agents.limits import RunLimits, set_default_limits
-from app.build import load_agents
-from app.guards import APIKeyGuard, BodyLimitGuard
-from app.head import HeadAsGet
-from app.memory import memory_factory
-from app.principals import check_allow
-from app.registry import Registry
-from app.settings import AdapterName, Settings
+from agenthost.adapters.base import Adapter, AdapterContext
+from agenthost.agents import Agent
+from agenthost.agents.limits import RunLimits, set_default_limits
+from agenthost.app.build import load_agents
+from agenthost.app.guards import APIKeyGuard, BodyLimitGuard
+from agenthost.app.head import HeadAsGet
+from agenthost.app.memory import memory_factory
+from agenthost.app.principals import check_allow
+from agenthost.app.registry import Registry
+from agenthost.app.settings import AdapterName, Settings
 
 if TYPE_CHECKING:
-    from adapters.mcp import MCPOptions
+    from agenthost.adapters.mcp import MCPOptions
 
 # Where each adapter is mounted; the composition root decides, not the adapter.
 PREFIXES: dict[AdapterName, str] = {"openai": "/v1", "a2a": "/a2a", "mcp": "/mcp", "acp": "/acp"}
@@ -42,15 +42,15 @@ logger = logging.getLogger("agenthost")
 def _adapter_factories(
     settings: Settings, agents: Registry, principals: Mapping[str, str]
 ) -> dict[AdapterName, Callable[[AdapterContext], Adapter]]:
-    from adapters.openai import OpenAIAdapter
+    from agenthost.adapters.openai import OpenAIAdapter
 
     def mcp(context: AdapterContext) -> Adapter:
-        from adapters.mcp import MCPAdapter
+        from agenthost.adapters.mcp import MCPAdapter
 
         return MCPAdapter(context, mcp_options(settings, agents))
 
     def acp(context: AdapterContext) -> Adapter:
-        from adapters.acp import ACPAdapter
+        from agenthost.adapters.acp import ACPAdapter
 
         return ACPAdapter(context, max_runs=settings.acp_max_runs, run_ttl=settings.acp_run_ttl)
 
@@ -64,7 +64,7 @@ def _adapter_factories(
 
 def mcp_options(settings: Settings, agents: Registry) -> MCPOptions:
     """The MCP adapter's options from the settings (shared by /mcp and mcp-stdio)."""
-    from adapters.mcp import MCPOptions
+    from agenthost.adapters.mcp import MCPOptions
 
     served = list(dict.fromkeys(settings.adapters))
     protocols = {name: [a for a in served if name in agents.exposed_by(a)] for name in agents}
@@ -82,7 +82,7 @@ def mcp_options(settings: Settings, agents: Registry) -> MCPOptions:
 def _a2a_adapter(
     context: AdapterContext, settings: Settings, principals: Mapping[str, str]
 ) -> Adapter:
-    from adapters.a2a import A2AAdapter, A2AOptions
+    from agenthost.adapters.a2a import A2AAdapter, A2AOptions
 
     options = A2AOptions(
         prefix=PREFIXES["a2a"],

@@ -22,9 +22,9 @@ from types import FrameType
 import uvicorn
 from fastapi import FastAPI
 
-from agents.limits import LIVE_RUNS
-from app.connections import ConnectionLimits, LimitedHTTPProtocol
-from app.settings import Settings
+from agenthost.agents.limits import LIVE_RUNS
+from agenthost.app.connections import ConnectionLimits, LimitedHTTPProtocol
+from agenthost.app.settings import Settings
 
 logger = logging.getLogger("agenthost")
 

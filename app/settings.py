@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from app.principals import KeysError, build_principals, read_keys_file
+from agenthost.app.principals import KeysError, build_principals, read_keys_file
 
 AdapterName = Literal["openai", "a2a", "mcp", "acp"]
 

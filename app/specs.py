@@ -10,15 +10,21 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, SecretStr, Tag
 
-from app.compose_specs import (
+from agenthost.app.compose_specs import (
     InstructionsSpec,
     MemorySpec,
     TemplateSpec,
     UnconstrainedSpec,
     WorkflowStepSpec,
 )
-from app.settings import AdapterName
-from app.tool_specs import MCPServerName, MCPServersField, MCPServerSpec, ToolEntry, ToolsField
+from agenthost.app.settings import AdapterName
+from agenthost.app.tool_specs import (
+    MCPServerName,
+    MCPServersField,
+    MCPServerSpec,
+    ToolEntry,
+    ToolsField,
+)
 
 
 class _Spec(BaseModel):

@@ -10,12 +10,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agents.options import AnyTool
-from agents.tools import BUILTIN_TOOLS, BaseTool, CacheOptions, ClientTool, Tool, Toolset
-from agents.tools import ToolOptions as RuntimeToolOptions
-from app.config import ConfigError
-from app.imports import import_path
-from app.tool_specs import (
+from agenthost.agents.options import AnyTool
+from agenthost.agents.tools import BUILTIN_TOOLS, BaseTool, CacheOptions, ClientTool, Tool, Toolset
+from agenthost.agents.tools import ToolOptions as RuntimeToolOptions
+from agenthost.app.config import ConfigError
+from agenthost.app.imports import import_path
+from agenthost.app.tool_specs import (
     HTTPGetToolSpec,
     HTTPServerSpec,
     MCPServerSpec,
@@ -26,7 +26,7 @@ from app.tool_specs import (
 )
 
 if TYPE_CHECKING:
-    from agents.tools.mcp import MCPConnection, MCPServers
+    from agenthost.agents.tools.mcp import MCPConnection, MCPServers
 
 
 def to_tool_options(spec: ToolOptionsSpec) -> RuntimeToolOptions:
@@ -60,7 +60,7 @@ class Tooling:
         """The connections as one resource for the app's lifespan (None without servers)."""
         if not self.connections:
             return None
-        from agents.tools.mcp import MCPServers
+        from agenthost.agents.tools.mcp import MCPServers
 
         return MCPServers(list(self.connections.values()))
 
@@ -138,7 +138,7 @@ class Tooling:
             raise ConfigError(
                 f"{where}.mcp: unknown MCP server {entry.mcp!r}; mcp_servers: {known}"
             )
-        from agents.tools.mcp import MCPToolset
+        from agenthost.agents.tools.mcp import MCPToolset
 
         return MCPToolset(
             connection, include=entry.tools, prefix=entry.prefix, options=to_tool_options(entry)
@@ -147,7 +147,7 @@ class Tooling:
 
 def _http_get(where: str, spec: HTTPGetToolSpec) -> BaseTool:
     try:
-        from agents.tools.http import HTTPGetTool
+        from agenthost.agents.tools.http import HTTPGetTool
 
         return HTTPGetTool(
             spec.allowed_hosts,
@@ -163,7 +163,7 @@ def _http_get(where: str, spec: HTTPGetToolSpec) -> BaseTool:
 
 def _connection(name: str, spec: MCPServerSpec, base_dir: Path | None) -> MCPConnection:
     try:
-        from agents.tools.mcp import HTTPServer, MCPConnection, StdioServer
+        from agenthost.agents.tools.mcp import HTTPServer, MCPConnection, StdioServer
     except ImportError as exc:
         raise ConfigError(f"mcp_servers.{name}: {exc}") from exc
     server: HTTPServer | StdioServer

@@ -33,7 +33,7 @@ from pathlib import Path
 import httpx
 import xllamacpp
 
-from agents.models.local import resolve_model_file
+from agenthost.agents.models.local import resolve_model_file
 
 REPO = Path(__file__).resolve().parent.parent
 SYSTEM = "You are a helpful assistant. Answer briefly and accurately."

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import uvicorn
 
-from app.server import create_app
-from app.serving import build_server
-from app.settings import Settings
+from agenthost.app.server import create_app
+from agenthost.app.serving import build_server
+from agenthost.app.settings import Settings
 
 
 def main(variant: str, port: int, config: Path) -> None:

@@ -54,18 +54,18 @@ def rss_bytes() -> int:
 
 
 def memory(size: int) -> Any:
-    from app.memory import LRUMemoryManager
+    from agenthost.app.memory import LRUMemoryManager
 
     return LRUMemoryManager("bench", max_sessions=size, ttl=3600)
 
 
 async def fill(layout: str, shape: str, conversations: int, turns: int) -> dict[str, Any]:
     # Everything imported and warmed before the baseline.
-    from adapters.openai.convert_responses import input_items, to_options, to_response
-    from adapters.openai.items import new_id, output_items
-    from adapters.openai.schemas import ResponseRequest
-    from adapters.openai.store import ConversationStore, ResponseStore
-    from agents import Message, RunResult, SessionKey, Usage
+    from agenthost.adapters.openai.convert_responses import input_items, to_options, to_response
+    from agenthost.adapters.openai.items import new_id, output_items
+    from agenthost.adapters.openai.schemas import ResponseRequest
+    from agenthost.adapters.openai.store import ConversationStore, ResponseStore
+    from agenthost.agents import Message, RunResult, SessionKey, Usage
 
     responses = memory(conversations * turns + 1)
     conversation_memory = memory(conversations + 1)

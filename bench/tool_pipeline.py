@@ -13,7 +13,7 @@ import time
 
 import anyio
 
-from agents.tools import CacheOptions, LoggingHooks, ToolHooks, ToolOptions, tool
+from agenthost.agents.tools import CacheOptions, LoggingHooks, ToolHooks, ToolOptions, tool
 
 
 @tool

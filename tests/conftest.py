@@ -11,9 +11,9 @@ import pytest
 from asgi_lifespan import LifespanManager
 from fastapi import FastAPI
 
-from agents import Agent
-from app.server import create_app
-from app.settings import Settings
+from agenthost.agents import Agent
+from agenthost.app.server import create_app
+from agenthost.app.settings import Settings
 from tests.upstream import FakeUpstream, serve_in_thread
 
 

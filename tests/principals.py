@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from agents import Message
-from agents.models import FunctionModel, ModelRequest
-from app.settings import Settings
+from agenthost.agents import Message
+from agenthost.agents.models import FunctionModel, ModelRequest
+from agenthost.app.settings import Settings
 
 KEYS = {"alice": "key-of-alice", "bob": "key-of-bob"}
 SECRET = "my card number is 4111-1111"

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from agents import ChatAgent, tool
-from agents.models import FunctionModel, ModelRequest
-from agents.models.testing import Reply, call
+from agenthost.agents import ChatAgent, tool
+from agenthost.agents.models import FunctionModel, ModelRequest
+from agenthost.agents.models.testing import Reply, call
 from tests.blocking import Blocker
 
 

@@ -8,7 +8,7 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the install
     raise ImportError("the A2A adapter needs the a2a extra: pip install 'agenthost[a2a]'") from exc
 
-from adapters.a2a.adapter import A2AAdapter
-from adapters.a2a.options import A2AOptions
+from agenthost.adapters.a2a.adapter import A2AAdapter
+from agenthost.adapters.a2a.options import A2AOptions
 
 __all__ = ["A2AAdapter", "A2AOptions"]

@@ -27,14 +27,14 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route
 from starlette.types import Receive, Scope, Send
 
-from adapters.a2a import cards, push
-from adapters.a2a.executor import AgentRunExecutor
-from adapters.a2a.grpc_server import GrpcServer
-from adapters.a2a.options import A2AOptions
-from adapters.a2a.service import AgentService, card_response
-from adapters.a2a.tasks import TaskStores
-from adapters.base import AdapterContext, principal_of
-from agents import Agent
+from agenthost.adapters.a2a import cards, push
+from agenthost.adapters.a2a.executor import AgentRunExecutor
+from agenthost.adapters.a2a.grpc_server import GrpcServer
+from agenthost.adapters.a2a.options import A2AOptions
+from agenthost.adapters.a2a.service import AgentService, card_response
+from agenthost.adapters.a2a.tasks import TaskStores
+from agenthost.adapters.base import AdapterContext, principal_of
+from agenthost.agents import Agent
 
 
 def error_body(status: int, message: str, code: str) -> Response:

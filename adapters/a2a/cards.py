@@ -29,9 +29,9 @@ from a2a.types import (
 from a2a.utils.constants import PROTOCOL_VERSION_0_3, PROTOCOL_VERSION_1_0, TransportProtocol
 from starlette.requests import HTTPConnection
 
-from adapters.a2a.options import A2AOptions
-from agents import Agent
-from agents.skills import Skill
+from agenthost.adapters.a2a.options import A2AOptions
+from agenthost.agents import Agent
+from agenthost.agents.skills import Skill
 
 BEARER = "bearer"
 TEXT_MODES = ["text/plain", "application/json"]

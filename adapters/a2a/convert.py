@@ -18,8 +18,8 @@ from a2a.utils.errors import ContentTypeNotSupportedError, InvalidParamsError
 from google.protobuf.json_format import MessageToDict, ParseDict
 from google.protobuf.struct_pb2 import Value
 
-from agents import DataPart, FilePart, Message, RunResult, TextPart
-from agents import Part as AgentPart
+from agenthost.agents import DataPart, FilePart, Message, RunResult, TextPart
+from agenthost.agents import Part as AgentPart
 
 IMAGE_TYPES = ("image/",)
 

@@ -25,8 +25,8 @@ from a2a.types import Message as A2AMessage
 from a2a.types import Part, Task, TaskState, TaskStatus
 from a2a.utils.errors import InvalidParamsError
 
-from adapters.a2a import convert
-from agents import (
+from agenthost.adapters.a2a import convert
+from agenthost.agents import (
     Agent,
     AgentError,
     MemoryManager,
@@ -40,8 +40,8 @@ from agents import (
     answer_pending,
     question_of,
 )
-from agents.results import tool_progress
-from agents.sessions import ManagedSession
+from agenthost.agents.results import tool_progress
+from agenthost.agents.sessions import ManagedSession
 
 logger = logging.getLogger("agenthost.a2a")
 

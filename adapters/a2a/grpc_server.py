@@ -31,11 +31,11 @@ from a2a.server.request_handlers import (
 from a2a.types import a2a_pb2, a2a_pb2_grpc
 from a2a.utils.constants import VERSION_HEADER
 
-from adapters.a2a.users import PrincipalForKey, PrincipalUser
-from agents import ANONYMOUS
+from agenthost.adapters.a2a.users import PrincipalForKey, PrincipalUser
+from agenthost.agents import ANONYMOUS
 
 if TYPE_CHECKING:
-    from adapters.a2a.adapter import A2AAdapter
+    from agenthost.adapters.a2a.adapter import A2AAdapter
 
 GRACE_SECONDS = 5.0
 V1_SERVICE = "/lf.a2a.v1.A2AService/"

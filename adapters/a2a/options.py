@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from adapters.a2a.users import PrincipalForKey
+from agenthost.adapters.a2a.users import PrincipalForKey
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from adapters.a2a.users import PrincipalContextBuilder
+from agenthost.adapters.a2a.users import PrincipalContextBuilder
 
 CardFor = Callable[[Request], AgentCard]
 

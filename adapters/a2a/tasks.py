@@ -31,7 +31,7 @@ from a2a.server.tasks import (
 from a2a.types import ListTasksRequest, ListTasksResponse, Task
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from adapters.a2a.users import PrincipalUser
+from agenthost.adapters.a2a.users import PrincipalUser
 
 IDLE_STATES = TERMINAL_TASK_STATES | INTERRUPTED_TASK_STATES
 

@@ -13,8 +13,8 @@ from a2a.auth.user import User
 from a2a.server.routes import DefaultServerCallContextBuilder
 from starlette.requests import Request
 
-from adapters.base import principal_of
-from agents import ANONYMOUS
+from agenthost.adapters.base import principal_of
+from agenthost.agents import ANONYMOUS
 
 PrincipalForKey = Callable[[str], str | None]
 """An API key → its principal, or None when the key is not accepted."""

@@ -5,6 +5,6 @@ try:
 except ImportError as exc:  # pragma: no cover
     raise ImportError("the ACP adapter needs acp-sdk: pip install 'agenthost[acp]'") from exc
 
-from adapters.acp.adapter import ACPAdapter
+from agenthost.adapters.acp.adapter import ACPAdapter
 
 __all__ = ["ACPAdapter"]

@@ -21,12 +21,12 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import Response
 
-from adapters.acp.convert import to_history, to_manifest
-from adapters.acp.errors import ACPProblem, ACPRoute, not_found
-from adapters.acp.runs import RunStore
-from adapters.acp.runs_api import RunsAPI
-from adapters.base import AdapterContext, principal_of
-from agents import Conversation, SessionKey
+from agenthost.adapters.acp.convert import to_history, to_manifest
+from agenthost.adapters.acp.errors import ACPProblem, ACPRoute, not_found
+from agenthost.adapters.acp.runs import RunStore
+from agenthost.adapters.acp.runs_api import RunsAPI
+from agenthost.adapters.base import AdapterContext, principal_of
+from agenthost.agents import Conversation, SessionKey
 
 DEFAULT_MAX_RUNS = 1000
 DEFAULT_RUN_TTL = 3600.0

@@ -19,7 +19,7 @@ from acp_sdk.models import (
 )
 from acp_sdk.models.common import AnyModel
 
-from agents import (
+from agenthost.agents import (
     Agent,
     AgentError,
     BaseAgent,
@@ -33,7 +33,7 @@ from agents import (
     UserError,
     question_of,
 )
-from agents import Message as AgentMessage
+from agenthost.agents import Message as AgentMessage
 
 # What the runtime takes and gives: text, JSON, and files (as URLs or base64).
 INPUT_TYPES = ["text/plain", "application/json", "image/*", "*/*"]

@@ -16,8 +16,8 @@ from pydantic import BaseModel, ValidationError
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
-from adapters.disconnect import ClientGone
-from agents import UserError
+from agenthost.adapters.disconnect import ClientGone
+from agenthost.agents import UserError
 
 logger = logging.getLogger("agenthost.acp")
 

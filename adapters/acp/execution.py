@@ -29,7 +29,7 @@ from acp_sdk.models import (
     RunStatus,
 )
 
-from adapters.acp.convert import (
+from agenthost.adapters.acp.convert import (
     agent_role,
     append_part,
     error_code,
@@ -38,8 +38,8 @@ from adapters.acp.convert import (
     tool_finished_part,
     tool_started_part,
 )
-from adapters.acp.runs import RunRecord
-from agents import (
+from agenthost.adapters.acp.runs import RunRecord
+from agenthost.agents import (
     Agent,
     AgentError,
     MemoryManager,
@@ -49,8 +49,8 @@ from agents import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from agents import Message as AgentMessage
-from agents.sessions import ManagedSession
+from agenthost.agents import Message as AgentMessage
+from agenthost.agents.sessions import ManagedSession
 
 logger = logging.getLogger("agenthost.acp")
 

@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 
 from acp_sdk.models import Event, Run, RunStatus
 
-from agents import SessionKey, ToolCallPart
+from agenthost.agents import SessionKey, ToolCallPart
 
 _HAS_TASK = (RunStatus.CREATED, RunStatus.IN_PROGRESS, RunStatus.CANCELLING)
 

@@ -22,13 +22,13 @@ from acp_sdk.models import (
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from adapters.acp import execution
-from adapters.acp.convert import from_acp_messages, text_of
-from adapters.acp.errors import ACPProblem, not_found, read_body
-from adapters.acp.runs import RunRecord, RunStore
-from adapters.base import AdapterContext, principal_of
-from adapters.disconnect import ClientGone, unless_disconnected
-from agents import Agent, SessionKey, answer_pending
+from agenthost.adapters.acp import execution
+from agenthost.adapters.acp.convert import from_acp_messages, text_of
+from agenthost.adapters.acp.errors import ACPProblem, not_found, read_body
+from agenthost.adapters.acp.runs import RunRecord, RunStore
+from agenthost.adapters.base import AdapterContext, principal_of
+from agenthost.adapters.disconnect import ClientGone, unless_disconnected
+from agenthost.agents import Agent, SessionKey, answer_pending
 
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 

@@ -8,7 +8,7 @@ except ImportError as exc:  # pragma: no cover
         "pip install 'agenthost[acp-zed]'"
     ) from exc
 
-from adapters.acp_zed.agent import ZedAgent
-from adapters.acp_zed.stdio import claim_stdout, serve_stdio
+from agenthost.adapters.acp_zed.agent import ZedAgent
+from agenthost.adapters.acp_zed.stdio import claim_stdout, serve_stdio
 
 __all__ = ["ZedAgent", "claim_stdout", "serve_stdio"]

@@ -30,7 +30,7 @@ from acp import (
 from acp.interfaces import Client
 from acp.schema import AgentCapabilities, Implementation, PromptCapabilities
 
-from adapters.acp_zed.convert import (
+from agenthost.adapters.acp_zed.convert import (
     ContentBlock,
     from_pending,
     question_text,
@@ -42,7 +42,7 @@ from adapters.acp_zed.convert import (
     tool_finished,
     tool_started,
 )
-from agents import (
+from agenthost.agents import (
     ANONYMOUS,
     Agent,
     AgentError,
@@ -57,7 +57,7 @@ from agents import (
     UserError,
     answer_pending,
 )
-from agents.sessions import ManagedSession
+from agenthost.agents.sessions import ManagedSession
 
 logger = logging.getLogger("agenthost.acp_zed")
 

@@ -23,7 +23,7 @@ from acp.schema import (
 )
 from acp.schema import Usage as ACPUsage
 
-from agents import (
+from agenthost.agents import (
     FilePart,
     Message,
     Part,

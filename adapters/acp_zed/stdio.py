@@ -16,8 +16,8 @@ from typing import IO, Any, cast
 from acp import run_agent
 from acp.interfaces import Agent as ACPAgent
 
-from adapters.acp_zed.agent import ZedAgent
-from agents import Agent, MemoryManager
+from agenthost.adapters.acp_zed.agent import ZedAgent
+from agenthost.agents import Agent, MemoryManager
 
 # Prompts may embed whole files (Zed's @-mentions): allow long lines.
 LINE_LIMIT = 50 * 1024 * 1024

@@ -7,6 +7,6 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
         "the MCP adapter needs the 'mcp' extra: pip install 'agenthost[mcp]'"
     ) from exc
 
-from adapters.mcp.adapter import MCPAdapter, MCPOptions
+from agenthost.adapters.mcp.adapter import MCPAdapter, MCPOptions
 
 __all__ = ["MCPAdapter", "MCPOptions"]

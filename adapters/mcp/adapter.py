@@ -26,8 +26,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from adapters.base import AdapterContext, principal_of
-from adapters.mcp.server import ServerOptions, build_server
+from agenthost.adapters.base import AdapterContext, principal_of
+from agenthost.adapters.mcp.server import ServerOptions, build_server
 
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 

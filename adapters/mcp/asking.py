@@ -19,7 +19,7 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from agents import ToolCallPart, question_of
+from agenthost.agents import ToolCallPart, question_of
 
 ANSWER_KEY = "answer"
 ANSWER_SCHEMA: types.ElicitRequestedSchema = {

@@ -19,9 +19,9 @@ from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
 
-from adapters.mcp import asking, convert
-from adapters.mcp.progress import ThrottledProgress
-from agents import (
+from agenthost.adapters.mcp import asking, convert
+from agenthost.adapters.mcp.progress import ThrottledProgress
+from agenthost.agents import (
     Agent,
     InMemorySession,
     MemoryManager,
@@ -33,8 +33,8 @@ from agents import (
     TextDelta,
     answer_pending,
 )
-from agents.results import tool_progress
-from agents.sessions import ManagedSession
+from agenthost.agents.results import tool_progress
+from agenthost.agents.sessions import ManagedSession
 
 logger = logging.getLogger("agenthost.mcp")
 

@@ -14,7 +14,7 @@ import orjson
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agents import (
+from agenthost.agents import (
     Agent,
     AgentError,
     ChatAgent,
@@ -61,7 +61,11 @@ OUTPUT_SCHEMA: dict[str, Any] = {
 _CONTAINED_TOOLS = frozenset({"calculator", "current_time", "ask_user"})
 # Model classes that answer in-process (no hosted model is called).
 _IN_PROCESS_MODELS = frozenset(
-    {"agents.models.echo", "agents.models.testing", "agents.models.local"}
+    {
+        "agenthost.agents.models.echo",
+        "agenthost.agents.models.testing",
+        "agenthost.agents.models.local",
+    }
 )
 
 

@@ -21,10 +21,10 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 from starlette.requests import HTTPConnection
 
-from adapters.base import AdapterContext, principal_of
-from adapters.mcp import convert
-from adapters.mcp.calls import AgentCall
-from agents import ANONYMOUS, Agent
+from agenthost.adapters.base import AdapterContext, principal_of
+from agenthost.adapters.mcp import convert
+from agenthost.adapters.mcp.calls import AgentCall
+from agenthost.agents import ANONYMOUS, Agent
 
 INSTRUCTIONS = (
     "Each tool is an agent. Send it a message; pass the same session_id on later calls "

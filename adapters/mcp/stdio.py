@@ -14,8 +14,8 @@ from typing import Any
 
 from mcp.server.stdio import stdio_server
 
-from adapters.base import AdapterContext
-from adapters.mcp.server import ServerOptions, build_server
+from agenthost.adapters.base import AdapterContext
+from agenthost.adapters.mcp.server import ServerOptions, build_server
 
 
 async def serve_stdio(

@@ -1,5 +1,5 @@
 """OpenAI-compatible API: Chat Completions, Responses and Models."""
 
-from adapters.openai.adapter import OpenAIAdapter
+from agenthost.adapters.openai.adapter import OpenAIAdapter
 
 __all__ = ["OpenAIAdapter"]

@@ -18,13 +18,13 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import Response
 
-from adapters.base import AdapterContext, principal_of
-from adapters.openai import chat, conversations, responses
-from adapters.openai.errors import OpenAIError, OpenAIRoute
-from adapters.openai.http import find_agent, json_response
-from adapters.openai.responses import Stores
-from adapters.openai.store import ConversationStore, ResponseStore
-from agents import Agent
+from agenthost.adapters.base import AdapterContext, principal_of
+from agenthost.adapters.openai import chat, conversations, responses
+from agenthost.adapters.openai.errors import OpenAIError, OpenAIRoute
+from agenthost.adapters.openai.http import find_agent, json_response
+from agenthost.adapters.openai.responses import Stores
+from agenthost.adapters.openai.store import ConversationStore, ResponseStore
+from agenthost.agents import Agent
 
 CONVERSATIONS_NAMESPACE = "openai-conversations"
 

@@ -9,16 +9,16 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from starlette.requests import Request
 from starlette.responses import Response
 
-from adapters.disconnect import unless_disconnected
-from adapters.openai.convert_chat import (
+from agenthost.adapters.disconnect import unless_disconnected
+from agenthost.adapters.openai.convert_chat import (
     ChunkFactory,
     check_supported,
     to_completion,
     to_run,
     tool_call_deltas,
 )
-from adapters.openai.errors import from_exception
-from adapters.openai.http import (
+from agenthost.adapters.openai.errors import from_exception
+from agenthost.adapters.openai.http import (
     find_agent,
     json_response,
     read_body,
@@ -26,8 +26,8 @@ from adapters.openai.http import (
     sse_response,
     started,
 )
-from adapters.openai.schemas import ChatCompletionRequest
-from agents import Agent, RunFinished, RunUpdate, TextDelta
+from agenthost.adapters.openai.schemas import ChatCompletionRequest
+from agenthost.agents import Agent, RunFinished, RunUpdate, TextDelta
 
 DONE = b"data: [DONE]\n\n"
 

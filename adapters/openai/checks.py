@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from adapters.openai.errors import OpenAIError
-from agents import Agent, ClientTool
+from agenthost.adapters.openai.errors import OpenAIError
+from agenthost.agents import Agent, ClientTool
 
 RESPONSE_FORMATS = ("text", "json_object", "json_schema")
 TOOL_CHOICES = ("auto", "none", "required")

@@ -18,11 +18,11 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from adapters.openai.http import json_response, read_body
-from adapters.openai.items import new_id, page, to_item
-from adapters.openai.responses import Stores, paging
-from adapters.openai.schemas import ConversationCreate, ConversationUpdate, ItemsCreate
-from adapters.openai.store import item_not_found
+from agenthost.adapters.openai.http import json_response, read_body
+from agenthost.adapters.openai.items import new_id, page, to_item
+from agenthost.adapters.openai.responses import Stores, paging
+from agenthost.adapters.openai.schemas import ConversationCreate, ConversationUpdate, ItemsCreate
+from agenthost.adapters.openai.store import item_not_found
 
 
 async def create(request: Request, stores: Stores, principal: str) -> Response:

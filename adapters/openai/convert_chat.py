@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from adapters.openai.checks import check_format, client_tool, refuse, tool_choice
-from adapters.openai.errors import OpenAIError
-from adapters.openai.items import mime_of
-from adapters.openai.schemas import ChatCompletionRequest, ChatContentPart, ChatMessage
-from agents import (
+from agenthost.adapters.openai.checks import check_format, client_tool, refuse, tool_choice
+from agenthost.adapters.openai.errors import OpenAIError
+from agenthost.adapters.openai.items import mime_of
+from agenthost.adapters.openai.schemas import ChatCompletionRequest, ChatContentPart, ChatMessage
+from agenthost.agents import (
     Agent,
     FilePart,
     Message,

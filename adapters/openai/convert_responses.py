@@ -5,11 +5,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from adapters.openai.checks import check_format, client_tool, refuse, tool_choice
-from adapters.openai.errors import OpenAIError
-from adapters.openai.items import Item, to_item
-from adapters.openai.schemas import ResponseInputItem, ResponseRequest
-from agents import Agent, ClientTool, ModelSettings, RunOptions, RunResult, Usage
+from agenthost.adapters.openai.checks import check_format, client_tool, refuse, tool_choice
+from agenthost.adapters.openai.errors import OpenAIError
+from agenthost.adapters.openai.items import Item, to_item
+from agenthost.adapters.openai.schemas import ResponseInputItem, ResponseRequest
+from agenthost.agents import Agent, ClientTool, ModelSettings, RunOptions, RunResult, Usage
 
 
 def check_supported(request: ResponseRequest, agent: Agent) -> None:

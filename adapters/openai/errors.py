@@ -17,9 +17,9 @@ from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
 
-from adapters.disconnect import ClientGone
-from agents import AgentError, ModelBusy, ModelError, UserError
-from agents.limits import RunInterrupted, RunLimitExceeded
+from agenthost.adapters.disconnect import ClientGone
+from agenthost.agents import AgentError, ModelBusy, ModelError, UserError
+from agenthost.agents.limits import RunInterrupted, RunLimitExceeded
 
 logger = logging.getLogger("agenthost.openai")
 

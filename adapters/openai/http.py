@@ -10,8 +10,8 @@ from pydantic import BaseModel, ValidationError
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response, StreamingResponse
 
-from adapters.openai.errors import OpenAIError, from_validation_error
-from agents import Agent, RunUpdate
+from agenthost.adapters.openai.errors import OpenAIError, from_validation_error
+from agenthost.agents import Agent, RunUpdate
 
 Body = TypeVar("Body", bound=BaseModel)
 

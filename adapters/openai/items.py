@@ -12,9 +12,17 @@ import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from adapters.openai.errors import OpenAIError
-from adapters.openai.schemas import ResponseContentPart, ResponseInputItem
-from agents import FilePart, Message, Part, RunResult, TextPart, ToolCallPart, ToolResultPart
+from agenthost.adapters.openai.errors import OpenAIError
+from agenthost.adapters.openai.schemas import ResponseContentPart, ResponseInputItem
+from agenthost.agents import (
+    FilePart,
+    Message,
+    Part,
+    RunResult,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 
 Item = dict[str, Any]
 

@@ -20,21 +20,27 @@ import anyio
 from starlette.requests import Request
 from starlette.responses import Response
 
-from adapters.disconnect import unless_disconnected
-from adapters.openai.convert_responses import (
+from agenthost.adapters.disconnect import unless_disconnected
+from agenthost.adapters.openai.convert_responses import (
     check_supported,
     conversation_id,
     input_items,
     to_options,
     to_response,
 )
-from adapters.openai.errors import OpenAIError
-from adapters.openai.http import find_agent, json_response, read_body, sse_response, started
-from adapters.openai.items import Item, new_id, output_items, page, to_messages
-from adapters.openai.responses_stream import stream_events
-from adapters.openai.schemas import ResponseRequest
-from adapters.openai.store import ConversationStore, ResponseStore
-from agents import Agent, InMemorySession, RunOptions, RunResult
+from agenthost.adapters.openai.errors import OpenAIError
+from agenthost.adapters.openai.http import (
+    find_agent,
+    json_response,
+    read_body,
+    sse_response,
+    started,
+)
+from agenthost.adapters.openai.items import Item, new_id, output_items, page, to_messages
+from agenthost.adapters.openai.responses_stream import stream_events
+from agenthost.adapters.openai.schemas import ResponseRequest
+from agenthost.adapters.openai.store import ConversationStore, ResponseStore
+from agenthost.agents import Agent, InMemorySession, RunOptions, RunResult
 
 
 @dataclass(frozen=True, slots=True)

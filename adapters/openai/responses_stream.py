@@ -12,13 +12,13 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from adapters.openai.errors import OpenAIError, from_exception
-from adapters.openai.http import sse_event
-from adapters.openai.items import Item, message_item
-from agents import RunFinished, RunUpdate, TextDelta
+from agenthost.adapters.openai.errors import OpenAIError, from_exception
+from agenthost.adapters.openai.http import sse_event
+from agenthost.adapters.openai.items import Item, message_item
+from agenthost.agents import RunFinished, RunUpdate, TextDelta
 
 if TYPE_CHECKING:
-    from adapters.openai.responses import Turn
+    from agenthost.adapters.openai.responses import Turn
 
 
 class _Events:

@@ -26,10 +26,10 @@ from typing import Any
 
 import orjson
 
-from adapters.openai.convert_responses import compact, expand
-from adapters.openai.errors import OpenAIError
-from adapters.openai.items import Item
-from agents import MemoryManager, SessionKey
+from agenthost.adapters.openai.convert_responses import compact, expand
+from agenthost.adapters.openai.errors import OpenAIError
+from agenthost.adapters.openai.items import Item
+from agenthost.agents import MemoryManager, SessionKey
 
 RESPONSES = "responses"
 CONVERSATIONS = "conversations"

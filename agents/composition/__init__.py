@@ -1,8 +1,8 @@
 """Agents working together: handoff (agent as a tool), pipelines and step workflows."""
 
-from agents.composition.handoff import MAX_DEPTH, AgentTool, history_view
-from agents.composition.pipeline import PipelineAgent
-from agents.composition.workflow import (
+from agenthost.agents.composition.handoff import MAX_DEPTH, AgentTool, history_view
+from agenthost.agents.composition.pipeline import PipelineAgent
+from agenthost.agents.composition.workflow import (
     END,
     NEXT,
     PREV,

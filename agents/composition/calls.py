@@ -14,9 +14,9 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents.composition.handoff import AgentTool
-from agents.messages import Message, ToolCallPart, ToolResultPart
-from agents.results import RunUpdate, Usage
+from agenthost.agents.composition.handoff import AgentTool
+from agenthost.agents.messages import Message, ToolCallPart, ToolResultPart
+from agenthost.agents.results import RunUpdate, Usage
 
 RunTool = Callable[[ToolCallPart], Awaitable[ToolResultPart]]
 

@@ -16,14 +16,14 @@ from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
-from agents.errors import AgentError
-from agents.messages import Message, ToolCallPart, ToolResultPart
-from agents.results import RunFinished, RunResult, RunUpdate, SubAgentUpdate, Usage
-from agents.tools.client import question_of
-from agents.tools.functions import Tool
+from agenthost.agents.errors import AgentError
+from agenthost.agents.messages import Message, ToolCallPart, ToolResultPart
+from agenthost.agents.results import RunFinished, RunResult, RunUpdate, SubAgentUpdate, Usage
+from agenthost.agents.tools.client import question_of
+from agenthost.agents.tools.functions import Tool
 
 if TYPE_CHECKING:
-    from agents.agent import Agent
+    from agenthost.agents.agent import Agent
 
 MAX_DEPTH = 5
 """Agents handing off to agents, at most this deep (start-up refuses configured cycles)."""

@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING
 
-from agents.agent import BaseAgent
-from agents.errors import AgentError, UserError
-from agents.messages import Message
-from agents.options import RunOptions
-from agents.results import (
+from agenthost.agents.agent import BaseAgent
+from agenthost.agents.errors import AgentError, UserError
+from agenthost.agents.messages import Message
+from agenthost.agents.options import RunOptions
+from agenthost.agents.results import (
     RunFinished,
     RunResult,
     RunUpdate,
@@ -26,10 +26,10 @@ from agents.results import (
     TextDelta,
     Usage,
 )
-from agents.sessions import InMemorySession
+from agenthost.agents.sessions import InMemorySession
 
 if TYPE_CHECKING:
-    from agents.agent import Agent
+    from agenthost.agents.agent import Agent
 
 
 class PipelineAgent(BaseAgent):

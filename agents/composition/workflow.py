@@ -23,15 +23,22 @@ import anyio.to_thread
 import orjson
 from pydantic import BaseModel, ValidationError
 
-from agents.agent import BaseAgent
-from agents.composition.pipeline import refuse_client_tools
-from agents.errors import AgentError, MaxStepsExceeded
-from agents.messages import Message
-from agents.options import RunOptions
-from agents.results import RunFinished, RunResult, RunUpdate, SubAgentUpdate, TextDelta, Usage
+from agenthost.agents.agent import BaseAgent
+from agenthost.agents.composition.pipeline import refuse_client_tools
+from agenthost.agents.errors import AgentError, MaxStepsExceeded
+from agenthost.agents.messages import Message
+from agenthost.agents.options import RunOptions
+from agenthost.agents.results import (
+    RunFinished,
+    RunResult,
+    RunUpdate,
+    SubAgentUpdate,
+    TextDelta,
+    Usage,
+)
 
 if TYPE_CHECKING:
-    from agents.agent import Agent
+    from agenthost.agents.agent import Agent
 
 NEXT, SELF, PREV, START, END = "NEXT", "SELF", "PREV", "START", "END"
 TARGETS = (NEXT, SELF, PREV, START, END)

@@ -22,7 +22,7 @@ def register_pydantic_ai(registry: TypeRegistry) -> None:
     """Serve ``pydantic_ai.Agent`` objects, when the ``pydantic-ai`` extra is installed."""
     if importlib.util.find_spec("pydantic_ai") is None:
         return
-    from agents.frameworks.pydantic_ai import register
+    from agenthost.agents.frameworks.pydantic_ai import register
 
     register(registry)
 
@@ -31,6 +31,6 @@ def register_langgraph(registry: TypeRegistry) -> None:
     """Serve LangGraph's compiled graphs, when the ``langgraph`` extra is installed."""
     if importlib.util.find_spec("langgraph") is None:
         return
-    from agents.frameworks.langgraph import register
+    from agenthost.agents.frameworks.langgraph import register
 
     register(registry)

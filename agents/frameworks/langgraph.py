@@ -30,12 +30,12 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 
 import orjson
 
-from agents.agent import BaseAgent
-from agents.frameworks import TypeRegistry
-from agents.frameworks.streams import Emit, Finished, stream_in_task
-from agents.messages import Message, Part, TextPart, ToolCallPart, ToolResultPart
-from agents.options import RunOptions
-from agents.results import RunFinished, RunResult, RunUpdate, TextDelta, Usage
+from agenthost.agents.agent import BaseAgent
+from agenthost.agents.frameworks import TypeRegistry
+from agenthost.agents.frameworks.streams import Emit, Finished, stream_in_task
+from agenthost.agents.messages import Message, Part, TextPart, ToolCallPart, ToolResultPart
+from agenthost.agents.options import RunOptions
+from agenthost.agents.results import RunFinished, RunResult, RunUpdate, TextDelta, Usage
 
 # Between the texts of two AI messages of one run, as for chat agents' steps.
 SEPARATOR = "\n\n"

@@ -21,13 +21,13 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
         "pip install 'agenthost[pydantic-ai]'"
     ) from exc
 
-from agents.agent import BaseAgent
-from agents.errors import UserError
-from agents.frameworks import TypeRegistry
-from agents.frameworks.streams import Emit, Finished, stream_in_task
-from agents.messages import Message, Part, TextPart, ToolCallPart, ToolResultPart
-from agents.options import RunOptions
-from agents.results import RunFinished, RunResult, RunUpdate, TextDelta, Usage
+from agenthost.agents.agent import BaseAgent
+from agenthost.agents.errors import UserError
+from agenthost.agents.frameworks import TypeRegistry
+from agenthost.agents.frameworks.streams import Emit, Finished, stream_in_task
+from agenthost.agents.messages import Message, Part, TextPart, ToolCallPart, ToolResultPart
+from agenthost.agents.options import RunOptions
+from agenthost.agents.results import RunFinished, RunResult, RunUpdate, TextDelta, Usage
 
 
 class PydanticAIAgent(BaseAgent):

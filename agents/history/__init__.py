@@ -4,11 +4,11 @@ They apply to the transcript sent to the model, before every model request;
 the session always keeps the whole conversation.
 """
 
-from agents.history.base import HistoryContext, MemoryStrategy, Unconstrained
-from agents.history.strategies import SlidingWindow, TokenBudget
-from agents.history.summarize import Summarize
-from agents.history.tokens import Counter, TokenCounter, estimate_tokens
-from agents.history.units import Units, split_units
+from agenthost.agents.history.base import HistoryContext, MemoryStrategy, Unconstrained
+from agenthost.agents.history.strategies import SlidingWindow, TokenBudget
+from agenthost.agents.history.summarize import Summarize
+from agenthost.agents.history.tokens import Counter, TokenCounter, estimate_tokens
+from agenthost.agents.history.units import Units, split_units
 
 __all__ = [
     "Counter",

@@ -11,12 +11,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from agents.errors import UserError
-from agents.history.tokens import Counter
-from agents.history.units import Units
-from agents.messages import Message
-from agents.models.base import ChatModel
-from agents.results import Usage
+from agenthost.agents.errors import UserError
+from agenthost.agents.history.tokens import Counter
+from agenthost.agents.history.units import Units
+from agenthost.agents.messages import Message
+from agenthost.agents.models.base import ChatModel
+from agenthost.agents.results import Usage
 
 
 @dataclass(slots=True)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agents.errors import AgentError
-from agents.history.base import HistoryContext, fewest_to_drop
-from agents.history.tokens import Counter
-from agents.history.units import split_units
-from agents.messages import Message
+from agenthost.agents.errors import AgentError
+from agenthost.agents.history.base import HistoryContext, fewest_to_drop
+from agenthost.agents.history.tokens import Counter
+from agenthost.agents.history.units import split_units
+from agenthost.agents.messages import Message
 
 
 class SlidingWindow:

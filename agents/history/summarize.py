@@ -16,12 +16,12 @@ from typing import Any
 
 from cachetools import LRUCache
 
-from agents.history.base import HistoryContext, fewest_to_drop
-from agents.history.tokens import Counter
-from agents.history.units import Units, split_units
-from agents.messages import Message, TextPart, ToolCallPart, ToolResultPart
-from agents.models.base import ChatModel, ModelRequest
-from agents.options import ModelSettings
+from agenthost.agents.history.base import HistoryContext, fewest_to_drop
+from agenthost.agents.history.tokens import Counter
+from agenthost.agents.history.units import Units, split_units
+from agenthost.agents.messages import Message, TextPart, ToolCallPart, ToolResultPart
+from agenthost.agents.models.base import ChatModel, ModelRequest
+from agenthost.agents.options import ModelSettings
 
 NOTE = "summary"
 CACHED_SUMMARIES = 1024

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from agents.messages import Message, TextPart, ToolCallPart, ToolResultPart
+from agenthost.agents.messages import Message, TextPart, ToolCallPart, ToolResultPart
 
 # Tokens a chat template adds around each message (role markers, separators).
 MESSAGE_OVERHEAD = 4

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agents.messages import Message
+from agenthost.agents.messages import Message
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,14 +1,14 @@
 """Chat models: one protocol, one module per provider."""
 
-from agents.models.base import (
+from agenthost.agents.models.base import (
     BaseChatModel,
     ChatModel,
     ModelRequest,
     ModelResponse,
     ModelStreamEvent,
 )
-from agents.models.echo import EchoModel
-from agents.models.testing import FunctionModel, ScriptedModel
+from agenthost.agents.models.echo import EchoModel
+from agenthost.agents.models.testing import FunctionModel, ScriptedModel
 
 __all__ = [
     "BaseChatModel",

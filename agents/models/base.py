@@ -7,11 +7,11 @@ from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from agents.errors import UserError
-from agents.messages import FilePart, Message
-from agents.options import ModelSettings
-from agents.results import FinishReason, TextDelta, Usage
-from agents.tools.base import ToolDefinition
+from agenthost.agents.errors import UserError
+from agenthost.agents.messages import FilePart, Message
+from agenthost.agents.options import ModelSettings
+from agenthost.agents.results import FinishReason, TextDelta, Usage
+from agenthost.agents.tools.base import ToolDefinition
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator
 
-from agents.messages import Message, last_user_text
-from agents.models.base import (
+from agenthost.agents.messages import Message, last_user_text
+from agenthost.agents.models.base import (
     BaseChatModel,
     ModelRequest,
     ModelResponse,
@@ -23,7 +23,7 @@ from agents.models.base import (
     refuse_files,
     refuse_forced_tools,
 )
-from agents.results import TextDelta, Usage
+from agenthost.agents.results import TextDelta, Usage
 
 WORD_CHUNKS = re.compile(r"\s*\S+\s*")
 

@@ -44,18 +44,22 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
         "the local model provider needs the 'local' extra: pip install 'agenthost[local]'"
     ) from exc
 
-from agents.errors import ModelError, UserError
-from agents.messages import Message, ToolCallPart
-from agents.models.base import (
+from agenthost.agents.errors import ModelError, UserError
+from agenthost.agents.messages import Message, ToolCallPart
+from agenthost.agents.models.base import (
     BaseChatModel,
     ModelRequest,
     ModelResponse,
     ModelStreamEvent,
     refuse_files,
 )
-from agents.models.openai_format import ChatStreamAccumulator, to_chat_messages, to_chat_settings
-from agents.results import TextDelta
-from agents.tools.base import ToolDefinition
+from agenthost.agents.models.openai_format import (
+    ChatStreamAccumulator,
+    to_chat_messages,
+    to_chat_settings,
+)
+from agenthost.agents.results import TextDelta
+from agenthost.agents.tools.base import ToolDefinition
 
 logger = logging.getLogger("agenthost.local")
 

@@ -23,10 +23,15 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
         "the openai provider needs the 'openai' extra: pip install 'agenthost[openai]'"
     ) from exc
 
-from agents.errors import ModelError, UserError
-from agents.models.base import BaseChatModel, ModelRequest, ModelResponse, ModelStreamEvent
-from agents.models.openai_errors import failed, malformed_answers, retry_delay
-from agents.models.openai_format import (
+from agenthost.agents.errors import ModelError, UserError
+from agenthost.agents.models.base import (
+    BaseChatModel,
+    ModelRequest,
+    ModelResponse,
+    ModelStreamEvent,
+)
+from agenthost.agents.models.openai_errors import failed, malformed_answers, retry_delay
+from agenthost.agents.models.openai_format import (
     ChatStreamAccumulator,
     from_chat_message,
     from_chat_usage,
@@ -36,7 +41,7 @@ from agents.models.openai_format import (
     to_chat_tool_choice,
     to_chat_tools,
 )
-from agents.results import TextDelta
+from agenthost.agents.results import TextDelta
 
 T = TypeVar("T")
 logger = logging.getLogger("agenthost.upstream")

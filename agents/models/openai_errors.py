@@ -16,7 +16,7 @@ from contextlib import contextmanager
 
 import openai
 
-from agents.errors import AgentError, ModelBusy, ModelError, UserError
+from agenthost.agents.errors import AgentError, ModelBusy, ModelError, UserError
 
 logger = logging.getLogger("agenthost.upstream")
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from agents.messages import (
+from agenthost.agents.messages import (
     DataPart,
     FilePart,
     Message,
@@ -20,10 +20,10 @@ from agents.messages import (
     ToolCallPart,
     ToolResultPart,
 )
-from agents.models.base import ModelResponse
-from agents.options import ModelSettings
-from agents.results import FinishReason, Usage
-from agents.tools.base import ToolDefinition
+from agenthost.agents.models.base import ModelResponse
+from agenthost.agents.options import ModelSettings
+from agenthost.agents.results import FinishReason, Usage
+from agenthost.agents.tools.base import ToolDefinition
 
 _FINISH: dict[str, FinishReason] = {"length": "length", "content_filter": "content_filter"}
 

@@ -10,13 +10,13 @@ import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from itertools import count
 
-from agents.messages import Message, Part, TextPart, ToolCallPart
-from agents.models.base import (
+from agenthost.agents.messages import Message, Part, TextPart, ToolCallPart
+from agenthost.agents.models.base import (
     BaseChatModel,
     ModelRequest,
     ModelStreamEvent,
 )
-from agents.models.echo import stream_words
+from agenthost.agents.models.echo import stream_words
 
 Reply = str | ToolCallPart | list[str | ToolCallPart] | Message
 ReplyFunction = Callable[[ModelRequest], Reply | Awaitable[Reply]]

@@ -6,13 +6,13 @@ whose events any :class:`ToolHooks` can watch. Client tools
 (:class:`ClientTool`, ``ask_user``) are answered by the client instead.
 """
 
-from agents.tools.base import BaseTool, ToolDefinition, ToolOptions
-from agents.tools.builtin import BUILTIN_TOOLS, calculator, current_time, think
-from agents.tools.cache import CacheOptions, ToolCache
-from agents.tools.client import ASK_USER, ClientTool, answer_pending, question_of
-from agents.tools.events import LOGGING_HOOKS, LoggingHooks, ToolEvent, ToolHooks
-from agents.tools.functions import Tool, tool
-from agents.tools.toolsets import Toolset
+from agenthost.agents.tools.base import BaseTool, ToolDefinition, ToolOptions
+from agenthost.agents.tools.builtin import BUILTIN_TOOLS, calculator, current_time, think
+from agenthost.agents.tools.cache import CacheOptions, ToolCache
+from agenthost.agents.tools.client import ASK_USER, ClientTool, answer_pending, question_of
+from agenthost.agents.tools.events import LOGGING_HOOKS, LoggingHooks, ToolEvent, ToolHooks
+from agenthost.agents.tools.functions import Tool, tool
+from agenthost.agents.tools.toolsets import Toolset
 
 __all__ = [
     "ASK_USER",

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any, Self
 
 import orjson
 
-from agents.errors import ToolError
-from agents.tools.cache import CacheOptions, ToolCache
+from agenthost.agents.errors import ToolError
+from agenthost.agents.tools.cache import CacheOptions, ToolCache
 
 if TYPE_CHECKING:
-    from agents.tools.events import ToolHooks
+    from agenthost.agents.tools.events import ToolHooks
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +98,7 @@ class BaseTool(ABC):
 
         Raises :class:`~agents.errors.ToolError` with a message for the model.
         """
-        from agents.tools.pipeline import run_pipeline
+        from agenthost.agents.tools.pipeline import run_pipeline
 
         return await run_pipeline(self, arguments, call_id=call_id, hooks=hooks)
 

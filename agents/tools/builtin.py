@@ -12,10 +12,10 @@ from collections.abc import Callable
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from agents.errors import FatalToolError
-from agents.tools.base import BaseTool
-from agents.tools.client import ASK_USER, ClientTool
-from agents.tools.functions import tool
+from agenthost.agents.errors import FatalToolError
+from agenthost.agents.tools.base import BaseTool
+from agenthost.agents.tools.client import ASK_USER, ClientTool
+from agenthost.agents.tools.functions import tool
 
 _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,

@@ -21,8 +21,8 @@ from typing import Any
 
 import orjson
 
-from agents.messages import Message, ToolCallPart, ToolResultPart
-from agents.tools.base import ToolDefinition
+from agenthost.agents.messages import Message, ToolCallPart, ToolResultPart
+from agenthost.agents.tools.base import ToolDefinition
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,11 +19,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from agents.errors import ToolError
+from agenthost.agents.errors import ToolError
 
 ToolEventKind = Literal["start", "success", "error", "finish"]
 
-logger = logging.getLogger("agents.tools")
+logger = logging.getLogger("agenthost.agents.tools")
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any, get_type_hints, overload
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-from agents.errors import ToolError
-from agents.tools.base import BaseTool, ToolOptions
+from agenthost.agents.errors import ToolError
+from agenthost.agents.tools.base import BaseTool, ToolOptions
 
 if TYPE_CHECKING:
-    from agents.tools.events import ToolHooks
+    from agenthost.agents.tools.events import ToolHooks
 
 ToolFunction = Callable[..., Any]
 

@@ -22,8 +22,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
-from agents.errors import FatalToolError, ToolError
-from agents.tools.base import BaseTool, ToolOptions
+from agenthost.agents.errors import FatalToolError, ToolError
+from agenthost.agents.tools.base import BaseTool, ToolOptions
 
 try:
     import aiohttp
@@ -35,7 +35,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     ) from exc
 
 if TYPE_CHECKING:
-    from agents.tools.events import ToolHooks
+    from agenthost.agents.tools.events import ToolHooks
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network

@@ -21,11 +21,11 @@ import anyio
 import orjson
 from pydantic import BaseModel
 
-from agents.errors import FatalToolError, ToolError
-from agents.tools.base import BaseTool
-from agents.tools.events import ToolEvent, ToolEventKind, ToolHooks
+from agenthost.agents.errors import FatalToolError, ToolError
+from agenthost.agents.tools.base import BaseTool
+from agenthost.agents.tools.events import ToolEvent, ToolEventKind, ToolHooks
 
-logger = logging.getLogger("agents.tools")
+logger = logging.getLogger("agenthost.agents.tools")
 
 
 class _Emitter:

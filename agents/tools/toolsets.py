@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from agents.tools.base import BaseTool
+from agenthost.agents.tools.base import BaseTool
 
 
 class Toolset(Protocol):

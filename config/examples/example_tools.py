@@ -6,7 +6,7 @@ function needs type annotations and a docstring (the model reads both).
 
 from __future__ import annotations
 
-from agents import FatalToolError, tool
+from agenthost.agents import FatalToolError, tool
 
 
 def word_count(text: str, unique: bool = False) -> int:

@@ -5,7 +5,7 @@ from collections.abc import AsyncIterator
 
 from pydantic_ai import Agent
 
-from agents import Message
+from agenthost.agents import Message
 
 agent = Agent(
     os.environ.get("PYDANTIC_AI_MODEL", "test"),

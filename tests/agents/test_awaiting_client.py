@@ -2,7 +2,7 @@
 
 import pytest
 
-from agents import (
+from agenthost.agents import (
     ASK_USER,
     ChatAgent,
     ClientTool,
@@ -15,9 +15,9 @@ from agents import (
     answer_pending,
     question_of,
 )
-from agents.models import ScriptedModel
-from agents.models.testing import call
-from agents.tools import calculator
+from agenthost.agents.models import ScriptedModel
+from agenthost.agents.models.testing import call
+from agenthost.agents.tools import calculator
 
 pytestmark = pytest.mark.anyio
 

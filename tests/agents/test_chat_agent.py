@@ -3,7 +3,7 @@ from functools import partial
 import anyio
 import pytest
 
-from agents import (
+from agenthost.agents import (
     ChatAgent,
     InMemorySession,
     MaxStepsExceeded,
@@ -14,9 +14,9 @@ from agents import (
     ToolCallStarted,
     tool,
 )
-from agents.models import EchoModel, FunctionModel, ModelRequest, ScriptedModel
-from agents.models.testing import call
-from agents.tools import calculator
+from agenthost.agents.models import EchoModel, FunctionModel, ModelRequest, ScriptedModel
+from agenthost.agents.models.testing import call
+from agenthost.agents.tools import calculator
 
 pytestmark = pytest.mark.anyio
 

@@ -1,6 +1,6 @@
 import pytest
 
-from agents import (
+from agenthost.agents import (
     FilePart,
     FunctionAgent,
     InMemorySession,
@@ -9,7 +9,7 @@ from agents import (
     TextDelta,
     TextPart,
 )
-from agents.models.openai_format import to_chat_messages
+from agenthost.agents.models.openai_format import to_chat_messages
 
 pytestmark = pytest.mark.anyio
 

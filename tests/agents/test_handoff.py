@@ -3,7 +3,7 @@
 import anyio
 import pytest
 
-from agents import (
+from agenthost.agents import (
     ASK_USER,
     ChatAgent,
     InMemorySession,
@@ -14,9 +14,9 @@ from agents import (
     TextDelta,
     ToolCallFinished,
 )
-from agents.composition import MAX_DEPTH, AgentTool, history_view
-from agents.models import FunctionModel, ModelRequest, ScriptedModel
-from agents.models.testing import call
+from agenthost.agents.composition import MAX_DEPTH, AgentTool, history_view
+from agenthost.agents.models import FunctionModel, ModelRequest, ScriptedModel
+from agenthost.agents.models.testing import call
 
 pytestmark = pytest.mark.anyio
 

@@ -4,7 +4,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from agents import (
+from agenthost.agents import (
     AgentError,
     ChatAgent,
     InMemorySession,
@@ -14,7 +14,7 @@ from agents import (
     UserError,
     tool,
 )
-from agents.history import (
+from agenthost.agents.history import (
     HistoryContext,
     SlidingWindow,
     Summarize,
@@ -22,10 +22,10 @@ from agents.history import (
     estimate_tokens,
     split_units,
 )
-from agents.models import FunctionModel, ModelRequest, ScriptedModel
-from agents.models.testing import call
-from agents.sessions import ManagedSession, SessionKey
-from app.memory import LRUMemoryManager
+from agenthost.agents.models import FunctionModel, ModelRequest, ScriptedModel
+from agenthost.agents.models.testing import call
+from agenthost.agents.sessions import ManagedSession, SessionKey
+from agenthost.app.memory import LRUMemoryManager
 
 pytestmark = pytest.mark.anyio
 

@@ -7,9 +7,9 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
 
-from agents import InMemorySession, Message, ToolCallPart, ToolResultPart
-from agents.frameworks.langgraph import LangGraphAgent, from_langchain, to_langchain
-from app.registry import Registry
+from agenthost.agents import InMemorySession, Message, ToolCallPart, ToolResultPart
+from agenthost.agents.frameworks.langgraph import LangGraphAgent, from_langchain, to_langchain
+from agenthost.app.registry import Registry
 from tests.completions import complete
 from tests.conftest import openai_client
 

@@ -5,7 +5,7 @@ from collections.abc import AsyncIterator, Sequence
 import anyio
 import pytest
 
-from agents import (
+from agenthost.agents import (
     BaseAgent,
     ChatAgent,
     InMemorySession,
@@ -16,9 +16,9 @@ from agents import (
     TextDelta,
     tool,
 )
-from agents.limits import LIVE_RUNS, RunInterrupted, RunLimitExceeded, RunLimits
-from agents.models import EchoModel, ScriptedModel
-from agents.models.testing import call
+from agenthost.agents.limits import LIVE_RUNS, RunInterrupted, RunLimitExceeded, RunLimits
+from agenthost.agents.models import EchoModel, ScriptedModel
+from agenthost.agents.models.testing import call
 
 pytestmark = pytest.mark.anyio
 

@@ -3,10 +3,10 @@
 import anyio
 import pytest
 
-from agents import ChatAgent, InMemorySession, Message, ModelSettings
-from agents.history import TokenBudget
-from agents.models import ModelRequest
-from agents.models.local import LocalModel
+from agenthost.agents import ChatAgent, InMemorySession, Message, ModelSettings
+from agenthost.agents.history import TokenBudget
+from agenthost.agents.models import ModelRequest
+from agenthost.agents.models.local import LocalModel
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

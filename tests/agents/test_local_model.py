@@ -10,11 +10,11 @@ import httpx
 import openai
 import pytest
 
-from agents import Agent, ChatAgent, ModelError, ModelSettings, RunOptions
-from agents.models.local import BUILTIN_MODELS, RUNTIMES, LocalModel, resolve_model_file
-from agents.tools import calculator
-from app.server import create_app
-from app.settings import Settings
+from agenthost.agents import Agent, ChatAgent, ModelError, ModelSettings, RunOptions
+from agenthost.agents.models.local import BUILTIN_MODELS, RUNTIMES, LocalModel, resolve_model_file
+from agenthost.agents.tools import calculator
+from agenthost.app.server import create_app
+from agenthost.app.settings import Settings
 from tests.conftest import openai_client, running
 from tests.upstream import serve_in_thread
 

@@ -1,5 +1,5 @@
-from agents import Message, TextPart, to_messages
-from agents.messages import DataPart, last_user_text
+from agenthost.agents import Message, TextPart, to_messages
+from agenthost.agents.messages import DataPart, last_user_text
 
 
 def test_inputs_are_normalised_to_messages() -> None:

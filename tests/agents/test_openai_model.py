@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from agents import (
+from agenthost.agents import (
     ChatAgent,
     ModelBusy,
     ModelError,
@@ -15,8 +15,8 @@ from agents import (
     ToolCallFinished,
     UserError,
 )
-from agents.models.openai import OpenAIModel
-from agents.tools import calculator
+from agenthost.agents.models.openai import OpenAIModel
+from agenthost.agents.tools import calculator
 from tests.upstream import FakeUpstream
 
 pytestmark = pytest.mark.anyio

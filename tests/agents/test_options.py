@@ -1,6 +1,6 @@
 import pytest
 
-from agents import ModelSettings, RunOptions, UserError, tool
+from agenthost.agents import ModelSettings, RunOptions, UserError, tool
 
 
 @tool

@@ -2,7 +2,7 @@
 
 import pytest
 
-from agents import (
+from agenthost.agents import (
     ASK_USER,
     AgentError,
     ChatAgent,
@@ -11,9 +11,9 @@ from agents import (
     SubAgentUpdate,
     TextDelta,
 )
-from agents.composition import PipelineAgent
-from agents.models import FunctionModel, ModelRequest, ScriptedModel
-from agents.models.testing import call
+from agenthost.agents.composition import PipelineAgent
+from agenthost.agents.models import FunctionModel, ModelRequest, ScriptedModel
+from agenthost.agents.models.testing import call
 from tests.blocking import Blocker
 
 pytestmark = pytest.mark.anyio

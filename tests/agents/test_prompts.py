@@ -4,10 +4,10 @@ import datetime as dt
 
 import pytest
 
-from agents import ChatAgent
-from agents.models import FunctionModel, ModelRequest
-from agents.prompts import PromptTemplate, TemplateProblem
-from agents.tools import calculator
+from agenthost.agents import ChatAgent
+from agenthost.agents.models import FunctionModel, ModelRequest
+from agenthost.agents.prompts import PromptTemplate, TemplateProblem
+from agenthost.agents.tools import calculator
 
 pytestmark = pytest.mark.anyio
 

@@ -7,9 +7,13 @@ from pydantic_ai import Agent as PydanticAgent
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, UserPromptPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from agents import InMemorySession, Message, ToolCallPart, ToolResultPart
-from agents.frameworks.pydantic_ai import PydanticAIAgent, from_pydantic_ai, to_pydantic_ai
-from app.registry import Registry
+from agenthost.agents import InMemorySession, Message, ToolCallPart, ToolResultPart
+from agenthost.agents.frameworks.pydantic_ai import (
+    PydanticAIAgent,
+    from_pydantic_ai,
+    to_pydantic_ai,
+)
+from agenthost.app.registry import Registry
 from tests.completions import complete
 from tests.conftest import openai_client
 

@@ -3,9 +3,24 @@
 import pytest
 from pydantic import BaseModel
 
-from agents import AgentError, ChatAgent, MaxStepsExceeded, RunFinished, SubAgentUpdate, TextDelta
-from agents.composition import END, PREV, SELF, START, AgentStep, FunctionStep, WorkflowAgent
-from agents.models import FunctionModel, ModelRequest
+from agenthost.agents import (
+    AgentError,
+    ChatAgent,
+    MaxStepsExceeded,
+    RunFinished,
+    SubAgentUpdate,
+    TextDelta,
+)
+from agenthost.agents.composition import (
+    END,
+    PREV,
+    SELF,
+    START,
+    AgentStep,
+    FunctionStep,
+    WorkflowAgent,
+)
+from agenthost.agents.models import FunctionModel, ModelRequest
 from tests.blocking import Blocker
 
 pytestmark = pytest.mark.anyio

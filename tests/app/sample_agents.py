@@ -4,10 +4,10 @@ from collections.abc import AsyncIterator
 
 import anyio
 
-from agents import ChatAgent, Message, TextDelta
-from agents.models import EchoModel, ModelRequest
-from agents.models.base import BaseChatModel, ModelStreamEvent
-from agents.models.echo import word_response
+from agenthost.agents import ChatAgent, Message, TextDelta
+from agenthost.agents.models import EchoModel, ModelRequest
+from agenthost.agents.models.base import BaseChatModel, ModelStreamEvent
+from agenthost.agents.models.echo import word_response
 
 
 def shout(messages: list[Message]) -> str:

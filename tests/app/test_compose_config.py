@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from agents import ChatAgent, FunctionAgent, TextDelta
-from agents.composition import AgentTool, PipelineAgent, WorkflowAgent
-from agents.history import SlidingWindow, Summarize, TokenBudget
-from agents.models import EchoModel
-from agents.prompts import PromptTemplate
-from app.build import load_agents
-from app.config import ConfigError
-from app.registry import Registry
+from agenthost.agents import ChatAgent, FunctionAgent, TextDelta
+from agenthost.agents.composition import AgentTool, PipelineAgent, WorkflowAgent
+from agenthost.agents.history import SlidingWindow, Summarize, TokenBudget
+from agenthost.agents.models import EchoModel
+from agenthost.agents.prompts import PromptTemplate
+from agenthost.app.build import load_agents
+from agenthost.app.config import ConfigError
+from agenthost.app.registry import Registry
 
 pytestmark = pytest.mark.anyio
 

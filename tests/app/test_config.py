@@ -3,10 +3,10 @@ from pathlib import Path
 
 import pytest
 
-from app.build import build_registry, load_agents
-from app.cli import main
-from app.config import ConfigError, load_config
-from app.specs import ChatAgentSpec, ConfigSpec, ImportAgentSpec
+from agenthost.app.build import build_registry, load_agents
+from agenthost.app.cli import main
+from agenthost.app.config import ConfigError, load_config
+from agenthost.app.specs import ChatAgentSpec, ConfigSpec, ImportAgentSpec
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -118,7 +118,7 @@ def test_bad_config_names_file_agent_and_field(tmp_path: Path, body: str, messag
         (
             "agents:\n  - {name: a, import: 'tests.app.sample_agents:not_an_agent'}\n",
             r"agent 'a': no agent factory for type int; "
-            r"known types: agents.agent.BaseAgent, function",
+            r"known types: agenthost.agents.agent.BaseAgent, function",
         ),
     ],
 )

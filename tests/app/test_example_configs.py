@@ -5,8 +5,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from app.build import load_agents
-from app.cli import main
+from agenthost.app.build import load_agents
+from agenthost.app.cli import main
 from tests.conftest import openai_client
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "config" / "examples"

@@ -1,9 +1,9 @@
 import pytest
 
-from agents import ChatAgent, Message, SessionKey
-from agents.models import EchoModel
-from agents.sessions import ManagedSession
-from app.memory import LRUMemoryManager
+from agenthost.agents import ChatAgent, Message, SessionKey
+from agenthost.agents.models import EchoModel
+from agenthost.agents.sessions import ManagedSession
+from agenthost.app.memory import LRUMemoryManager
 
 pytestmark = pytest.mark.anyio
 

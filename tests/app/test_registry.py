@@ -2,9 +2,9 @@ from typing import Any
 
 import pytest
 
-from agents import Agent, BaseAgent, ChatAgent, FunctionAgent
-from agents.models import EchoModel
-from app.registry import Registry, RegistryError
+from agenthost.agents import Agent, BaseAgent, ChatAgent, FunctionAgent
+from agenthost.agents.models import EchoModel
+from agenthost.app.registry import Registry, RegistryError
 
 
 class Legacy:
@@ -45,7 +45,7 @@ def test_each_registry_owns_its_table() -> None:
 def test_unknown_types_are_refused_naming_the_known_ones() -> None:
     registry = Registry.with_defaults(plugins=False)
     with pytest.raises(
-        RegistryError, match=r"type str; known types: agents.agent.BaseAgent, function"
+        RegistryError, match=r"type str; known types: agenthost.agents.agent.BaseAgent, function"
     ):
         registry.add("x", "not an agent")
 

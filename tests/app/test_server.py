@@ -13,10 +13,10 @@ import httpx
 import openai
 import pytest
 
-from agents import Agent, ChatAgent
-from agents.models import EchoModel
-from app.server import create_app
-from app.settings import Settings
+from agenthost.agents import Agent, ChatAgent
+from agenthost.agents.models import EchoModel
+from agenthost.app.server import create_app
+from agenthost.app.settings import Settings
 from tests.conftest import openai_client, running
 from tests.upstream import free_port
 
@@ -208,7 +208,7 @@ async def test_browsers_get_cors_headers_and_preflights_need_no_key() -> None:
 
 
 async def test_an_agent_exposed_to_other_protocols_is_not_served_over_openai() -> None:
-    from app.registry import Registry
+    from agenthost.app.registry import Registry
 
     registry = Registry.with_defaults(plugins=False)
     registry.add("open", ChatAgent("open", EchoModel()))
@@ -234,7 +234,7 @@ def test_a_protocol_whose_extra_is_missing_is_skipped_unless_asked_for(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     # None in sys.modules makes the import fail, as on an install without the extra.
-    monkeypatch.setitem(sys.modules, "adapters.acp", None)
+    monkeypatch.setitem(sys.modules, "agenthost.adapters.acp", None)
     with caplog.at_level("WARNING", logger="agenthost"):
         app = create_app(Settings(), echo())
     assert "/acp" not in app.state.adapters and "/v1" in app.state.adapters

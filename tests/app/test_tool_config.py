@@ -5,13 +5,13 @@ from pathlib import Path
 
 import pytest
 
-from agents import ClientTool
-from agents.tools import BaseTool, CacheOptions, ToolOptions
-from agents.tools.http import HTTPGetTool
-from agents.tools.mcp import MCPToolset
-from app.build import build_registry, load_agents
-from app.cli import main
-from app.config import ConfigError, load_config
+from agenthost.agents import ClientTool
+from agenthost.agents.tools import BaseTool, CacheOptions, ToolOptions
+from agenthost.agents.tools.http import HTTPGetTool
+from agenthost.agents.tools.mcp import MCPToolset
+from agenthost.app.build import build_registry, load_agents
+from agenthost.app.cli import main
+from agenthost.app.config import ConfigError, load_config
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "config" / "examples").glob("*.yaml"))
@@ -24,7 +24,7 @@ def write(tmp_path: Path, text: str) -> Path:
 
 
 SAMPLE_TOOLS = '''
-from agents import tool
+from agenthost.agents import tool
 
 
 def shout(text: str) -> str:

@@ -11,17 +11,17 @@ from pathlib import Path
 import pytest
 from asgi_lifespan import LifespanManager
 
-from agents import AgentError, ChatAgent
-from agents.models import ScriptedModel
-from agents.models.testing import call
-from agents.tools.mcp import MCPServerError
-from app.build import build_registry
-from app.config import load_config
-from app.registry import Registry
-from app.server import create_app
-from app.settings import Settings
-from app.specs import ChatAgentSpec
-from app.tool_build import Tooling
+from agenthost.agents import AgentError, ChatAgent
+from agenthost.agents.models import ScriptedModel
+from agenthost.agents.models.testing import call
+from agenthost.agents.tools.mcp import MCPServerError
+from agenthost.app.build import build_registry
+from agenthost.app.config import load_config
+from agenthost.app.registry import Registry
+from agenthost.app.server import create_app
+from agenthost.app.settings import Settings
+from agenthost.app.specs import ChatAgentSpec
+from agenthost.app.tool_build import Tooling
 from tests.conftest import openai_client, running
 from tests.upstream import free_port
 

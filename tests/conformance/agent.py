@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import anyio
 
-from agents import (
+from agenthost.agents import (
     BaseAgent,
     DataPart,
     FilePart,
@@ -30,8 +30,8 @@ from agents import (
     TextPart,
     ToolCallPart,
 )
-from agents import Part as AgentPart
-from agents.tools import ASK_USER
+from agenthost.agents import Part as AgentPart
+from agenthost.agents.tools import ASK_USER
 
 TEXT_FILE = FilePart(
     data=base64.b64encode(b"tck").decode(), mime_type="text/plain", name="output.txt"

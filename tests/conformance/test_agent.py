@@ -10,7 +10,7 @@ from a2a.client import Client
 from a2a.types import TaskState
 from google.protobuf.json_format import MessageToDict
 
-from app.build import load_agents
+from agenthost.app.build import load_agents
 from tests.adapters.a2a.support import (
     a2a_settings,
     collect,

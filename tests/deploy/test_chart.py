@@ -12,10 +12,10 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from app.build import load_agents
-from app.principals import read_keys_file
-from app.server import PUBLIC_PATHS
-from app.settings import Settings
+from agenthost.app.build import load_agents
+from agenthost.app.principals import read_keys_file
+from agenthost.app.server import PUBLIC_PATHS
+from agenthost.app.settings import Settings
 from tests.deploy.chart import (
     ALL_ON,
     CHART,

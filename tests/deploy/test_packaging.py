@@ -8,7 +8,7 @@ from importlib.metadata import requires, version
 
 import pytest
 
-from app.cli import main
+from agenthost.app.cli import main
 
 
 def test_no_extra_pulls_in_the_model_carrier() -> None:

@@ -1,13 +1,13 @@
 """Tools from external MCP servers (stdio or streamable HTTP); needs the ``tools-mcp`` extra."""
 
-from agents.tools.mcp.connection import (
+from agenthost.agents.tools.mcp.connection import (
     HTTPServer,
     MCPConnection,
     MCPServerError,
     MCPServers,
     StdioServer,
 )
-from agents.tools.mcp.tools import MCPTool, MCPToolset, result_text
+from agenthost.agents.tools.mcp.tools import MCPTool, MCPToolset, result_text
 
 __all__ = [
     "HTTPServer",

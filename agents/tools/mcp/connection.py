@@ -25,7 +25,7 @@ from urllib.parse import urlsplit, urlunsplit
 import anyio
 import anyio.abc
 
-from agents.errors import AgentError, ToolError
+from agenthost.agents.errors import AgentError, ToolError
 
 try:
     import httpx2
@@ -39,7 +39,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
         "tools from MCP servers need the tools-mcp extra: pip install 'agenthost[tools-mcp]'"
     ) from exc
 
-logger = logging.getLogger("agents.tools.mcp")
+logger = logging.getLogger("agenthost.agents.tools.mcp")
 
 _CLOSE_TIMEOUT = 10.0
 

@@ -15,12 +15,12 @@ import orjson
 from jsonschema import Draft202012Validator, ValidationError
 from mcp_types import CallToolResult, TextContent, Tool
 
-from agents.errors import ToolError
-from agents.tools.base import BaseTool, ToolOptions
-from agents.tools.mcp.connection import MCPConnection
+from agenthost.agents.errors import ToolError
+from agenthost.agents.tools.base import BaseTool, ToolOptions
+from agenthost.agents.tools.mcp.connection import MCPConnection
 
 if TYPE_CHECKING:
-    from agents.tools.events import ToolHooks
+    from agenthost.agents.tools.events import ToolHooks
 
 
 class MCPTool(BaseTool):

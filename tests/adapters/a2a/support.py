@@ -19,13 +19,13 @@ from a2a.client import (
 from a2a.types import Message, Part, Role, SendMessageRequest, StreamResponse, Task
 from asgi_lifespan import LifespanManager
 
-from agents import Agent, ChatAgent, TextDelta
-from agents import Message as AgentMessage
-from agents.models import ModelRequest
-from agents.models.base import BaseChatModel, ModelResponse, ModelStreamEvent
-from agents.results import Usage
-from app.server import create_app
-from app.settings import Settings
+from agenthost.agents import Agent, ChatAgent, TextDelta
+from agenthost.agents import Message as AgentMessage
+from agenthost.agents.models import ModelRequest
+from agenthost.agents.models.base import BaseChatModel, ModelResponse, ModelStreamEvent
+from agenthost.agents.results import Usage
+from agenthost.app.server import create_app
+from agenthost.app.settings import Settings
 from tests.upstream import free_port, serve_in_thread
 
 TRANSPORTS = ["JSONRPC", "HTTP+JSON", "GRPC"]

@@ -9,8 +9,8 @@ from a2a.utils.errors import ContentTypeNotSupportedError, InvalidParamsError
 from google.protobuf.json_format import ParseDict
 from google.protobuf.struct_pb2 import Value
 
-from adapters.a2a import convert
-from agents import DataPart, FilePart, Message, RunResult, TextPart
+from agenthost.adapters.a2a import convert
+from agenthost.agents import DataPart, FilePart, Message, RunResult, TextPart
 
 
 def test_images_go_to_the_model_by_url_or_inline() -> None:

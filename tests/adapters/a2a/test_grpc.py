@@ -12,9 +12,9 @@ from a2a.compat.v0_3 import a2a_v0_3_pb2, a2a_v0_3_pb2_grpc
 from a2a.types import GetTaskRequest, Message, Part, Role, SendMessageRequest, a2a_pb2_grpc
 from asgi_lifespan import LifespanManager
 
-from agents import ChatAgent
-from agents.models import EchoModel
-from app.server import create_app
+from agenthost.agents import ChatAgent
+from agenthost.agents.models import EchoModel
+from agenthost.app.server import create_app
 from tests.adapters.a2a.support import a2a_settings
 from tests.upstream import free_port
 

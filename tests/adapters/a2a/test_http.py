@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from agents import ChatAgent
-from agents.models import EchoModel
-from app.build import load_agents
+from agenthost.agents import ChatAgent
+from agenthost.agents.models import EchoModel
+from agenthost.app.build import load_agents
 from tests.adapters.a2a.support import V1, a2a_settings, in_process, rpc
 from tests.principals import transcript_model
 

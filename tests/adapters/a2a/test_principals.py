@@ -10,7 +10,7 @@ import pytest
 from a2a.types import GetTaskRequest, TaskState
 from a2a.utils.errors import TaskNotFoundError
 
-from agents import ChatAgent
+from agenthost.agents import ChatAgent
 from tests.adapters.a2a.support import (
     V1,
     a2a_settings,

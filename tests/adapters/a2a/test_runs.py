@@ -10,10 +10,10 @@ import pytest
 from a2a.client import Client
 from a2a.types import GetTaskRequest, TaskState
 
-from agents import ASK_USER, ChatAgent, ModelBusy, ModelError, RunRefused, tool
-from agents.composition import AgentTool
-from agents.models import FunctionModel, ModelRequest, ScriptedModel
-from agents.models.testing import Reply, call
+from agenthost.agents import ASK_USER, ChatAgent, ModelBusy, ModelError, RunRefused, tool
+from agenthost.agents.composition import AgentTool
+from agenthost.agents.models import FunctionModel, ModelRequest, ScriptedModel
+from agenthost.agents.models.testing import Reply, call
 from tests.adapters.a2a.support import (
     artifact_text,
     collect,

@@ -9,10 +9,10 @@ import pytest
 from a2a.server.context import ServerCallContext
 from a2a.types import Task, TaskState, TaskStatus
 
-from adapters.a2a.tasks import BoundedTaskStore, TaskStoreError, TaskStores
-from adapters.a2a.users import PrincipalUser
-from agents import ChatAgent
-from agents.models import EchoModel
+from agenthost.adapters.a2a.tasks import BoundedTaskStore, TaskStoreError, TaskStores
+from agenthost.adapters.a2a.users import PrincipalUser
+from agenthost.agents import ChatAgent
+from agenthost.agents.models import EchoModel
 from tests.adapters.a2a.support import V1, a2a_settings, in_process, rpc
 
 pytestmark = pytest.mark.anyio

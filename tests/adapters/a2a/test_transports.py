@@ -19,9 +19,9 @@ from a2a.types import (
 )
 from a2a.utils.errors import TaskNotCancelableError, TaskNotFoundError
 
-from agents import ChatAgent
-from agents.models import EchoModel
-from agents.models.openai import OpenAIModel
+from agenthost.agents import ChatAgent
+from agenthost.agents.models import EchoModel
+from agenthost.agents.models.openai import OpenAIModel
 from tests.adapters.a2a.support import (
     TRANSPORTS,
     a2a_settings,

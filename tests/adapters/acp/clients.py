@@ -9,9 +9,9 @@ import httpx
 from acp_sdk.client import Client
 from asgi_lifespan import LifespanManager
 
-from agents import Agent
-from app.server import create_app
-from app.settings import Settings
+from agenthost.agents import Agent
+from agenthost.app.server import create_app
+from agenthost.app.settings import Settings
 
 
 def acp_settings(**overrides: object) -> Settings:

@@ -13,9 +13,9 @@ import pytest
 from acp_sdk.client import Client
 from acp_sdk.models import MessagePartEvent, RunCreatedEvent, RunStatus
 
-from agents import ChatAgent
-from agents.models.openai import OpenAIModel
-from app.server import create_app
+from agenthost.agents import ChatAgent
+from agenthost.agents.models.openai import OpenAIModel
+from agenthost.app.server import create_app
 from tests.adapters.acp.clients import acp_settings
 from tests.slow import SlowTool
 from tests.upstream import FakeUpstream, serve_in_thread

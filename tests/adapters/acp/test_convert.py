@@ -5,10 +5,10 @@ import asyncio
 import pytest
 from acp_sdk.models import Message, MessagePart, Run
 
-from adapters.acp.convert import from_acp_messages, question_message, to_history
-from adapters.acp.runs import RunRecord, RunStore
-from agents import DataPart, FilePart, SessionKey, TextPart, ToolCallPart, UserError
-from agents import Message as AgentMessage
+from agenthost.adapters.acp.convert import from_acp_messages, question_message, to_history
+from agenthost.adapters.acp.runs import RunRecord, RunStore
+from agenthost.agents import DataPart, FilePart, SessionKey, TextPart, ToolCallPart, UserError
+from agenthost.agents import Message as AgentMessage
 
 
 def test_acp_parts_become_text_data_and_files() -> None:

@@ -5,8 +5,8 @@ import pytest
 from acp_sdk.client import Client
 from acp_sdk.models import ACPError, Message, MessageAwaitResume, MessagePart
 
-from agents import ChatAgent
-from agents.models import EchoModel
+from agenthost.agents import ChatAgent
+from agenthost.agents.models import EchoModel
 from tests.adapters.acp.clients import acp_client, acp_settings
 from tests.principals import KEYS, bearer, check_isolation, transcript_model
 
@@ -112,7 +112,7 @@ async def test_without_a_key_the_answer_is_401_in_acps_shape() -> None:
 async def test_an_agent_limited_to_a_principal_is_unknown_to_others() -> None:
     from asgi_lifespan import LifespanManager
 
-    from app.server import create_app
+    from agenthost.app.server import create_app
 
     agents = {"t": ChatAgent("t", EchoModel()), "private": ChatAgent("private", EchoModel())}
     app = create_app(keyed(), agents, allow={"private": frozenset({"alice"})})  # type: ignore[arg-type]

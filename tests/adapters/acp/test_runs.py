@@ -15,10 +15,10 @@ from acp_sdk.models import (
 )
 from acp_sdk.shared import ResourceLoader
 
-from agents import ASK_USER, ChatAgent, tool
-from agents.models import EchoModel, FunctionModel, ModelRequest, ScriptedModel
-from agents.models.testing import Reply, call
-from agents.tools import calculator
+from agenthost.agents import ASK_USER, ChatAgent, tool
+from agenthost.agents.models import EchoModel, FunctionModel, ModelRequest, ScriptedModel
+from agenthost.agents.models.testing import Reply, call
+from agenthost.agents.tools import calculator
 from tests.adapters.acp.clients import acp_client
 from tests.principals import transcript_model
 

@@ -9,10 +9,10 @@ This module prints to stdout on import and its tool prints too: the command
 must keep such noise off the protocol stream.
 """
 
-from agents import ASK_USER, ChatAgent, tool
-from agents.models import FunctionModel, ModelRequest
-from agents.models.testing import Reply, call
-from agents.tools import calculator
+from agenthost.agents import ASK_USER, ChatAgent, tool
+from agenthost.agents.models import FunctionModel, ModelRequest
+from agenthost.agents.models.testing import Reply, call
+from agenthost.agents.tools import calculator
 
 print("noise from an agent module on stdout")
 

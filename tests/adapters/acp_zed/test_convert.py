@@ -9,8 +9,8 @@ from acp.schema import (
     TextResourceContents,
 )
 
-from adapters.acp_zed.convert import stop_reason, to_parts, to_usage, tool_finished
-from agents import FilePart, RunResult, TextPart, ToolResultPart, Usage
+from agenthost.adapters.acp_zed.convert import stop_reason, to_parts, to_usage, tool_finished
+from agenthost.agents import FilePart, RunResult, TextPart, ToolResultPart, Usage
 
 
 def test_prompt_blocks_become_text_and_files() -> None:

@@ -12,9 +12,9 @@ from fastapi import FastAPI
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from agents import Agent
-from app.server import create_app
-from app.settings import Settings
+from agenthost.agents import Agent
+from agenthost.app.server import create_app
+from agenthost.app.settings import Settings
 
 URL = "http://localhost/mcp"
 INITIALIZE = {

@@ -1,6 +1,6 @@
 """A code agent that prints to stdout, for the stdio tests: its output must not reach the wire."""
 
-from agents import Message
+from agenthost.agents import Message
 
 
 def noisy(messages: list[Message]) -> str:

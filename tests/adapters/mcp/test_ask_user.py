@@ -8,10 +8,10 @@ import pytest
 from mcp import Client
 from mcp_types import ElicitRequestParams, ElicitResult, TextContent
 
-from agents import ASK_USER, ChatAgent
-from agents.models import FunctionModel, ModelRequest
-from agents.models.testing import Reply, call
-from app.server import create_app
+from agenthost.agents import ASK_USER, ChatAgent
+from agenthost.agents.models import FunctionModel, ModelRequest
+from agenthost.agents.models.testing import Reply, call
+from agenthost.app.server import create_app
 from tests.adapters.mcp.helpers import mcp_client, mcp_settings, running_app
 from tests.upstream import serve_in_thread
 

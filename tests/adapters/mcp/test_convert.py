@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from adapters.mcp import convert
-from adapters.mcp.progress import ThrottledProgress
-from agents import ASK_USER, ChatAgent, FunctionAgent, Message, ModelError, ToolResultPart
-from agents.models import EchoModel
-from agents.models.openai import OpenAIModel
-from agents.models.testing import call
-from agents.tools import calculator, tool
+from agenthost.adapters.mcp import convert
+from agenthost.adapters.mcp.progress import ThrottledProgress
+from agenthost.agents import ASK_USER, ChatAgent, FunctionAgent, Message, ModelError, ToolResultPart
+from agenthost.agents.models import EchoModel
+from agenthost.agents.models.openai import OpenAIModel
+from agenthost.agents.models.testing import call
+from agenthost.agents.tools import calculator, tool
 
 pytestmark = pytest.mark.anyio
 

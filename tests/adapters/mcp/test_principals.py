@@ -7,8 +7,8 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 
-from agents import ChatAgent
-from agents.models import EchoModel
+from agenthost.agents import ChatAgent
+from agenthost.agents.models import EchoModel
 from tests.adapters.mcp.helpers import INITIALIZE, URL, http, mcp_client, mcp_settings, running_app
 from tests.principals import KEYS, bearer, check_isolation, transcript_model
 

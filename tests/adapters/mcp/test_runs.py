@@ -14,13 +14,13 @@ import httpx
 import pytest
 from mcp import Client
 
-from agents import ChatAgent
-from agents.messages import Message
-from agents.models import BaseChatModel, ModelRequest
-from agents.models.base import ModelStreamEvent
-from agents.models.echo import stream_words
-from agents.models.openai import OpenAIModel
-from app.server import create_app
+from agenthost.agents import ChatAgent
+from agenthost.agents.messages import Message
+from agenthost.agents.models import BaseChatModel, ModelRequest
+from agenthost.agents.models.base import ModelStreamEvent
+from agenthost.agents.models.echo import stream_words
+from agenthost.agents.models.openai import OpenAIModel
+from agenthost.app.server import create_app
 from tests.adapters.mcp.helpers import INITIALIZE, mcp_client, mcp_settings, running_app
 from tests.upstream import FakeUpstream, serve_in_thread
 

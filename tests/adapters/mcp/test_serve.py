@@ -12,9 +12,9 @@ import httpx
 import pytest
 from mcp import Client
 
-from agents import ChatAgent
-from agents.models import EchoModel
-from app.server import create_app
+from agenthost.agents import ChatAgent
+from agenthost.agents.models import EchoModel
+from agenthost.app.server import create_app
 from tests.adapters.mcp.helpers import mcp_settings
 from tests.upstream import free_port
 

@@ -8,8 +8,8 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, TextContent, TextResourceContents
 
-from agents import Agent, ChatAgent, FunctionAgent, Message, ModelError
-from agents.models import EchoModel, FunctionModel, ModelRequest
+from agenthost.agents import Agent, ChatAgent, FunctionAgent, Message, ModelError
+from agenthost.agents.models import EchoModel, FunctionModel, ModelRequest
 from tests.adapters.mcp.helpers import URL, http, mcp_client, mcp_settings, running_app
 from tests.principals import transcript_model
 

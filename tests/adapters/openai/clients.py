@@ -9,8 +9,8 @@ import httpx
 import openai
 from fastapi import FastAPI
 
-from agents import Agent
-from app.settings import Settings
+from agenthost.agents import Agent
+from agenthost.app.settings import Settings
 from tests import conftest
 from tests.adapters.openai.openapi import SchemaCheckingTransport
 

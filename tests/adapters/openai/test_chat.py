@@ -4,11 +4,11 @@ import anyio
 import openai
 import pytest
 
-from agents import Agent, ChatAgent, FunctionAgent, Message
-from agents.models import EchoModel, FunctionModel, ModelRequest, ScriptedModel
-from agents.models.openai import OpenAIModel
-from agents.models.testing import call
-from agents.tools import calculator
+from agenthost.agents import Agent, ChatAgent, FunctionAgent, Message
+from agenthost.agents.models import EchoModel, FunctionModel, ModelRequest, ScriptedModel
+from agenthost.agents.models.openai import OpenAIModel
+from agenthost.agents.models.testing import call
+from agenthost.agents.tools import calculator
 from tests.adapters.openai.clients import openai_client
 from tests.upstream import FakeUpstream
 

@@ -11,10 +11,10 @@ from typing import Any
 import openai
 import pytest
 
-from agents import Agent, ChatAgent
-from agents.models import EchoModel
-from agents.models.openai import OpenAIModel
-from agents.tools import calculator
+from agenthost.agents import Agent, ChatAgent
+from agenthost.agents.models import EchoModel
+from agenthost.agents.models.openai import OpenAIModel
+from agenthost.agents.tools import calculator
 from tests.adapters.openai.clients import openai_client
 from tests.upstream import FakeUpstream
 

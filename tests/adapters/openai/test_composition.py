@@ -9,12 +9,12 @@ import openai
 import pytest
 from pydantic import BaseModel
 
-from agents import Agent, ChatAgent
-from agents.composition import SELF, AgentTool, FunctionStep, PipelineAgent, WorkflowAgent
-from agents.models import FunctionModel, ModelRequest, ScriptedModel
-from agents.models.testing import Reply, call
-from app.server import create_app
-from app.settings import Settings
+from agenthost.agents import Agent, ChatAgent
+from agenthost.agents.composition import SELF, AgentTool, FunctionStep, PipelineAgent, WorkflowAgent
+from agenthost.agents.models import FunctionModel, ModelRequest, ScriptedModel
+from agenthost.agents.models.testing import Reply, call
+from agenthost.app.server import create_app
+from agenthost.app.settings import Settings
 from tests.blocking import Blocker
 from tests.completions import complete
 from tests.conftest import openai_client

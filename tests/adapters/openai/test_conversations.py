@@ -10,9 +10,9 @@ import anyio
 import openai
 import pytest
 
-from agents import Agent, ChatAgent
-from agents.models import EchoModel
-from app.settings import Settings
+from agenthost.agents import Agent, ChatAgent
+from agenthost.agents.models import EchoModel
+from agenthost.app.settings import Settings
 from tests.adapters.openai.clients import openai_client
 from tests.principals import transcript_model
 

@@ -11,10 +11,10 @@ import httpx
 import openai
 import pytest
 
-from agents import ChatAgent
-from agents.models.openai import OpenAIModel
-from app.server import create_app
-from app.settings import Settings
+from agenthost.agents import ChatAgent
+from agenthost.agents.models.openai import OpenAIModel
+from agenthost.app.server import create_app
+from agenthost.app.settings import Settings
 from tests.slow import SlowTool
 from tests.upstream import FakeUpstream, serve_in_thread
 

@@ -11,9 +11,9 @@ import openai
 import pytest
 from httpx import Response
 
-from agents import Agent, ChatAgent, ModelError, TextDelta
-from agents.models import BaseChatModel, EchoModel, ModelRequest, ModelStreamEvent
-from agents.models.openai import OpenAIModel
+from agenthost.agents import Agent, ChatAgent, ModelError, TextDelta
+from agenthost.agents.models import BaseChatModel, EchoModel, ModelRequest, ModelStreamEvent
+from agenthost.agents.models.openai import OpenAIModel
 from tests.adapters.openai.clients import openai_client, running
 from tests.upstream import FakeUpstream
 
@@ -257,7 +257,7 @@ async def test_a_streamed_run_that_fails_at_once_gets_a_real_status() -> None:
     def explode(_: Any) -> str:
         raise RuntimeError("boom")
 
-    from agents.models import FunctionModel
+    from agenthost.agents.models import FunctionModel
 
     agents: dict[str, Agent] = {"x": ChatAgent("x", FunctionModel(explode))}
     async with running(agents) as (_, client):

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from agents import ChatAgent
-from agents.models.openai import OpenAIModel
-from app.server import create_app
-from app.settings import Settings
+from agenthost.agents import ChatAgent
+from agenthost.agents.models.openai import OpenAIModel
+from agenthost.app.server import create_app
+from agenthost.app.settings import Settings
 from tests.adapters.openai.clients import running
 from tests.upstream import FakeUpstream, serve_in_thread
 

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from adapters.openai.schemas import ChatCompletionRequest, ResponseRequest
-from agents import ChatAgent
-from agents.models import EchoModel
+from agenthost.adapters.openai.schemas import ChatCompletionRequest, ResponseRequest
+from agenthost.agents import ChatAgent
+from agenthost.agents.models import EchoModel
 from tests.conftest import running
 
 pytestmark = pytest.mark.anyio

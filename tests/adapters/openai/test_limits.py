@@ -3,10 +3,10 @@
 import orjson
 import pytest
 
-from agents import ChatAgent
-from agents.limits import RunLimits
-from agents.models import EchoModel
-from app.settings import Settings
+from agenthost.agents import ChatAgent
+from agenthost.agents.limits import RunLimits
+from agenthost.agents.models import EchoModel
+from agenthost.app.settings import Settings
 from tests.conftest import running
 
 pytestmark = pytest.mark.anyio

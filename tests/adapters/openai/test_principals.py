@@ -3,10 +3,10 @@
 import httpx
 import pytest
 
-from agents import ChatAgent
-from agents.models import EchoModel
-from app.server import create_app
-from app.settings import Settings
+from agenthost.agents import ChatAgent
+from agenthost.agents.models import EchoModel
+from agenthost.app.server import create_app
+from agenthost.app.settings import Settings
 from tests.adapters.openai.clients import running
 from tests.principals import bearer, check_isolation, keyed_settings, transcript_model
 
@@ -140,7 +140,7 @@ async def test_an_agent_limited_to_a_principal_is_unknown_to_others() -> None:
 
 
 def test_an_allow_list_must_name_a_key() -> None:
-    from app.principals import KeysError
+    from agenthost.app.principals import KeysError
 
     agents = {"t": ChatAgent("t", EchoModel())}
     with pytest.raises(KeysError, match="unknown principal 'carol'; API keys are named alice, bob"):
@@ -170,7 +170,7 @@ def test_named_bare_and_file_keys_give_principals(tmp_path: object) -> None:
     assert principals["bare-key"].startswith("key-") and "bare" not in principals["bare-key"]
     empty = Path(str(tmp_path)) / "empty"
     empty.write_text("# nothing\n")
-    from app.principals import KeysError
+    from agenthost.app.principals import KeysError
 
     with pytest.raises(KeysError, match="holds no key"):
         Settings(api_keys_file=empty).principals()

@@ -4,8 +4,8 @@ import anyio
 import openai
 import pytest
 
-from agents import Agent, ChatAgent
-from agents.models import EchoModel, FunctionModel, ModelRequest
+from agenthost.agents import Agent, ChatAgent
+from agenthost.agents.models import EchoModel, FunctionModel, ModelRequest
 from tests.adapters.openai.clients import openai_client
 
 pytestmark = pytest.mark.anyio

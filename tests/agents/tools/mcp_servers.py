@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from agents.tools.mcp import HTTPServer, StdioServer
+from agenthost.agents.tools.mcp import HTTPServer, StdioServer
 from tests.upstream import free_port
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -5,8 +5,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from agents import ToolError, tool
-from agents.tools import ToolOptions, calculator, current_time, think
+from agenthost.agents import ToolError, tool
+from agenthost.agents.tools import ToolOptions, calculator, current_time, think
 
 pytestmark = pytest.mark.anyio
 

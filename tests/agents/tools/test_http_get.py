@@ -8,8 +8,8 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from agents import FatalToolError, ToolError
-from agents.tools.http import HostPolicy, HTTPGetTool
+from agenthost.agents import FatalToolError, ToolError
+from agenthost.agents.tools.http import HostPolicy, HTTPGetTool
 from tests.upstream import serve_in_thread
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]

@@ -6,11 +6,11 @@ import anyio
 import pytest
 from mcp_types import CallToolResult, ImageContent, TextContent
 
-from agents import ChatAgent, ToolError
-from agents.models import ScriptedModel
-from agents.models.testing import call
-from agents.tools import ToolOptions
-from agents.tools.mcp import (
+from agenthost.agents import ChatAgent, ToolError
+from agenthost.agents.models import ScriptedModel
+from agenthost.agents.models.testing import call
+from agenthost.agents.tools import ToolOptions
+from agenthost.agents.tools.mcp import (
     HTTPServer,
     MCPConnection,
     MCPServerError,

@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from agents import ChatAgent, FatalToolError, ToolError, tool
-from agents.models import ScriptedModel
-from agents.models.testing import call
-from agents.tools import CacheOptions, LoggingHooks, Tool, ToolEvent, ToolOptions
+from agenthost.agents import ChatAgent, FatalToolError, ToolError, tool
+from agenthost.agents.models import ScriptedModel
+from agenthost.agents.models.testing import call
+from agenthost.agents.tools import CacheOptions, LoggingHooks, Tool, ToolEvent, ToolOptions
 
 pytestmark = pytest.mark.anyio
 
@@ -220,10 +220,10 @@ async def test_a_hook_can_refuse_a_call_and_a_broken_hook_breaks_nothing(
 async def test_logging_hooks_write_one_structured_line_per_call(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.INFO, logger="agents.tools")
+    caplog.set_level(logging.INFO, logger="agenthost.agents.tools")
     flaky = counted(ToolOptions(retries=1, backoff=0), fail=1)
     await flaky.run('{"a": 2}', call_id="call_9", hooks=[LoggingHooks()])
-    records = [r for r in caplog.records if r.name == "agents.tools"]
+    records = [r for r in caplog.records if r.name == "agenthost.agents.tools"]
     assert [r.levelname for r in records] == ["WARNING", "INFO"]
     finish = records[-1].tool_event  # type: ignore[attr-defined]
     assert finish["event"] == "tool.finish" and finish["outcome"] == "ok"
