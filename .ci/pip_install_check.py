@@ -123,9 +123,9 @@ def main() -> None:
         print(f"    nothing compiled; {', '.join(NEVER_INSTALLED)} not installed")
 
         agenthost = venv / "bin" / "agenthost"
-        with step("agenthost --version, python -m app --version"):
+        with step("agenthost --version, python -m agenthost.app --version"):
             version = run(agenthost, "--version").strip()
-            same = run(venv / "bin" / "python", "-m", "app", "--version").strip()
+            same = run(venv / "bin" / "python", "-m", "agenthost.app", "--version").strip()
             if version != same or not version.startswith("agenthost "):
                 sys.exit(f"FAIL: versions differ: {version!r}, {same!r}")
         print(f"    {version}")

@@ -7,7 +7,15 @@ ASGI apps, e.g. ``Mount`` or ``router.add_route(path, asgi_app)``), a
 lifespan (where it starts any server of its own, e.g. gRPC), and its
 protocol's error shape for the errors the app raises before a request
 reaches it (authentication, body size, unknown routes). An adapter may
-also serve a few routes at the root (``root_router``: discovery documents).
+also serve a few routes at the root (``root_router``: discovery documents),
+and declares whether its root route also answers at the bare prefix
+(``at_bare_prefix``: ``/mcp`` as well as ``/mcp/``).
+
+Each adapter package exports its options type as ``Options`` (a dataclass
+whose fields the app fills from the settings named ``<protocol>_<field>``,
+or ``<field>`` for a setting all protocols share) and
+``create(context, options)``. The app owns the memory managers it hands
+over, and closes them; an adapter closes only what it made itself.
 
 Every adapter keys what it stores (sessions, tasks, runs) by the request's
 principal (:func:`principal_of`), and shows a principal only the agents it
@@ -30,6 +38,9 @@ from starlette.types import Scope
 from agenthost.agents import ANONYMOUS, Agent, MemoryManager
 from agenthost.agents.skills import Skill
 
+PrincipalForKey = Callable[[str], str | None]
+"""The app's API-key check: the key's principal, or None for an unknown key."""
+
 
 def principal_of(source: Scope | HTTPConnection) -> str:
     """Who is calling: the API key's principal, or ``anonymous`` with auth off."""
@@ -49,6 +60,9 @@ class AdapterContext:
     ``new_memory(namespace)`` makes another bounded store with the same
     settings, for an adapter that keeps two kinds of state apart. ``skills``
     holds the skills an agent's config declares (absent: none declared).
+    ``prefix`` is where the app mounts the adapter; ``principal_for_key`` is
+    the app's key check for a transport of the adapter's own (gRPC; None:
+    auth off); ``protocols`` names, per agent, the protocols serving it.
     """
 
     agents: Mapping[str, Agent]
@@ -56,6 +70,9 @@ class AdapterContext:
     allow: Mapping[str, frozenset[str]] = field(default_factory=dict)
     new_memory: Callable[[str], MemoryManager] | None = None
     skills: Mapping[str, Sequence[Skill]] = field(default_factory=dict)
+    prefix: str = ""
+    principal_for_key: PrincipalForKey | None = None
+    protocols: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
     def may_use(self, principal: str, agent: str) -> bool:
         allowed = self.allow.get(agent)
@@ -77,6 +94,7 @@ class Adapter(Protocol):
     """A protocol surface of the server."""
 
     name: str
+    at_bare_prefix: bool
 
     @property
     def router(self) -> APIRouter: ...
@@ -92,3 +110,11 @@ class Adapter(Protocol):
     def error_response(self, status: int, message: str, *, code: str) -> Response:
         """The protocol's own error body for an error raised by the app."""
         ...
+
+
+class AdapterPackage(Protocol):
+    """What each package under ``adapters/`` exports for the app to register it."""
+
+    Options: type[Any]
+
+    def create(self, context: AdapterContext, options: Any) -> Adapter: ...

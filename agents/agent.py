@@ -18,7 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import anyio
 
-from agenthost.agents.limits import RunBound, RunLimits, bound_for
+from agenthost.agents.limits import HostBounds, RunBound, RunLimits
 from agenthost.agents.messages import Message, MessageInput, to_messages
 from agenthost.agents.options import RunOptions
 from agenthost.agents.results import RunFinished, RunResult, RunUpdate
@@ -68,10 +68,16 @@ class BaseAgent:
         self.description = description
         self.options = options or RunOptions()
         self.limits = limits or RunLimits()
+        # Set by the host that serves the agent (``serve_under``); none until then.
+        self.host_bounds = HostBounds()
 
     @property
     def supports_response_format(self) -> bool:
         return False
+
+    def serve_under(self, bounds: HostBounds) -> None:
+        """Run under a host's default limits and shutdown (its own ``limits`` still win)."""
+        self.host_bounds = bounds
 
     def _run(
         self, history: list[Message], input: list[Message], options: RunOptions, *, stream: bool
@@ -104,7 +110,7 @@ class BaseAgent:
         session: Session | None = None,
         options: RunOptions | None = None,
     ) -> AsyncGenerator[RunUpdate, None]:
-        bound = bound_for(self.limits)
+        bound = self.host_bounds.bound(self.limits)
         return bound.stream(self._session_run(input, session, options, bound, stream=True))
 
     async def run(
@@ -114,7 +120,7 @@ class BaseAgent:
         session: Session | None = None,
         options: RunOptions | None = None,
     ) -> RunResult:
-        bound = bound_for(self.limits)
+        bound = self.host_bounds.bound(self.limits)
         return await bound.result(self._drain(input, session, options, bound))
 
     async def _drain(

@@ -15,7 +15,7 @@ import weakref
 from collections.abc import AsyncGenerator, Awaitable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Final, TypeVar
+from typing import Any, TypeVar
 
 from agenthost.agents.errors import AgentError
 from agenthost.agents.results import RunFinished, RunUpdate, TextDelta
@@ -40,20 +40,6 @@ class RunLimits:
         )
 
 
-_defaults = RunLimits()
-
-
-def set_default_limits(limits: RunLimits) -> None:
-    """The process-wide bounds (the server's settings); an agent's own ``limits`` win."""
-    global _defaults
-    _defaults = limits
-
-
-def effective_limits(own: RunLimits) -> RunLimits:
-    """The bounds a run of an agent with ``own`` limits gets."""
-    return _defaults.merged(own)
-
-
 class RunLimitExceeded(AgentError):
     """A run went over its output size or duration; it was stopped."""
 
@@ -66,8 +52,8 @@ class RunInterrupted(AgentError):
     """The server stopped the run (it is shutting down); another replica can take it."""
 
 
-class _LiveRuns:
-    """Every run in progress, so that a shutdown can end them all cleanly."""
+class LiveRuns:
+    """The runs in progress under one host, so that its shutdown can end them all cleanly."""
 
     def __init__(self) -> None:
         self._runs: weakref.WeakSet[RunBound] = weakref.WeakSet()
@@ -82,10 +68,6 @@ class _LiveRuns:
         for run in runs:
             run.interrupt(reason)
         return len(runs)
-
-
-LIVE_RUNS: Final = _LiveRuns()
-"""The process's live runs (one event loop per process)."""
 
 
 class RunBound:
@@ -109,7 +91,7 @@ class RunBound:
         "_timer",
     )
 
-    def __init__(self, limits: RunLimits) -> None:
+    def __init__(self, limits: RunLimits, runs: LiveRuns | None = None) -> None:
         self._limits = limits
         self._text = 0
         self._reason: AgentError | None = None
@@ -121,7 +103,8 @@ class RunBound:
             if limits.max_seconds is not None
             else None
         )
-        LIVE_RUNS.add(self)
+        if runs is not None:
+            runs.add(self)
 
     def interrupt(self, reason: str) -> None:
         self._stop(RunInterrupted(reason))
@@ -224,6 +207,15 @@ def _too_long(limit: int) -> RunLimitExceeded:
     )
 
 
-def bound_for(limits: RunLimits) -> RunBound:
-    """A bound for one run of an agent with ``limits`` (the server's fill in the rest)."""
-    return RunBound(effective_limits(limits))
+@dataclass(frozen=True, slots=True)
+class HostBounds:
+    """What the host that serves an agent adds to its runs: the server's default
+    limits (an agent's own ``limits`` win) and the registry of live runs its
+    shutdown interrupts. An agent no host serves has neither."""
+
+    defaults: RunLimits = RunLimits()
+    runs: LiveRuns | None = None
+
+    def bound(self, own: RunLimits) -> RunBound:
+        """A bound for one run of an agent with ``own`` limits."""
+        return RunBound(self.defaults.merged(own), self.runs)

@@ -1,4 +1,4 @@
-"""``python -m app`` is the ``agenthost`` command."""
+"""``python -m agenthost.app`` is the ``agenthost`` command."""
 
 import sys
 

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from agenthost.app.build import load_agents
 from agenthost.app.config import ConfigError
+from agenthost.app.host import Host
 from agenthost.app.principals import KeysError, check_allow
 from agenthost.app.registry import Registry
 from agenthost.app.settings import Settings
@@ -78,13 +79,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{spec.name}\t{spec.source}\t{spec.description}")
         print(f"{settings.config}: {len(registry)} agents OK")
         return 0
-    if args.command == "mcp-stdio":
-        from agenthost.app.mcp_stdio import serve_mcp_stdio
-
-        return serve_mcp_stdio(settings, registry)
+    if args.command == "serve":
+        return _serve(settings, registry)
+    host = Host(settings, registry)
     if protocol_out is not None:
-        return _acp_stdio(settings, registry, args.agent, protocol_out)
-    return _serve(settings, registry)
+        return _acp_stdio(host, args.agent, protocol_out)
+    from agenthost.app.mcp_stdio import serve_mcp_stdio
+
+    return serve_mcp_stdio(host)
 
 
 def _serve(settings: Settings, registry: Registry) -> int:
@@ -114,27 +116,27 @@ def _claim_stdout() -> IO[bytes]:
     return claim_stdout()
 
 
-def _acp_stdio(settings: Settings, registry: Registry, name: str, out: IO[bytes]) -> int:
+def _acp_stdio(host: Host, name: str, out: IO[bytes]) -> int:
     import asyncio
-    from importlib.metadata import version
 
     from agenthost.adapters.acp_zed import serve_stdio
-    from agenthost.app.memory import LRUMemoryManager
+    from agenthost.app.mcp_stdio import log_to_stderr
 
-    agent = registry.get(name)
+    context = host.context("acp_zed")
+    agent = context.agents.get(name)
     if agent is None:
-        known = ", ".join(registry) or "no agents"
-        print(f"error: unknown agent {name!r}; {settings.config} has {known}", file=sys.stderr)
+        served = ", ".join(context.agents) or "no agents"
+        hidden = (
+            " (others are not exposed over acp_zed)"
+            if len(context.agents) < len(host.registry)
+            else ""
+        )
+        config = host.settings.config
+        print(f"error: unknown agent {name!r}; {config} serves {served}{hidden}", file=sys.stderr)
         return 2
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=settings.log_level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    memory = LRUMemoryManager(
-        "acp_zed", max_sessions=settings.session_max, ttl=settings.session_ttl
-    )
-    asyncio.run(serve_stdio(agent, memory, out, version=version("agenthost")))
+    log_to_stderr(host)
+    running = host.running()
+    asyncio.run(serve_stdio(agent, context.memory, out, running, version=version("agenthost")))
     return 0
 
 

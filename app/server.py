@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 from fastapi import FastAPI
@@ -16,90 +16,19 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from agenthost.adapters.base import Adapter, AdapterContext
+from agenthost.adapters.base import Adapter
 from agenthost.agents import Agent
-from agenthost.agents.limits import RunLimits, set_default_limits
-from agenthost.app.build import load_agents
 from agenthost.app.guards import APIKeyGuard, BodyLimitGuard
 from agenthost.app.head import HeadAsGet
-from agenthost.app.memory import memory_factory
-from agenthost.app.principals import check_allow
-from agenthost.app.registry import Registry
-from agenthost.app.settings import AdapterName, Settings
+from agenthost.app.host import Host
+from agenthost.app.protocols import ADAPTERS
+from agenthost.app.settings import Settings
 
-if TYPE_CHECKING:
-    from agenthost.adapters.mcp import MCPOptions
-
-# Where each adapter is mounted; the composition root decides, not the adapter.
-PREFIXES: dict[AdapterName, str] = {"openai": "/v1", "a2a": "/a2a", "mcp": "/mcp", "acp": "/acp"}
 PUBLIC_PATHS = ("/healthz", "/readyz", "/docs", "/openapi.json")
 # Agent cards are public (they declare how to authenticate), wherever they are.
 PUBLIC_SUFFIXES = ("/.well-known/agent-card.json",)
 
 logger = logging.getLogger("agenthost")
-
-
-def _adapter_factories(
-    settings: Settings, agents: Registry, principals: Mapping[str, str]
-) -> dict[AdapterName, Callable[[AdapterContext], Adapter]]:
-    from agenthost.adapters.openai import OpenAIAdapter
-
-    def mcp(context: AdapterContext) -> Adapter:
-        from agenthost.adapters.mcp import MCPAdapter
-
-        return MCPAdapter(context, mcp_options(settings, agents))
-
-    def acp(context: AdapterContext) -> Adapter:
-        from agenthost.adapters.acp import ACPAdapter
-
-        return ACPAdapter(context, max_runs=settings.acp_max_runs, run_ttl=settings.acp_run_ttl)
-
-    return {
-        "openai": OpenAIAdapter,
-        "a2a": lambda context: _a2a_adapter(context, settings, principals),
-        "mcp": mcp,
-        "acp": acp,
-    }
-
-
-def mcp_options(settings: Settings, agents: Registry) -> MCPOptions:
-    """The MCP adapter's options from the settings (shared by /mcp and mcp-stdio)."""
-    from agenthost.adapters.mcp import MCPOptions
-
-    served = list(dict.fromkeys(settings.adapters))
-    protocols = {name: [a for a in served if name in agents.exposed_by(a)] for name in agents}
-    return MCPOptions(
-        stateless=settings.mcp_stateless,
-        allowed_hosts=settings.mcp_allowed_hosts,
-        allowed_origins=settings.mcp_allowed_origins,
-        progress_interval=settings.mcp_progress_interval,
-        session_idle_timeout=settings.mcp_session_idle_timeout,
-        max_body_bytes=settings.max_body_bytes,
-        protocols=protocols,
-    )
-
-
-def _a2a_adapter(
-    context: AdapterContext, settings: Settings, principals: Mapping[str, str]
-) -> Adapter:
-    from agenthost.adapters.a2a import A2AAdapter, A2AOptions
-
-    options = A2AOptions(
-        prefix=PREFIXES["a2a"],
-        public_url=settings.a2a_public_url,
-        trust_forwarded=settings.a2a_trust_forwarded,
-        default_agent=settings.a2a_default_agent,
-        grpc_port=settings.a2a_grpc_port,
-        grpc_host=settings.a2a_grpc_host,
-        grpc_public_host=settings.a2a_grpc_public_host,
-        task_store=settings.a2a_task_store,
-        task_max=settings.a2a_task_max,
-        task_ttl=settings.a2a_task_ttl,
-        push_private_networks=settings.a2a_push_private_networks,
-        card_v03=settings.a2a_card_v03,
-        principal_for_key=principals.get if principals else None,
-    )
-    return A2AAdapter(context, options)
 
 
 def create_app(
@@ -112,29 +41,13 @@ def create_app(
 
     ``allow`` limits agents to principals; by default it is the registry's.
     """
-    settings = settings or Settings()
-    set_default_limits(RunLimits(settings.max_output_chars, settings.max_run_seconds))
-    if agents is None:
-        _, agents = load_agents(settings.config)
-    registry = agents if isinstance(agents, Registry) else Registry.of(agents)
-    allow = registry.allow if allow is None else allow
-    principals = settings.principals()
-    check_allow(allow, principals)
-    if not principals and allow:
-        logger.warning(
-            "auth off: agents with an allow list (%s) are served to nobody but 'anonymous'",
-            ", ".join(allow),
-        )
-
-    new_memory = memory_factory(settings.session_max, settings.session_ttl)
-    factories = _adapter_factories(settings, registry, principals)
+    host = Host(settings, agents, allow=allow)
+    settings, registry, principals = host.settings, host.registry, host.principals
     adapters: dict[str, Adapter] = {}
     chosen = "adapters" in settings.model_fields_set
     for name in dict.fromkeys(settings.adapters):
-        served = registry.exposed_by(name)
-        context = AdapterContext(served, new_memory(name), allow, new_memory, registry.skills)
         try:
-            adapters[PREFIXES[name]] = factories[name](context)
+            adapters[ADAPTERS[name].prefix] = host.adapter(name)
         except ImportError as exc:
             if chosen:
                 raise
@@ -143,13 +56,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with AsyncExitStack() as stack:
-            for resource in registry.resources:
-                await stack.enter_async_context(resource.lifespan())
-            for agent in registry.values():
-                await stack.enter_async_context(agent.lifespan())
-            for adapter in adapters.values():
-                await stack.enter_async_context(adapter.lifespan())
+        async with host.running(adapters.values()):
             app.state.ready = True
             surfaces = ", ".join(f"{a.name} at {prefix}" for prefix, a in adapters.items())
             names = ", ".join(registry)
@@ -165,13 +72,13 @@ def create_app(
 
     app = FastAPI(title="agenthost", lifespan=lifespan)
     app.state.ready = False
+    app.state.host = host
     app.state.agents = registry
     app.state.adapters = adapters
     for prefix, adapter in adapters.items():
         app.include_router(adapter.router, prefix=prefix)
-        # A router's root answers at the bare prefix too, without a redirect
-        # (MCP clients POST to /mcp, and some refuse to follow redirects).
-        for route in adapter.router.routes:
+        # The router's root answers at the bare prefix too, without a redirect.
+        for route in adapter.router.routes if adapter.at_bare_prefix else ():
             if isinstance(route, Route) and route.path == "/":
                 methods = list(route.methods) if route.methods else None
                 app.add_route(prefix, route.endpoint, methods, include_in_schema=False)

@@ -22,7 +22,6 @@ from types import FrameType
 import uvicorn
 from fastapi import FastAPI
 
-from agenthost.agents.limits import LIVE_RUNS
 from agenthost.app.connections import ConnectionLimits, LimitedHTTPProtocol
 from agenthost.app.settings import Settings
 
@@ -111,7 +110,7 @@ class DrainingServer(uvicorn.Server):
             timer.cancel()
 
     def _interrupt_runs(self) -> None:
-        count = LIVE_RUNS.interrupt_all("the server is shutting down; retry the request")
+        count = self.app.state.host.interrupt_runs("the server is shutting down; retry the request")
         if count:
             logger.warning(
                 "interrupted %d runs still going after %.1f s", count, self.grace_seconds

@@ -9,8 +9,7 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from agenthost.app.principals import KeysError, build_principals, read_keys_file
-
-AdapterName = Literal["openai", "a2a", "mcp", "acp"]
+from agenthost.app.protocols import ADAPTERS, AdapterName
 
 
 class Settings(BaseSettings):
@@ -25,7 +24,7 @@ class Settings(BaseSettings):
     access_log: bool = Field(True, description="One log line per request (~50 us CPU each).")
 
     adapters: Annotated[list[AdapterName], NoDecode] = Field(
-        default_factory=lambda: list[AdapterName](["openai", "a2a", "mcp", "acp"]),
+        default_factory=lambda: list(ADAPTERS),
         description="Protocols to serve, comma-separated. Unset: every protocol whose extra "
         "is installed (the others are skipped with a warning); set: exactly these, and a "
         "missing extra stops start-up.",

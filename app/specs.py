@@ -17,7 +17,7 @@ from agenthost.app.compose_specs import (
     UnconstrainedSpec,
     WorkflowStepSpec,
 )
-from agenthost.app.settings import AdapterName
+from agenthost.app.protocols import ProtocolName
 from agenthost.app.tool_specs import (
     MCPServerName,
     MCPServersField,
@@ -121,7 +121,7 @@ class ChatAgentSpec(_Spec):
     max_steps: int = Field(10, ge=1, le=100, description="Model calls per run, at most.")
     limits: LimitsSpec = Field(default_factory=LimitsSpec)
     allow: list[str] | None = Allow
-    expose: list[AdapterName] | None = Expose
+    expose: list[ProtocolName] | None = Expose
     skills: list[SkillSpec] | None = Skills
     # Composition (memory, handoff) ---------------------------------------
     memory: MemorySpec = Field(
@@ -148,7 +148,7 @@ class ImportAgentSpec(_Spec):
     description: str = ""
     import_: str = Field(alias="import", pattern=r"^[\w.]+:[\w.]+$")
     allow: list[str] | None = Allow
-    expose: list[AdapterName] | None = Expose
+    expose: list[ProtocolName] | None = Expose
     skills: list[SkillSpec] | None = Skills
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
@@ -169,7 +169,7 @@ class PipelineAgentSpec(_Spec):
     description: str = ""
     steps: list[str] = Field(min_length=1, description="Agents of this config, in order.")
     allow: list[str] | None = Allow
-    expose: list[AdapterName] | None = Expose
+    expose: list[ProtocolName] | None = Expose
     skills: list[SkillSpec] | None = Skills
 
     @property
@@ -189,7 +189,7 @@ class WorkflowAgentSpec(_Spec):
     output: str = Field("output", description="State field whose value is the answer at END.")
     max_steps: int = Field(50, ge=1, le=10_000, description="Steps per run, at most.")
     allow: list[str] | None = Allow
-    expose: list[AdapterName] | None = Expose
+    expose: list[ProtocolName] | None = Expose
     skills: list[SkillSpec] | None = Skills
 
     @property

@@ -3,6 +3,10 @@
 Needs the ``a2a`` extra: ``pip install 'agenthost[a2a]'``.
 """
 
+from __future__ import annotations
+
+from dataclasses import replace
+
 try:
     import a2a.server  # noqa: F401
 except ImportError as exc:  # pragma: no cover - depends on the install
@@ -10,5 +14,17 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 
 from agenthost.adapters.a2a.adapter import A2AAdapter
 from agenthost.adapters.a2a.options import A2AOptions
+from agenthost.adapters.base import AdapterContext
 
-__all__ = ["A2AAdapter", "A2AOptions"]
+Options = A2AOptions
+
+
+def create(context: AdapterContext, options: A2AOptions) -> A2AAdapter:
+    """The adapter the app mounts; cards name its prefix, gRPC checks the app's keys."""
+    return A2AAdapter(
+        context,
+        replace(options, prefix=context.prefix, principal_for_key=context.principal_for_key),
+    )
+
+
+__all__ = ["A2AAdapter", "A2AOptions", "Options", "create"]

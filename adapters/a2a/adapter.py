@@ -51,6 +51,7 @@ class A2AAdapter:
     """Serves every agent over A2A 1.0 (JSON-RPC, HTTP+JSON, gRPC) and 0.3."""
 
     name = "a2a"
+    at_bare_prefix = False
 
     def __init__(self, context: AdapterContext, options: A2AOptions | None = None) -> None:
         self.context = context
@@ -74,7 +75,6 @@ class A2AAdapter:
     @asynccontextmanager
     async def lifespan(self) -> AsyncIterator[None]:
         async with AsyncExitStack() as stack:
-            stack.push_async_callback(self.context.memory.aclose)
             stack.push_async_callback(self._push_client.aclose)
             stack.push_async_callback(self.stores.aclose)
             await self.stores.start()

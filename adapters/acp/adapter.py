@@ -38,6 +38,7 @@ class ACPAdapter:
     root_router: APIRouter | None = None
 
     name = "acp"
+    at_bare_prefix = False
 
     def __init__(
         self,
@@ -64,7 +65,6 @@ class ACPAdapter:
                 task.cancel()
             if tasks:
                 await asyncio.wait(tasks)
-            await self.context.memory.aclose()
 
     def error_response(self, status: int, message: str, *, code: str) -> Response:
         return ACPProblem(status, message, code=code).response()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from contextlib import AbstractAsyncContextManager
 from typing import IO, Any, cast
 
 from acp import run_agent
@@ -33,23 +34,24 @@ def claim_stdout() -> IO[bytes]:
 
 
 async def serve_stdio(
-    agent: Agent, memory: MemoryManager, protocol_out: IO[bytes], *, version: str = "0"
+    agent: Agent,
+    memory: MemoryManager,
+    protocol_out: IO[bytes],
+    resources: AbstractAsyncContextManager[Any],
+    *,
+    version: str = "0",
 ) -> None:
-    """Serve ``agent`` until the client closes stdin."""
+    """Serve ``agent`` until the client closes stdin; ``resources`` (the host's agents,
+    tools and stores) span the serving."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=LINE_LIMIT)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     transport, protocol = await loop.connect_write_pipe(_WriteProtocol, protocol_out)
     writer = asyncio.StreamWriter(transport, protocol, None, loop)
-    async with agent.lifespan():
-        try:
-            # ZedAgent implements what agenthost serves; the router answers
-            # "method not found" for the rest of the protocol's methods.
-            await run_agent(
-                cast(ACPAgent, ZedAgent(agent, memory, version=version)), writer, reader
-            )
-        finally:
-            await memory.aclose()
+    async with resources:
+        # ZedAgent implements what agenthost serves; the router answers
+        # "method not found" for the rest of the protocol's methods.
+        await run_agent(cast(ACPAgent, ZedAgent(agent, memory, version=version)), writer, reader)
 
 
 class _WriteProtocol(asyncio.streams.FlowControlMixin):

@@ -78,6 +78,8 @@ class MCPAdapter:
     root_router: APIRouter | None = None
 
     name = "mcp"
+    # MCP clients POST to /mcp, and some refuse to follow a redirect to /mcp/.
+    at_bare_prefix = True
 
     def __init__(self, context: AdapterContext, options: MCPOptions | None = None) -> None:
         options = options or MCPOptions()
@@ -102,11 +104,8 @@ class MCPAdapter:
 
     @asynccontextmanager
     async def lifespan(self) -> AsyncIterator[None]:
-        try:
-            async with self.manager.run():
-                yield
-        finally:
-            await self.context.memory.aclose()
+        async with self.manager.run():
+            yield
 
     def error_response(self, status: int, message: str, *, code: str) -> Response:
         """A JSON-RPC error without an id, as the SDK answers transport-level refusals."""

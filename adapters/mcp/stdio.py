@@ -23,10 +23,7 @@ async def serve_stdio(
     options: ServerOptions,
     resources: AbstractAsyncContextManager[Any],
 ) -> None:
-    """Serve until stdin closes; ``resources`` (the agents' lifespans) span the serving."""
+    """Serve until stdin closes; ``resources`` (the host's agents, tools and stores) span it."""
     server = build_server(context, options)
     async with stdio_server() as (read, write), resources:
-        try:
-            await server.run(read, write, server.create_initialization_options())
-        finally:
-            await context.memory.aclose()
+        await server.run(read, write, server.create_initialization_options())

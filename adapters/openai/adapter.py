@@ -10,8 +10,8 @@ served answer a 404 that says so, in the OpenAI envelope.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any
 
 from fastapi import APIRouter
@@ -53,6 +53,7 @@ class OpenAIAdapter:
     root_router: APIRouter | None = None
 
     name = "openai"
+    at_bare_prefix = False
 
     def __init__(self, context: AdapterContext) -> None:
         self.context = context
@@ -69,13 +70,8 @@ class OpenAIAdapter:
     def router(self) -> APIRouter:
         return self._router
 
-    @asynccontextmanager
-    async def lifespan(self) -> AsyncIterator[None]:
-        try:
-            yield
-        finally:
-            await self.stores.responses.memory.aclose()
-            await self.stores.conversations.memory.aclose()
+    def lifespan(self) -> AbstractAsyncContextManager[None]:
+        return nullcontext()
 
     def error_response(self, status: int, message: str, *, code: str) -> Response:
         return OpenAIError(status, message, code=code).response()

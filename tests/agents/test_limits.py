@@ -16,7 +16,7 @@ from agenthost.agents import (
     TextDelta,
     tool,
 )
-from agenthost.agents.limits import LIVE_RUNS, RunInterrupted, RunLimitExceeded, RunLimits
+from agenthost.agents.limits import HostBounds, LiveRuns, RunInterrupted, RunLimitExceeded, RunLimits
 from agenthost.agents.models import EchoModel, ScriptedModel
 from agenthost.agents.models.testing import call
 
@@ -97,6 +97,8 @@ async def test_a_run_over_its_duration_is_cancelled_tools_included() -> None:
 
 async def test_shutdown_interrupts_every_live_run() -> None:
     agent = Endless(pause=0.01)
+    runs = LiveRuns()
+    agent.serve_under(HostBounds(runs=runs))
     results: list[BaseException] = []
 
     async def consume() -> None:
@@ -110,7 +112,7 @@ async def test_shutdown_interrupts_every_live_run() -> None:
         group.start_soon(consume)
         group.start_soon(consume)
         await anyio.sleep(0.1)
-        assert LIVE_RUNS.interrupt_all("shutting down") >= 2
+        assert runs.interrupt_all("shutting down") == 2
     assert [str(r) for r in results] == ["shutting down", "shutting down"]
     assert agent.stopped.is_set()
 

@@ -1,4 +1,4 @@
-"""What a pip user gets: the published metadata, ``--version`` and ``python -m app``."""
+"""What a pip user gets: the published metadata, ``--version`` and ``python -m agenthost.app``."""
 
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ def test_version_is_the_packages(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_python_dash_m_app_is_the_agenthost_command() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "app", "--version"], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "agenthost.app", "--version"], capture_output=True, text=True, check=True
     )
     assert done.stdout == f"agenthost {version('agenthost')}\n"
-    usage = subprocess.run([sys.executable, "-m", "app"], capture_output=True, text=True)
+    usage = subprocess.run([sys.executable, "-m", "agenthost.app"], capture_output=True, text=True)
     assert usage.returncode == 2 and usage.stderr.startswith("usage: agenthost")

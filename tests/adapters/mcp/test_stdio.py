@@ -36,7 +36,7 @@ def config(tmp_path: Path) -> Path:
 
 
 def command(config: Path) -> list[str]:
-    return [sys.executable, "-m", "app", "mcp-stdio", "--config", str(config)]
+    return [sys.executable, "-m", "agenthost.app", "mcp-stdio", "--config", str(config)]
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])

@@ -1,0 +1,133 @@
+"""One host behind every entry point: ``serve``, ``mcp-stdio`` and ``acp-stdio``.
+
+The host owns what an agent needs whichever protocol serves it: the
+settings, the registry and who may use each agent, the session stores
+(made here, closed here), the shared resources (MCP tool-server
+connections), the agents' lifespans, the run limits and the live runs a
+shutdown interrupts. The HTTP app (:mod:`agenthost.app.server`) and the
+stdio commands are thin layers over it, so an agent behaves the same over
+all of them.
+
+Lifecycle: build the host (loads and checks the config), build the adapters
+it serves (:meth:`Host.adapter`), then run everything inside
+:meth:`Host.running`, which enters resources, then agents, then adapters,
+and on exit closes them in reverse and then the stores.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import logging
+from collections.abc import AsyncIterator, Iterable, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any, cast
+
+from agenthost.adapters.base import Adapter, AdapterContext, AdapterPackage
+from agenthost.agents import Agent, BaseAgent, MemoryManager
+from agenthost.agents.limits import HostBounds, LiveRuns, RunLimits
+from agenthost.app.build import load_agents
+from agenthost.app.memory import memory_factory
+from agenthost.app.principals import check_allow
+from agenthost.app.protocols import ADAPTERS
+from agenthost.app.registry import Registry
+from agenthost.app.settings import Settings
+
+logger = logging.getLogger("agenthost")
+
+
+class Host:
+    """The agents of one config, served under one set of settings."""
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        agents: Mapping[str, Agent] | None = None,
+        *,
+        allow: Mapping[str, frozenset[str]] | None = None,
+    ) -> None:
+        """``agents`` default to those of ``settings.config``; ``allow`` to the registry's."""
+        self.settings = settings = settings or Settings()
+        if agents is None:
+            _, agents = load_agents(settings.config)
+        self.registry = agents if isinstance(agents, Registry) else Registry.of(agents)
+        self.allow = self.registry.allow if allow is None else allow
+        self.principals = settings.principals()
+        check_allow(self.allow, self.principals)
+        if not self.principals and self.allow:
+            logger.warning(
+                "auth off: agents with an allow list (%s) are served to nobody but 'anonymous'",
+                ", ".join(self.allow),
+            )
+        self.runs = LiveRuns()
+        bounds = HostBounds(
+            RunLimits(settings.max_output_chars, settings.max_run_seconds), self.runs
+        )
+        for agent in self.registry.values():
+            if isinstance(agent, BaseAgent):
+                agent.serve_under(bounds)
+        self._memory_for = memory_factory(settings.session_max, settings.session_ttl)
+        self._memories: list[MemoryManager] = []
+
+    def new_memory(self, namespace: str) -> MemoryManager:
+        """A bounded session store of the settings' size, closed when the host stops."""
+        memory = self._memory_for(namespace)
+        self._memories.append(memory)
+        return memory
+
+    def context(self, protocol: str, *, prefix: str = "") -> AdapterContext:
+        """What an adapter of ``protocol`` gets: the agents exposed over it, and the rest."""
+        served = list(dict.fromkeys(self.settings.adapters))
+        return AdapterContext(
+            self.registry.exposed_by(protocol),
+            self.new_memory(protocol),
+            self.allow,
+            self.new_memory,
+            self.registry.skills,
+            prefix=prefix,
+            principal_for_key=self.principals.get if self.principals else None,
+            protocols={
+                name: [p for p in served if name in self.registry.exposed_by(p)]
+                for name in self.registry
+            },
+        )
+
+    def adapter(self, protocol: str) -> Adapter:
+        """The HTTP adapter of ``protocol``, its options filled from the settings.
+
+        Raises ImportError (naming the extra) when the protocol's extra is missing.
+        """
+        package = cast(AdapterPackage, importlib.import_module(ADAPTERS[protocol].package))
+        options = self.options(protocol, package.Options)
+        return package.create(self.context(protocol, prefix=ADAPTERS[protocol].prefix), options)
+
+    def options(self, protocol: str, options_type: type[Any]) -> Any:
+        """``options_type`` filled from the settings ``<protocol>_<field>`` (or ``<field>``)."""
+        values = {}
+        for field in dataclasses.fields(options_type):
+            for name in (f"{protocol}_{field.name}", field.name):
+                if name in Settings.model_fields:
+                    values[field.name] = getattr(self.settings, name)
+                    break
+        return options_type(**values)
+
+    @asynccontextmanager
+    async def running(self, adapters: Iterable[Adapter] = ()) -> AsyncIterator[None]:
+        """Shared resources, then agents, then ``adapters`` are up inside; all closed after."""
+        async with AsyncExitStack() as stack:
+            stack.push_async_callback(self._close_memories)
+            for resource in self.registry.resources:
+                await stack.enter_async_context(resource.lifespan())
+            for agent in self.registry.values():
+                await stack.enter_async_context(agent.lifespan())
+            for adapter in adapters:
+                await stack.enter_async_context(adapter.lifespan())
+            yield
+
+    async def _close_memories(self) -> None:
+        for memory in self._memories:
+            await memory.aclose()
+
+    def interrupt_runs(self, reason: str) -> int:
+        """End every run still going with ``reason``; returns how many there were."""
+        return self.runs.interrupt_all(reason)
