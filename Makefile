@@ -30,8 +30,10 @@ lint:
 	$(RUN) ruff check .
 	$(RUN) hadolint Dockerfile
 
+# From src/: mypy puts the working directory first on its search path, where
+# agents/ would shadow the OpenAI Agents SDK's `agents`.
 types:
-	$(RUN) mypy
+	cd src && ../$(RUN) mypy
 
 test:
 	$(RUN) pytest --cov --cov-report=term:skip-covered

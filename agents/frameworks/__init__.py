@@ -8,6 +8,7 @@ factory, and no adapter ever learns that the framework exists.
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 from typing import Any, Protocol
 
@@ -32,5 +33,19 @@ def register_langgraph(registry: TypeRegistry) -> None:
     if importlib.util.find_spec("langgraph") is None:
         return
     from agenthost.agents.frameworks.langgraph import register
+
+    register(registry)
+
+
+def register_openai_agents(registry: TypeRegistry) -> None:
+    """Serve the OpenAI Agents SDK's ``Agent``, when the ``openai-agents`` extra is installed.
+
+    Looked up by distribution, not by the import name ``agents`` the SDK owns.
+    """
+    try:
+        importlib.metadata.version("openai-agents")
+    except importlib.metadata.PackageNotFoundError:
+        return
+    from agenthost.agents.frameworks.openai_agents import register
 
     register(registry)

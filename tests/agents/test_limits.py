@@ -16,7 +16,13 @@ from agenthost.agents import (
     TextDelta,
     tool,
 )
-from agenthost.agents.limits import HostBounds, LiveRuns, RunInterrupted, RunLimitExceeded, RunLimits
+from agenthost.agents.limits import (
+    HostBounds,
+    LiveRuns,
+    RunInterrupted,
+    RunLimitExceeded,
+    RunLimits,
+)
 from agenthost.agents.models import EchoModel, ScriptedModel
 from agenthost.agents.models.testing import call
 

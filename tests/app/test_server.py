@@ -98,7 +98,16 @@ def agenthost_serve(
     path = folder / "agents.yaml"
     path.write_text(config)
     port = free_port()
-    command = [sys.executable, "-m", "agenthost.app", "serve", "--config", str(path), "--port", str(port)]
+    command = [
+        sys.executable,
+        "-m",
+        "agenthost.app",
+        "serve",
+        "--config",
+        str(path),
+        "--port",
+        str(port),
+    ]
     process = subprocess.Popen(
         command, env={**os.environ, **env}, cwd=Path(__file__).parents[2], preexec_fn=preexec_fn
     )

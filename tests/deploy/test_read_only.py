@@ -84,7 +84,17 @@ def pod(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
         "READ_ONLY_DIRS": ":".join(map(str, read_only)),
         "PATH": os.environ["PATH"],
     }
-    command = [*UNSHARE, "sh", "-c", READ_ONLY, "sh", sys.executable, "-m", "agenthost.app", "serve"]
+    command = [
+        *UNSHARE,
+        "sh",
+        "-c",
+        READ_ONLY,
+        "sh",
+        sys.executable,
+        "-m",
+        "agenthost.app",
+        "serve",
+    ]
     process = subprocess.Popen(
         command, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )

@@ -32,7 +32,16 @@ def served(tmp_path: Path) -> Iterator[str]:
     config.write_text(CONFIG)
     port = free_port()
     env = {**os.environ, "AGENTHOST_ADAPTERS": "openai,acp"}
-    command = [sys.executable, "-m", "agenthost.app", "serve", "--config", str(config), "--port", str(port)]
+    command = [
+        sys.executable,
+        "-m",
+        "agenthost.app",
+        "serve",
+        "--config",
+        str(config),
+        "--port",
+        str(port),
+    ]
     server = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{port}"
     try:

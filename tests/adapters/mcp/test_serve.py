@@ -29,7 +29,16 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     config.write_text(CONFIG)
     port = free_port()
     env = {**os.environ, "AGENTHOST_ADAPTERS": "openai,mcp", "AGENTHOST_ACCESS_LOG": "false"}
-    argv = [sys.executable, "-m", "agenthost.app", "serve", "--config", str(config), "--port", str(port)]
+    argv = [
+        sys.executable,
+        "-m",
+        "agenthost.app",
+        "serve",
+        "--config",
+        str(config),
+        "--port",
+        str(port),
+    ]
     url = f"http://127.0.0.1:{port}"
     with subprocess.Popen(argv, env=env, stderr=subprocess.PIPE, text=True) as process:
         try:
