@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import httpx
 import openai
@@ -15,6 +18,16 @@ from agenthost.agents import Agent
 from agenthost.app.server import create_app
 from agenthost.app.settings import Settings
 from tests.upstream import FakeUpstream, serve_in_thread
+
+# Commands the tests start (agenthost serve, the stdio commands) run with
+# ``python -P`` (no working directory on sys.path, so the repository's agents/
+# never shadows the OpenAI Agents SDK's `agents`) and import test agents as
+# tests.*: a folder holding only a link to tests/ goes on their PYTHONPATH.
+_TESTS_ONLY = Path(tempfile.mkdtemp(prefix="agenthost-tests-path-"))
+(_TESTS_ONLY / "tests").symlink_to(Path(__file__).resolve().parent)
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    filter(None, [str(_TESTS_ONLY), os.environ.get("PYTHONPATH")])
+)
 
 
 @pytest.fixture

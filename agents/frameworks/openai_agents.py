@@ -14,10 +14,11 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 try:
+    from openai.types.responses import ResponseTextDeltaEvent
+
     import agents as sdk
     from agents.items import ItemHelpers, MessageOutputItem, ToolCallItem, ToolCallOutputItem
     from agents.stream_events import RawResponsesStreamEvent, RunItemStreamEvent
-    from openai.types.responses import ResponseTextDeltaEvent
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError(
         "serving OpenAI Agents SDK agents needs the 'openai-agents' extra: "

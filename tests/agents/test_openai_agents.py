@@ -8,13 +8,13 @@ from collections.abc import AsyncIterator, Iterator
 
 import openai
 import pytest
-from agents import Agent as SDKAgent
-from agents import OpenAIChatCompletionsModel, function_tool
 
 from agenthost.agents import ToolCallFinished, ToolCallStarted
 from agenthost.agents.frameworks.openai_agents import OpenAIAgentsAgent
 from agenthost.agents.results import RunFinished, TextDelta
 from agenthost.app.registry import Registry
+from agents import Agent as SDKAgent
+from agents import OpenAIChatCompletionsModel, function_tool
 from tests.conftest import openai_client
 from tests.upstream import FakeUpstream, serve_in_thread
 

@@ -100,6 +100,7 @@ def agenthost_serve(
     port = free_port()
     command = [
         sys.executable,
+        "-P",
         "-m",
         "agenthost.app",
         "serve",

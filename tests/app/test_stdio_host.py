@@ -61,7 +61,7 @@ def environment(**settings: str) -> dict[str, str]:
 
 
 async def call_over_mcp_stdio(config: Path, env: dict[str, str]) -> tuple[bool, str]:
-    args = ["-m", "agenthost.app", "mcp-stdio", "--config", str(config)]
+    args = ["-P", "-m", "agenthost.app", "mcp-stdio", "--config", str(config)]
     params = StdioServerParameters(command=sys.executable, args=args, cwd=str(ROOT), env=env)
     async with Client(params) as client:
         result = await client.call_tool("shouter", {"message": PROMPT})
@@ -71,7 +71,7 @@ async def call_over_mcp_stdio(config: Path, env: dict[str, str]) -> tuple[bool, 
 
 async def prompt_over_acp_stdio(config: Path, env: dict[str, str]) -> tuple[str, str]:
     recorder = Recorder()
-    args = ["-m", "agenthost.app", "acp-stdio", "shouter", "--config", str(config)]
+    args = ["-P", "-m", "agenthost.app", "acp-stdio", "shouter", "--config", str(config)]
     async with spawn_agent_process(
         recorder,  # type: ignore[arg-type]
         sys.executable,

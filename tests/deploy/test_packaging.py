@@ -27,11 +27,13 @@ def test_version_is_the_packages(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_python_dash_m_app_is_the_agenthost_command() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "agenthost.app", "--version"],
+        [sys.executable, "-P", "-m", "agenthost.app", "--version"],
         capture_output=True,
         text=True,
         check=True,
     )
     assert done.stdout == f"agenthost {version('agenthost')}\n"
-    usage = subprocess.run([sys.executable, "-m", "agenthost.app"], capture_output=True, text=True)
+    usage = subprocess.run(
+        [sys.executable, "-P", "-m", "agenthost.app"], capture_output=True, text=True
+    )
     assert usage.returncode == 2 and usage.stderr.startswith("usage: agenthost")

@@ -91,6 +91,7 @@ def pod(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
         READ_ONLY,
         "sh",
         sys.executable,
+        "-P",
         "-m",
         "agenthost.app",
         "serve",

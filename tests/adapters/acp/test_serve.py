@@ -34,6 +34,7 @@ def served(tmp_path: Path) -> Iterator[str]:
     env = {**os.environ, "AGENTHOST_ADAPTERS": "openai,acp"}
     command = [
         sys.executable,
+        "-P",
         "-m",
         "agenthost.app",
         "serve",

@@ -91,7 +91,16 @@ def config(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _command(agent: str, config: Path) -> list[str]:
-    return [sys.executable, "-m", "agenthost.app", "acp-stdio", agent, "--config", str(config)]
+    return [
+        sys.executable,
+        "-P",
+        "-m",
+        "agenthost.app",
+        "acp-stdio",
+        agent,
+        "--config",
+        str(config),
+    ]
 
 
 async def _spawn(agent: str, config: Path, env: dict[str, str]) -> AsyncIterator[Served]:

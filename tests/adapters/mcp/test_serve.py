@@ -31,6 +31,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     env = {**os.environ, "AGENTHOST_ADAPTERS": "openai,mcp", "AGENTHOST_ACCESS_LOG": "false"}
     argv = [
         sys.executable,
+        "-P",
         "-m",
         "agenthost.app",
         "serve",

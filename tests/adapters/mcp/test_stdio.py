@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -36,13 +37,16 @@ def config(tmp_path: Path) -> Path:
 
 
 def command(config: Path) -> list[str]:
-    return [sys.executable, "-m", "agenthost.app", "mcp-stdio", "--config", str(config)]
+    return [sys.executable, "-P", "-m", "agenthost.app", "mcp-stdio", "--config", str(config)]
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_the_sdks_stdio_client_lists_and_calls_the_tools(config: Path, mode: str) -> None:
     program, *args = command(config)
-    params = StdioServerParameters(command=program, args=args, cwd=str(Path.cwd()))
+    # The SDK passes a bare environment; the test agents need the PYTHONPATH (tests/conftest.py).
+    params = StdioServerParameters(
+        command=program, args=args, cwd=str(Path.cwd()), env=dict(os.environ)
+    )
     async with Client(params, mode=mode) as client:
         tools = [tool.name for tool in (await client.list_tools()).tools]
         assert tools == ["echo", "noisy"]  # web-only is not exposed to MCP
