@@ -20,6 +20,7 @@ from agenthost.adapters.base import Adapter, AdapterContext
 from agenthost.agents import Agent
 from agenthost.agents.limits import RunLimits, set_default_limits
 from agenthost.app.build import load_agents
+from agenthost.app.docs_ui import add_docs
 from agenthost.app.guards import APIKeyGuard, BodyLimitGuard
 from agenthost.app.head import HeadAsGet
 from agenthost.app.memory import memory_factory
@@ -163,7 +164,8 @@ def create_app(
             finally:
                 app.state.ready = False
 
-    app = FastAPI(title="agenthost", lifespan=lifespan)
+    app = FastAPI(title="agenthost", lifespan=lifespan, docs_url=None, redoc_url=None)
+    add_docs(app)
     app.state.ready = False
     app.state.agents = registry
     app.state.adapters = adapters
