@@ -117,14 +117,17 @@ class Settings(BaseSettings):
     a2a_default_agent: str | None = Field(
         None,
         description="A2A: the agent whose card /.well-known/agent-card.json serves, and that "
-        "gRPC calls without a tenant reach; unset means 404 / the only agent.",
+        "gRPC calls without a tenant reach; unset means the only agent if there is one, "
+        "else 404.",
     )
     a2a_grpc_port: int = Field(
         0, ge=0, le=65535, description="A2A: gRPC port serving every agent; 0 disables gRPC."
     )
     a2a_grpc_host: str = Field("127.0.0.1", description="A2A: interface the gRPC server binds.")
     a2a_grpc_public_host: str | None = Field(
-        None, description="A2A: host:port of the gRPC server in agent cards; unset means derived."
+        None,
+        description="A2A: host:port of the gRPC server in agent cards; unset means the "
+        "request's host and the gRPC port.",
     )
     a2a_task_store: str = Field(
         "memory",
