@@ -9,7 +9,7 @@ RUN := $(UV) run --frozen --all-extras
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install serve check lint types test pip-check bench schema conformance-a2a
+.PHONY: install serve check lint types test pip-check bench schema settings-doc conformance-a2a
 
 $(UV):
 	$(PYTHON) -m venv .tools
@@ -52,6 +52,10 @@ bench: install
 
 schema: install
 	$(RUN) agenthost schema > config/agents.schema.json
+
+# The settings reference, from app/settings.py's descriptions.
+settings-doc: install
+	$(RUN) python -m agenthost.app.settings_doc > docs/settings.md
 
 # The A2A TCK against `agenthost serve`: make conformance-a2a TCK=/path/to/a2a-tck
 conformance-a2a: install

@@ -28,7 +28,7 @@ from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
 @dataclass(frozen=True, slots=True)
 class ConnectionLimits:
-    """What one connection may take; see the README's "Security and limits"."""
+    """What one connection may take; see docs/security.md."""
 
     header_timeout: float = 10.0
     body_timeout: float = 60.0

@@ -18,13 +18,15 @@ from starlette.routing import Route
 
 from agenthost.adapters.base import Adapter
 from agenthost.agents import Agent
+from agenthost.app.docs_ui import ASSET_PATHS, add_docs
 from agenthost.app.guards import APIKeyGuard, BodyLimitGuard
 from agenthost.app.head import HeadAsGet
 from agenthost.app.host import Host
 from agenthost.app.protocols import ADAPTERS
 from agenthost.app.settings import Settings
 
-PUBLIC_PATHS = ("/healthz", "/readyz", "/docs", "/openapi.json")
+# Swagger UI's own files too, or /docs would load blank with keys on.
+PUBLIC_PATHS = ("/healthz", "/readyz", "/docs", "/openapi.json", *ASSET_PATHS)
 # Agent cards are public (they declare how to authenticate), wherever they are.
 PUBLIC_SUFFIXES = ("/.well-known/agent-card.json",)
 
@@ -70,7 +72,8 @@ def create_app(
             finally:
                 app.state.ready = False
 
-    app = FastAPI(title="agenthost", lifespan=lifespan)
+    app = FastAPI(title="agenthost", lifespan=lifespan, docs_url=None, redoc_url=None)
+    add_docs(app)
     app.state.ready = False
     app.state.host = host
     app.state.agents = registry

@@ -18,10 +18,15 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="AGENTHOST_", extra="forbid")
 
     config: Path = Field(Path("config/agents.yaml"), description="The agents' YAML file.")
-    host: str = "127.0.0.1"
-    port: int = Field(8000, ge=0, le=65535)
-    log_level: Literal["debug", "info", "warning", "error"] = "info"
-    access_log: bool = Field(True, description="One log line per request (~50 us CPU each).")
+    host: str = Field("127.0.0.1", description="Address to bind.")
+    port: int = Field(8000, ge=0, le=65535, description="Port to listen on.")
+    log_level: Literal["debug", "info", "warning", "error"] = Field(
+        "info", description="Least level of the log lines written."
+    )
+    access_log: bool = Field(
+        True,
+        description="One log line per request at info level (costs ~50 µs of CPU a request).",
+    )
 
     adapters: Annotated[list[AdapterName], NoDecode] = Field(
         default_factory=lambda: list(ADAPTERS),
@@ -32,25 +37,37 @@ class Settings(BaseSettings):
     api_keys: Annotated[list[SecretStr], NoDecode] = Field(
         default_factory=list,
         description="Accepted API keys, comma-separated, each 'name:KEY' (the name is the "
-        "principal) or a bare KEY; unset or empty means no auth.",
+        "key's principal) or a bare KEY; unset or empty means no auth, and a value that lists "
+        "no key (' , ') stops start-up. Checked on every surface (gRPC too) except /healthz, "
+        "/readyz, /docs, /openapi.json and agent cards.",
     )
     api_keys_file: Path | None = Field(
-        None, description="A file of API keys, one 'name:KEY' per line; adds to api_keys."
+        None,
+        description="A file of API keys, one 'name:KEY' per line ('#' comments), such as a "
+        "mounted Secret; adds to AGENTHOST_API_KEYS. A file with no key stops start-up.",
     )
 
     cors_origins: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
-        description="Browser origins allowed to call the API, comma-separated ('*' for any).",
+        description="Browser origins allowed to call the API, comma-separated ('*' for any); "
+        "empty means no CORS headers.",
     )
 
-    session_max: int = Field(10_000, ge=1, description="Sessions kept per protocol (LRU).")
-    session_ttl: float = Field(3600.0, gt=0, description="Seconds an idle session is kept.")
+    session_max: int = Field(
+        10_000, ge=1, description="Sessions and stored responses kept per protocol (LRU)."
+    )
+    session_ttl: float = Field(
+        3600.0, gt=0, description="Seconds an idle session is kept (reading it refreshes it)."
+    )
     drain_seconds: float = Field(
-        0.0, ge=0, description="On SIGTERM, seconds of 503 from /readyz before the listener closes."
+        0.0,
+        ge=0,
+        description="On SIGTERM, /readyz turns 503 at once and the server keeps serving this "
+        "many seconds before it stops listening (time for Kubernetes to stop routing to it).",
     )
     max_body_bytes: int = Field(4 * 1024 * 1024, ge=1024, description="Larger bodies get 413.")
 
-    # Connection limits (app/connections.py); see the README's "Security and limits".
+    # Connection limits (app/connections.py); see docs/security.md.
     header_timeout: float = Field(
         10.0, gt=0, description="Seconds a client has to send a request's head (408 after)."
     )
@@ -99,18 +116,22 @@ class Settings(BaseSettings):
     a2a_default_agent: str | None = Field(
         None,
         description="A2A: the agent whose card /.well-known/agent-card.json serves, and that "
-        "gRPC calls without a tenant reach; unset means 404 / the only agent.",
+        "gRPC calls without a tenant reach; unset means the only agent if there is one, "
+        "else 404.",
     )
     a2a_grpc_port: int = Field(
         0, ge=0, le=65535, description="A2A: gRPC port serving every agent; 0 disables gRPC."
     )
     a2a_grpc_host: str = Field("127.0.0.1", description="A2A: interface the gRPC server binds.")
     a2a_grpc_public_host: str | None = Field(
-        None, description="A2A: host:port of the gRPC server in agent cards; unset means derived."
+        None,
+        description="A2A: host:port of the gRPC server in agent cards; unset means the "
+        "request's host and the gRPC port.",
     )
     a2a_task_store: str = Field(
         "memory",
-        description="A2A: where tasks live: 'memory' or 'sqlite:///path/to/tasks.db'.",
+        description="A2A: where tasks live: 'memory' or 'sqlite:///path/to/tasks.db' (tables "
+        "made at start-up).",
     )
     a2a_task_max: int = Field(
         10_000, ge=1, description="A2A: finished tasks kept in memory per agent (oldest dropped)."
@@ -160,7 +181,8 @@ class Settings(BaseSettings):
     mcp_allowed_hosts: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description="Host headers /mcp accepts besides localhost, 127.0.0.1 and [::1] (any "
-        "port), comma-separated; other hosts get 421 (DNS-rebinding protection).",
+        "port), comma-separated; a name without a port allows any port. Other hosts get 421 "
+        "(DNS-rebinding protection).",
     )
     mcp_allowed_origins: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
@@ -181,8 +203,11 @@ class Settings(BaseSettings):
 
     # IBM ACP (adapter "acp"): runs kept for GET /runs/{id}; running ones are never dropped.
     acp_max_runs: int = Field(
-        1000, ge=1, description="ACP: runs kept; beyond it idle ones go, oldest first."
+        1000,
+        ge=1,
+        description="IBM ACP: runs kept for GET /acp/runs/{id}; beyond it finished and awaiting "
+        "runs go, oldest first (running ones are never dropped).",
     )
     acp_run_ttl: float = Field(
-        3600.0, gt=0, description="ACP: seconds a finished or awaiting run is kept."
+        3600.0, gt=0, description="IBM ACP: seconds a finished or awaiting run is kept."
     )

@@ -7,8 +7,8 @@ and shared by every agent that uses it. llama.cpp releases the GIL, so each
 request runs in a worker thread and streams into the event loop; a consumer
 that stops early makes the next token callback cancel the generation.
 
-Models of this size cannot choose tools on their own (see README, "Local
-model"), so with ``tool_choice`` unset, ``auto`` or ``none`` a local model
+Models of this size cannot choose tools on their own (see
+docs/local-model.md), so with ``tool_choice`` unset, ``auto`` or ``none`` a local model
 answers in plain text. ``tool_choice: required`` or a tool's name is honoured
 by grammar-constrained decoding: the output is forced into the JSON shape of
 a call (``{"name": ..., "arguments": ...}`` matching the tool's parameter

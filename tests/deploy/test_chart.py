@@ -306,7 +306,9 @@ def _merge(into: dict[str, Any], more: dict[str, Any]) -> None:
             into[key] = value
 
 
-@pytest.mark.parametrize("readme", [REPO / "README.md", CHART / "README.md"], ids=["repo", "chart"])
+@pytest.mark.parametrize(
+    "readme", [REPO / "docs" / "deploy.md", CHART / "README.md"], ids=["docs", "chart"]
+)
 def test_the_readmes_helm_install_command_works(readme: Path, tmp_path: Path) -> None:
     values = _readme_install_values(readme)
     objects = render(values)
