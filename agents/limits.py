@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
-from agenthost.agents.errors import AgentError
+from agenthost.agents.errors import AgentError, RunInterrupted, RunLimitExceeded
 from agenthost.agents.results import RunFinished, RunUpdate, TextDelta
 
 T = TypeVar("T")
@@ -52,18 +52,6 @@ def set_default_limits(limits: RunLimits) -> None:
 def effective_limits(own: RunLimits) -> RunLimits:
     """The bounds a run of an agent with ``own`` limits gets."""
     return _defaults.merged(own)
-
-
-class RunLimitExceeded(AgentError):
-    """A run went over its output size or duration; it was stopped."""
-
-    def __init__(self, message: str, *, code: str) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-class RunInterrupted(AgentError):
-    """The server stopped the run (it is shutting down); another replica can take it."""
 
 
 class _LiveRuns:

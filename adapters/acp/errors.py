@@ -16,8 +16,8 @@ from pydantic import BaseModel, ValidationError
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
-from agenthost.adapters.disconnect import ClientGone
 from agenthost.agents import UserError
+from agenthost.agents.errors import ClientGone
 
 logger = logging.getLogger("agenthost.acp")
 

@@ -27,8 +27,9 @@ from agenthost.adapters.acp.convert import from_acp_messages, text_of
 from agenthost.adapters.acp.errors import ACPProblem, not_found, read_body
 from agenthost.adapters.acp.runs import RunRecord, RunStore
 from agenthost.adapters.base import AdapterContext, principal_of
-from agenthost.adapters.disconnect import ClientGone, unless_disconnected
+from agenthost.adapters.disconnect import unless_disconnected
 from agenthost.agents import Agent, SessionKey, answer_pending
+from agenthost.agents.errors import ClientGone
 
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 

@@ -17,9 +17,8 @@ from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
 
-from agenthost.adapters.disconnect import ClientGone
 from agenthost.agents import AgentError, ModelBusy, ModelError, UserError
-from agenthost.agents.limits import RunInterrupted, RunLimitExceeded
+from agenthost.agents.errors import ClientGone, RunInterrupted, RunLimitExceeded
 
 logger = logging.getLogger("agenthost.openai")
 

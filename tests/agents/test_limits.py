@@ -16,7 +16,8 @@ from agenthost.agents import (
     TextDelta,
     tool,
 )
-from agenthost.agents.limits import LIVE_RUNS, RunInterrupted, RunLimitExceeded, RunLimits
+from agenthost.agents.errors import RunInterrupted, RunLimitExceeded
+from agenthost.agents.limits import LIVE_RUNS, RunLimits
 from agenthost.agents.models import EchoModel, ScriptedModel
 from agenthost.agents.models.testing import call
 
