@@ -155,6 +155,9 @@ class RunCancelled(AgentError):
 class ClientGone(RunCancelled):
     """The client disconnected before the answer was ready; the work was cancelled."""
 
+    def __init__(self, message: str = "the client closed the request") -> None:
+        super().__init__(message)
+
 
 def kind_of(exc: BaseException) -> ErrorKind:
     """``exc``'s kind; any exception that is no :class:`AgentError` is internal (a bug)."""
