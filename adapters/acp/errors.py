@@ -11,7 +11,8 @@ from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, Final, TypeVar
 
 import orjson
-from acp_sdk.models import AnyModel, Error
+from acp_sdk.models import Error
+from acp_sdk.models.common import AnyModel
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, ValidationError
 from starlette.requests import ClientDisconnect, Request
