@@ -28,6 +28,7 @@ the client's to read.
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Any
 
 
 class ErrorKind(StrEnum):
@@ -167,3 +168,17 @@ def kind_of(exc: BaseException) -> ErrorKind:
 def retryable_of(exc: BaseException) -> bool:
     """Whether trying the same request again may succeed."""
     return isinstance(exc, AgentError) and exc.retryable
+
+
+def details_of(exc: BaseException) -> dict[str, Any]:
+    """What a protocol's free-form error data says of ``exc``, the same everywhere:
+    ``{"kind", "retryable", "retryAfter"?}``."""
+    details: dict[str, Any] = {"kind": kind_of(exc).value, "retryable": retryable_of(exc)}
+    if (retry_after := getattr(exc, "retry_after", None)) is not None:
+        details["retryAfter"] = retry_after
+    return details
+
+
+def message_of(exc: BaseException) -> str:
+    """The text a client may read: an AgentError's own; a bug names only its type."""
+    return str(exc) if isinstance(exc, AgentError) else f"internal error: {type(exc).__name__}"

@@ -16,7 +16,7 @@ from typing import Any, Final
 from a2a.types import TaskState
 
 from agenthost.agents import AgentError, ErrorKind, kind_of
-from agenthost.agents.errors import retryable_of
+from agenthost.agents.errors import details_of
 
 logger = logging.getLogger("agenthost.a2a")
 
@@ -47,7 +47,4 @@ def task_end(exc: Exception, agent: str) -> tuple[TaskState, str, dict[str, Any]
         # A bug, not a reason for the client: logged here, not sent.
         logger.exception("agent %r failed", agent)
         message = f"the agent {agent!r} failed unexpectedly (see the server log)"
-    metadata: dict[str, Any] = {"kind": kind.value, "retryable": retryable_of(exc)}
-    if (retry_after := getattr(exc, "retry_after", None)) is not None:
-        metadata["retryAfter"] = retry_after
-    return state, message, metadata
+    return state, message, details_of(exc)

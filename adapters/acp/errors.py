@@ -19,7 +19,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
 from agenthost.agents import AgentError, ErrorKind, kind_of
-from agenthost.agents.errors import retryable_of
+from agenthost.agents.errors import details_of, message_of
 
 logger = logging.getLogger("agenthost.acp")
 
@@ -44,13 +44,8 @@ kind itself, and whether to retry, go in the error's ``data``."""
 
 def to_error(exc: BaseException) -> tuple[int, Error]:
     """A failure's status and ACP error (a bug's message names only its type)."""
-    kind = kind_of(exc)
-    status, code = ERRORS[kind]
-    message = str(exc) if isinstance(exc, AgentError) else f"internal error: {type(exc).__name__}"
-    data: dict[str, object] = {"kind": kind.value, "retryable": retryable_of(exc)}
-    if (retry_after := getattr(exc, "retry_after", None)) is not None:
-        data["retry_after"] = retry_after
-    return status, Error(code=code, message=message, data=AnyModel(**data))
+    status, code = ERRORS[kind_of(exc)]
+    return status, Error(code=code, message=message_of(exc), data=AnyModel(**details_of(exc)))
 
 
 # acp-sdk's own status → code mapping (the codes it knows: not_found,

@@ -10,13 +10,13 @@ retrying can help.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
 from acp import RequestError
 from acp.schema import StopReason
 
-from agenthost.agents import AgentError, ErrorKind, kind_of
-from agenthost.agents.errors import retryable_of
+from agenthost.agents import ErrorKind, kind_of
+from agenthost.agents.errors import details_of, message_of
 
 INVALID_PARAMS, RESOURCE_NOT_FOUND, INTERNAL_ERROR = -32602, -32002, -32603
 
@@ -39,12 +39,8 @@ _MESSAGES = {INVALID_PARAMS: "Invalid params", RESOURCE_NOT_FOUND: "Resource not
 
 def to_outcome(exc: Exception) -> StopReason | RequestError:
     """How a prompt whose run failed with ``exc`` ends."""
-    kind = kind_of(exc)
-    wire = ERRORS[kind]
+    wire = ERRORS[kind_of(exc)]
     if isinstance(wire, str):
         return wire
-    message = str(exc) if isinstance(exc, AgentError) else f"internal error: {type(exc).__name__}"
-    data: dict[str, Any] = {"message": message, "kind": kind.value, "retryable": retryable_of(exc)}
-    if (retry_after := getattr(exc, "retry_after", None)) is not None:
-        data["retryAfter"] = retry_after
+    data = {"message": message_of(exc), **details_of(exc)}
     return RequestError(wire, _MESSAGES.get(wire, "Internal error"), data)

@@ -9,12 +9,12 @@ result's ``_meta`` carries the kind and whether retrying can help.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
 import mcp_types as types
 
 from agenthost.agents import AgentError, ErrorKind, kind_of
-from agenthost.agents.errors import retryable_of
+from agenthost.agents.errors import details_of
 
 META_KEY = "agenthost/error"
 """The ``_meta`` entry of an error result: ``{kind, retryable, retryAfter?}``."""
@@ -43,11 +43,8 @@ def error_result(exc: Exception) -> types.CallToolResult:
         text = ERRORS[kind].format(message=exc, after=after)
     else:
         text = f"the agent failed with an internal error ({type(exc).__name__})"
-    meta: dict[str, Any] = {"kind": kind.value, "retryable": retryable_of(exc)}
-    if retry_after is not None:
-        meta["retryAfter"] = retry_after
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)],
         is_error=True,
-        _meta={META_KEY: meta},
+        _meta={META_KEY: details_of(exc)},
     )
