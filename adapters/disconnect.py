@@ -16,16 +16,14 @@ from typing import TypeVar
 import anyio
 from starlette.types import Receive
 
+from agenthost.agents.errors import ClientGone
+
 T = TypeVar("T")
 
 # Watching costs a task and a wake-up of the server's connection (about as
 # much CPU as the rest of a fast request), so it starts only once the work
 # has taken this long: a client that leaves is noticed at most this late.
 WATCH_AFTER = 0.1
-
-
-class ClientGone(Exception):
-    """The client disconnected before the answer was ready; the work was cancelled."""
 
 
 async def unless_disconnected(receive: Receive, work: Awaitable[T]) -> T:

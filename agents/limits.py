@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from agenthost.agents.errors import AgentError
+from agenthost.agents.errors import AgentError, RunInterrupted, RunLimitExceeded
 from agenthost.agents.results import RunFinished, RunUpdate, TextDelta
 
 T = TypeVar("T")
@@ -38,18 +38,6 @@ class RunLimits:
             else self.max_output_chars,
             override.max_seconds if override.max_seconds is not None else self.max_seconds,
         )
-
-
-class RunLimitExceeded(AgentError):
-    """A run went over its output size or duration; it was stopped."""
-
-    def __init__(self, message: str, *, code: str) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-class RunInterrupted(AgentError):
-    """The server stopped the run (it is shutting down); another replica can take it."""
 
 
 class LiveRuns:

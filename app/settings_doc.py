@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import types
 from pathlib import Path
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import annotated_types
-from pydantic import SecretStr
+from pydantic import SecretStr, WithJsonSchema
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
@@ -76,6 +76,13 @@ def _type_name(annotation: Any) -> str:
     origin = get_origin(annotation)
     if origin is Literal:
         return "one of " + ", ".join(f"`{value}`" for value in get_args(annotation))
+    if origin is Annotated:  # a constrained type that says its values in its JSON schema
+        base, *metadata = get_args(annotation)
+        for item in metadata:
+            schema = item.json_schema if isinstance(item, WithJsonSchema) else None
+            if schema and "enum" in schema:
+                return "one of " + ", ".join(f"`{v}`" for v in schema["enum"])
+        return _type_name(base)
     if origin is list:
         (item,) = get_args(annotation)
         return "list of " + _type_name(item).removeprefix("one of ")

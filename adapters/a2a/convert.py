@@ -9,7 +9,7 @@ is refused with a clear error.
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
@@ -52,11 +52,6 @@ def from_parts(parts: Iterable[Part]) -> list[AgentPart]:
     if not converted:
         raise InvalidParamsError("the message has no parts")
     return converted
-
-
-def reply_text(parts: Sequence[AgentPart]) -> str:
-    """A user's reply as the text that answers a pending question."""
-    return "\n".join(part.text for part in parts if isinstance(part, TextPart))
 
 
 def to_part(part: AgentPart) -> Part | None:

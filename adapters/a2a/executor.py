@@ -14,9 +14,9 @@ which closes the agent's run (model call and tools stop).
 
 from __future__ import annotations
 
-import logging
 import time
 import uuid
+from collections.abc import Sequence
 
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
@@ -26,24 +26,20 @@ from a2a.types import Part, Task, TaskState, TaskStatus
 from a2a.utils.errors import InvalidParamsError
 
 from agenthost.adapters.a2a import convert
+from agenthost.adapters.a2a.errors import task_end
+from agenthost.adapters.runs import RunConsumer, pending_in, resume_input
 from agenthost.agents import (
     Agent,
-    AgentError,
     MemoryManager,
     Message,
-    ModelBusy,
-    RunFinished,
-    RunRefused,
     RunResult,
     SessionKey,
-    TextDelta,
-    answer_pending,
+    SubAgentUpdate,
+    ToolCallPart,
     question_of,
 )
 from agenthost.agents.results import tool_progress
 from agenthost.agents.sessions import ManagedSession
-
-logger = logging.getLogger("agenthost.a2a")
 
 FLUSH_EVERY = 0.05
 """Seconds of text gathered into one artifact chunk, at most (when it comes faster)."""
@@ -74,22 +70,14 @@ class AgentRunExecutor(AgentExecutor):
             )
         updater = TaskUpdater(event_queue, task_id, context_id)
         await updater.start_work()
+        updates = self.agent.run_stream(run_input, session=session)
         try:
-            result = await self._stream(run_input, session, updater)
-        except RunRefused as exc:
-            await updater.reject(updater.new_agent_message([Part(text=str(exc))]))
-        except ModelBusy as exc:
-            text = f"the model is busy, try again later: {exc}"
-            await updater.failed(updater.new_agent_message([Part(text=text)]))
-        except AgentError as exc:
-            await updater.failed(updater.new_agent_message([Part(text=str(exc) or "run failed")]))
-        except Exception:
-            # A bug, not a reason for the client: logged here, not sent.
-            logger.exception("agent %r failed", self.agent.name)
-            text = f"the agent {self.agent.name!r} failed unexpectedly (see the server log)"
-            await updater.failed(updater.new_agent_message([Part(text=text)]))
-        else:
-            await self._finish(result, updater)
+            await _TaskWriter(self.agent.name, updater).consume(updates)
+        except Exception as exc:
+            state, text, metadata = task_end(exc, self.agent.name)
+            await updater.update_status(
+                state, updater.new_agent_message([Part(text=text)], metadata=metadata)
+            )
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         # The SDK has already cancelled the run's task; only the state is left to set.
@@ -98,39 +86,51 @@ class AgentRunExecutor(AgentExecutor):
             await TaskUpdater(event_queue, task_id, context_id).cancel()
 
     async def _run_input(self, message: A2AMessage, session: ManagedSession) -> Message:
-        parts = convert.from_parts(message.parts)
-        history = await session.load()
-        waiting = history[-1].tool_calls if history and history[-1].role == "assistant" else []
-        message_id = message.message_id or None
-        if waiting:
-            # The run asked the user something: this message is the answer.
-            answer = answer_pending(waiting, convert.reply_text(parts))
-            return answer.model_copy(update={"id": message_id})
-        return Message(role="user", parts=parts, id=message_id)
+        reply = Message(
+            role="user", parts=convert.from_parts(message.parts), id=message.message_id or None
+        )
+        # A run that asked the user something takes this message as the answer.
+        return resume_input(pending_in(await session.load()), reply)
 
-    async def _stream(
-        self, run_input: Message, session: ManagedSession, updater: TaskUpdater
-    ) -> RunResult:
-        chunks = _ArtifactChunks(updater, str(uuid.uuid4()))
-        async for update in self.agent.run_stream(run_input, session=session):
-            if isinstance(update, TextDelta):
-                await chunks.add(update.text)
-            elif (progress := tool_progress(update)) is not None:
-                # The agent's own tool calls, and those of agents working for it.
-                note = updater.new_agent_message([Part(text=progress)])
-                await updater.update_status(TaskState.TASK_STATE_WORKING, note)
-            elif isinstance(update, RunFinished):
-                await chunks.close(update.result)
-                return update.result
-        raise AgentError(f"agent {self.agent.name!r} ended without a result")
 
-    async def _finish(self, result: RunResult, updater: TaskUpdater) -> None:
-        if result.awaiting_client:
-            questions = [q for call in result.pending if (q := question_of(call))]
-            text = "\n".join(questions) or "the agent needs input"
-            await updater.requires_input(updater.new_agent_message([Part(text=text)]))
-        else:
-            await updater.complete()
+class _TaskWriter(RunConsumer[None]):
+    """A run as the task's updates: artifact chunks of its text, ``working`` notes
+    for tool calls, then its end (``completed``, or ``input-required`` with the question)."""
+
+    def __init__(self, agent: str, updater: TaskUpdater) -> None:
+        super().__init__(agent)
+        self.updater = updater
+        self.chunks = _ArtifactChunks(updater, str(uuid.uuid4()))
+
+    async def on_text(self, text: str) -> Sequence[None]:
+        await self.chunks.add(text)
+        return ()
+
+    async def on_tool_started(self, call: ToolCallPart) -> Sequence[None]:
+        await self._note(f"calling {call.name}")
+        return ()
+
+    async def on_sub_agent(self, update: SubAgentUpdate) -> Sequence[None]:
+        # The tool calls of agents working for it show too.
+        if (progress := tool_progress(update)) is not None:
+            await self._note(progress)
+        return ()
+
+    async def on_finished(self, result: RunResult) -> Sequence[None]:
+        await self.chunks.close(result)
+        await self.updater.complete()
+        return ()
+
+    async def on_pending(self, result: RunResult) -> Sequence[None]:
+        await self.chunks.close(result)
+        questions = [q for call in result.pending if (q := question_of(call))]
+        text = "\n".join(questions) or "the agent needs input"
+        await self.updater.requires_input(self.updater.new_agent_message([Part(text=text)]))
+        return ()
+
+    async def _note(self, progress: str) -> None:
+        note = self.updater.new_agent_message([Part(text=progress)])
+        await self.updater.update_status(TaskState.TASK_STATE_WORKING, note)
 
 
 def _ids(context: RequestContext) -> tuple[str | None, str | None]:

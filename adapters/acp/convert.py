@@ -21,7 +21,6 @@ from acp_sdk.models.common import AnyModel
 
 from agenthost.agents import (
     Agent,
-    AgentError,
     BaseAgent,
     ChatAgent,
     DataPart,
@@ -157,12 +156,3 @@ def to_history(agent: str, messages: Sequence[AgentMessage]) -> list[Message]:
             role = "user" if message.role == "user" else agent_role(agent)
             history.append(Message(role=role, parts=[text_part(message.text)]))
     return history
-
-
-def error_code(exc: BaseException) -> tuple[str, str]:
-    """A failed run's ``(code, message)``: the client's fault or the server's."""
-    if isinstance(exc, UserError):
-        return "invalid_input", str(exc)
-    if isinstance(exc, AgentError):
-        return "server_error", str(exc)
-    return "server_error", f"internal error: {type(exc).__name__}"

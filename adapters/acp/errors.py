@@ -7,21 +7,46 @@ acp-sdk's client reads every failed answer as that body (it raises
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar
+from collections.abc import Callable, Coroutine, Mapping
+from typing import Any, Final, TypeVar
 
 import orjson
+from acp_sdk.models import Error
+from acp_sdk.models.common import AnyModel
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, ValidationError
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
-from agenthost.adapters.disconnect import ClientGone
-from agenthost.agents import UserError
+from agenthost.agents import AgentError, ErrorKind, kind_of
+from agenthost.agents.errors import details_of, message_of
 
 logger = logging.getLogger("agenthost.acp")
 
 Body = TypeVar("Body", bound=BaseModel)
+
+ERRORS: Final[Mapping[ErrorKind, tuple[int, str]]] = {
+    ErrorKind.BUSY: (429, "server_error"),
+    ErrorKind.TIMEOUT: (504, "server_error"),
+    ErrorKind.REFUSED: (403, "invalid_input"),
+    ErrorKind.LIMIT_EXCEEDED: (400, "invalid_input"),
+    ErrorKind.BAD_INPUT: (422, "invalid_input"),
+    ErrorKind.NOT_FOUND: (404, "not_found"),
+    ErrorKind.UPSTREAM: (502, "server_error"),
+    # Nobody reads it; 499 (nginx's "client closed request") marks it in the log.
+    ErrorKind.CANCELLED: (499, "server_error"),
+    ErrorKind.INTERRUPTED: (503, "server_error"),
+    ErrorKind.INTERNAL: (500, "server_error"),
+}
+"""Each kind of failure as an HTTP status and one of the codes acp-sdk knows; the
+kind itself, and whether to retry, go in the error's ``data``."""
+
+
+def to_error(exc: BaseException) -> tuple[int, Error]:
+    """A failure's status and ACP error (a bug's message names only its type)."""
+    status, code = ERRORS[kind_of(exc)]
+    return status, Error(code=code, message=message_of(exc), data=AnyModel(**details_of(exc)))
+
 
 # acp-sdk's own status → code mapping (the codes it knows: not_found,
 # invalid_input, server_error); other statuses keep the app's code.
@@ -73,11 +98,9 @@ class ACPRoute(APIRoute):
                 return await handler(request)
             except ACPProblem as problem:
                 return problem.response()
-            except UserError as exc:
-                return ACPProblem(422, str(exc)).response()
-            except ClientGone:
-                # Nobody reads it; 499 (nginx's "client closed request") marks it in the log.
-                return ACPProblem(499, "the client closed the request").response()
+            except AgentError as exc:
+                status, error = to_error(exc)
+                return Response(error.model_dump_json(), status, media_type="application/json")
             except Exception:
                 logger.exception("ACP request failed")
                 return ACPProblem(500, "internal error").response()

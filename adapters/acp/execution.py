@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from acp_sdk.models import (
-    Error,
     Message,
     MessageAwaitRequest,
     MessageCompletedEvent,
@@ -32,22 +31,23 @@ from acp_sdk.models import (
 from agenthost.adapters.acp.convert import (
     agent_role,
     append_part,
-    error_code,
     question_message,
     text_part,
     tool_finished_part,
     tool_started_part,
 )
+from agenthost.adapters.acp.errors import to_error
 from agenthost.adapters.acp.runs import RunRecord
+from agenthost.adapters.runs import RunConsumer
 from agenthost.agents import (
     Agent,
     AgentError,
+    ErrorKind,
     MemoryManager,
-    RunFinished,
     RunResult,
-    TextDelta,
-    ToolCallFinished,
-    ToolCallStarted,
+    ToolCallPart,
+    ToolResultPart,
+    kind_of,
 )
 from agenthost.agents import Message as AgentMessage
 from agenthost.agents.sessions import ManagedSession
@@ -72,63 +72,74 @@ async def _execute(
 ) -> None:
     run = record.run
     record.emit(RunInProgressEvent(run=run))
-    writer = _MessageWriter(record, agent.name)
+    writer = _RunWriter(record, agent.name)
+    session = ManagedSession(memory, record.session)
     try:
-        result: RunResult | None = None
-        session = ManagedSession(memory, record.session)
-        async for update in agent.run_stream(input, session=session):
-            if isinstance(update, TextDelta):
-                writer.part(text_part(update.text))
-            elif isinstance(update, ToolCallStarted):
-                writer.part(tool_started_part(update.call))
-            elif isinstance(update, ToolCallFinished):
-                writer.part(tool_finished_part(update.result))
-            elif isinstance(update, RunFinished):
-                result = update.result
-        if result is None:
-            raise AgentError(f"agent {agent.name!r} ended without a result")
-        writer.complete()
-        if result.awaiting_client:
-            record.pending = list(result.pending)
-            run.await_request = MessageAwaitRequest(
-                message=question_message(agent.name, result.pending)
-            )
-            record.settle(RunStatus.AWAITING)
-            record.emit(RunAwaitingEvent(run=run))
-        else:
-            record.settle(RunStatus.COMPLETED)
-            record.emit(RunCompletedEvent(run=run))
+        await writer.consume(agent.run_stream(input, session=session))
     except asyncio.CancelledError:
         # The task is ours and nobody awaits its cancellation: record it and end.
-        writer.complete()
-        record.settle(RunStatus.CANCELLED)
-        record.emit(RunCancelledEvent(run=run))
+        writer.cancelled()
     except Exception as exc:
+        if kind_of(exc) is ErrorKind.CANCELLED:
+            writer.cancelled()
+            return
         if not isinstance(exc, AgentError):
             logger.exception("ACP run %s failed", run.run_id)
-        code, message = error_code(exc)
-        run.error = Error(code=code, message=message)
+        run.error = to_error(exc)[1]
         record.settle(RunStatus.FAILED)
         record.emit(RunFailedEvent(run=run))
 
 
-class _MessageWriter:
-    """Builds the agent's output message part by part, emitting its events."""
+class _RunWriter(RunConsumer[None]):
+    """Builds the agent's output message part by part, emitting the run's events."""
 
     def __init__(self, record: RunRecord, agent: str) -> None:
+        super().__init__(agent)
         self.record = record
         self.role = agent_role(agent)
         self.message: Message | None = None
 
-    def part(self, part: MessagePart) -> None:
+    async def on_text(self, text: str) -> Sequence[None]:
+        return self._part(text_part(text))
+
+    async def on_tool_started(self, call: ToolCallPart) -> Sequence[None]:
+        return self._part(tool_started_part(call))
+
+    async def on_tool_finished(self, result: ToolResultPart) -> Sequence[None]:
+        return self._part(tool_finished_part(result))
+
+    async def on_pending(self, result: RunResult) -> Sequence[None]:
+        self._complete()
+        record, run = self.record, self.record.run
+        record.pending = list(result.pending)
+        run.await_request = MessageAwaitRequest(
+            message=question_message(self.agent, result.pending)
+        )
+        record.settle(RunStatus.AWAITING)
+        record.emit(RunAwaitingEvent(run=run))
+        return ()
+
+    async def on_finished(self, result: RunResult) -> Sequence[None]:
+        self._complete()
+        self.record.settle(RunStatus.COMPLETED)
+        self.record.emit(RunCompletedEvent(run=self.record.run))
+        return ()
+
+    def cancelled(self) -> None:
+        self._complete()
+        self.record.settle(RunStatus.CANCELLED)
+        self.record.emit(RunCancelledEvent(run=self.record.run))
+
+    def _part(self, part: MessagePart) -> Sequence[None]:
         if self.message is None:
             self.message = Message(role=self.role, parts=[], completed_at=None)
             self.record.run.output.append(self.message)
             self.record.emit(MessageCreatedEvent(message=self.message))
         append_part(self.message, part)
         self.record.emit(MessagePartEvent(part=part))
+        return ()
 
-    def complete(self) -> None:
+    def _complete(self) -> None:
         if self.message is not None:
             self.message.completed_at = datetime.now(UTC)
             self.record.emit(MessageCompletedEvent(message=self.message))

@@ -27,8 +27,11 @@ from agenthost.adapters.acp.convert import from_acp_messages, text_of
 from agenthost.adapters.acp.errors import ACPProblem, not_found, read_body
 from agenthost.adapters.acp.runs import RunRecord, RunStore
 from agenthost.adapters.base import AdapterContext, principal_of
-from agenthost.adapters.disconnect import ClientGone, unless_disconnected
-from agenthost.agents import Agent, SessionKey, answer_pending
+from agenthost.adapters.disconnect import unless_disconnected
+from agenthost.adapters.runs import resume_input
+from agenthost.agents import Agent, SessionKey, TextPart
+from agenthost.agents import Message as AgentMessage
+from agenthost.agents.errors import ClientGone
 
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
@@ -73,7 +76,10 @@ class RunsAPI:
         if record.run.status != RunStatus.AWAITING:
             raise ACPProblem(409, f"run {run_id} is {record.run.status.value}, not awaiting input")
         agent = self._agent(record.principal, record.run.agent_name)
-        reply = answer_pending(record.pending, text_of(body.await_resume.message))
+        answer = AgentMessage(
+            role="user", parts=[TextPart(text=text_of(body.await_resume.message))]
+        )
+        reply = resume_input(record.pending, answer)
         start = len(record.events)
         execution.start(record, agent, self.context.memory, [reply])
         return await _answer(request, record, body.mode, start=start)

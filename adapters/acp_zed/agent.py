@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from acp import (
@@ -32,30 +33,25 @@ from acp.schema import AgentCapabilities, Implementation, PromptCapabilities
 
 from agenthost.adapters.acp_zed.convert import (
     ContentBlock,
-    from_pending,
     question_text,
     replay,
     stop_reason,
     to_parts,
-    to_pending,
     to_usage,
     tool_finished,
     tool_started,
 )
+from agenthost.adapters.acp_zed.errors import to_outcome
+from agenthost.adapters.runs import RunConsumer, pending_in, resume_input
 from agenthost.agents import (
     ANONYMOUS,
     Agent,
-    AgentError,
     MemoryManager,
     Message,
-    RunFinished,
     RunResult,
     SessionKey,
-    TextDelta,
-    ToolCallFinished,
-    ToolCallStarted,
-    UserError,
-    answer_pending,
+    ToolCallPart,
+    ToolResultPart,
 )
 from agenthost.agents.sessions import ManagedSession
 
@@ -116,9 +112,8 @@ class ZedAgent:
         parts = to_parts(prompt)
         if not parts:
             raise RequestError.invalid_params({"message": "the prompt is empty"})
-        message = Message(role="user", parts=parts)
-        pending = from_pending(conversation.meta.get("pending"))
-        input = answer_pending(pending, message.text) if pending else message
+        # A run that asked its user something takes this prompt as the answer.
+        input = resume_input(pending_in(conversation.messages), Message(role="user", parts=parts))
         task = asyncio.create_task(self._run(session_id, input))
         self._running[session_id] = task
         try:
@@ -136,35 +131,18 @@ class ZedAgent:
             task.cancel()
 
     async def _run(self, session_id: str, input: Message) -> PromptResponse:
-        key, client = self._key(session_id), self._client_of()
-        result: RunResult | None = None
+        turn = _Turn(self.agent.name, self._client_of(), session_id)
+        session = ManagedSession(self.memory, self._key(session_id))
         try:
-            async for update in self.agent.run_stream(
-                input, session=ManagedSession(self.memory, key)
-            ):
-                if isinstance(update, TextDelta):
-                    text = update_agent_message_text(update.text)
-                    await client.session_update(session_id=session_id, update=text)
-                elif isinstance(update, ToolCallStarted):
-                    started = tool_started(update.call)
-                    await client.session_update(session_id=session_id, update=started)
-                elif isinstance(update, ToolCallFinished):
-                    finished = tool_finished(update.result)
-                    await client.session_update(session_id=session_id, update=finished)
-                elif isinstance(update, RunFinished):
-                    result = update.result
-        except UserError as exc:
-            raise RequestError.invalid_params({"message": str(exc)}) from None
-        except AgentError as exc:
-            raise RequestError.internal_error({"message": str(exc)}) from None
-        if result is None:
-            raise RequestError.internal_error({"message": "the agent ended without a result"})
-        if result.pending:
-            question = ("\n\n" if result.output else "") + question_text(result.pending)
-            await client.session_update(
-                session_id=session_id, update=update_agent_message_text(question)
-            )
-        await self.memory.append(key, [], meta={"pending": to_pending(result.pending)})
+            result = await turn.consume(self.agent.run_stream(input, session=session))
+        except Exception as exc:
+            outcome = to_outcome(exc)
+            if isinstance(outcome, RequestError):
+                raise outcome from None
+            if outcome != "cancelled" and str(exc):
+                await turn.say(str(exc))
+            return PromptResponse(stop_reason=outcome)
+        assert result is not None  # failures propagate
         return PromptResponse(stop_reason=stop_reason(result), usage=to_usage(result.usage))
 
     def _key(self, session_id: str) -> SessionKey:
@@ -178,3 +156,34 @@ class ZedAgent:
 
 def _unknown_session(session_id: str) -> RequestError:
     return RequestError.invalid_params({"message": f"unknown session {session_id!r}"})
+
+
+class _Turn(RunConsumer[None]):
+    """A run as the ``session/update`` notifications of one prompt turn."""
+
+    def __init__(self, agent: str, client: Client, session_id: str) -> None:
+        super().__init__(agent)
+        self.client, self.session_id = client, session_id
+
+    async def say(self, text: str) -> None:
+        await self._update(update_agent_message_text(text))
+
+    async def on_text(self, text: str) -> Sequence[None]:
+        await self.say(text)
+        return ()
+
+    async def on_tool_started(self, call: ToolCallPart) -> Sequence[None]:
+        await self._update(tool_started(call))
+        return ()
+
+    async def on_tool_finished(self, result: ToolResultPart) -> Sequence[None]:
+        await self._update(tool_finished(result))
+        return ()
+
+    async def on_pending(self, result: RunResult) -> Sequence[None]:
+        # The question ends the turn as the agent's message; the next prompt answers it.
+        await self.say(("\n\n" if result.output else "") + question_text(result.pending))
+        return ()
+
+    async def _update(self, update: Any) -> None:
+        await self.client.session_update(session_id=self.session_id, update=update)

@@ -125,12 +125,3 @@ def replay(messages: Sequence[Message]) -> list[UserMessageChunk | AgentMessageC
         elif message.role == "assistant" and message.text:
             updates.append(update_agent_message_text(message.text))
     return updates
-
-
-def to_pending(calls: Sequence[ToolCallPart]) -> list[dict[str, Any]]:
-    """Pending calls as JSON values, to keep in a session's metadata."""
-    return [call.model_dump() for call in calls]
-
-
-def from_pending(values: Any) -> list[ToolCallPart]:
-    return [ToolCallPart.model_validate(value) for value in values or ()]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,17 +21,21 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
 
 from agenthost.adapters.mcp import asking, convert
+from agenthost.adapters.mcp.errors import error_result
 from agenthost.adapters.mcp.progress import ThrottledProgress
+from agenthost.adapters.runs import RunConsumer, pending_in, resume_input
 from agenthost.agents import (
     Agent,
+    AgentError,
     InMemorySession,
     MemoryManager,
+    Message,
     MessageInput,
-    RunFinished,
     RunResult,
     Session,
     SessionKey,
-    TextDelta,
+    SubAgentUpdate,
+    ToolCallPart,
     answer_pending,
 )
 from agenthost.agents.results import tool_progress
@@ -62,11 +67,9 @@ class AgentCall:
         except MCPError:
             raise
         except Exception as exc:
-            result = convert.error_result(exc)
-            if result is None:
+            if not isinstance(exc, AgentError):
                 logger.exception("agent %r failed", self.agent.name)
-                result = convert.internal_error_result(exc)
-            return result
+            return error_result(exc)
 
     async def _converse(self, message: str, session_id: str | None) -> Result:
         session: Session
@@ -75,14 +78,14 @@ class AgentCall:
             session = InMemorySession()
         else:
             session = ManagedSession(self.memory, self._key(session_id))
-            waiting = convert.pending_in(await session.load())
+            waiting = pending_in(await session.load())
             if waiting and self.params.request_state:
                 # A 2026-07-28 retry: the answer is in the input responses, if given.
                 answer = asking.answer_of(self.params)
                 if answer is None:
                     return convert.to_question(waiting, session_id)
                 message = answer
-            input = answer_pending(waiting, message) if waiting else message
+            input = resume_input(waiting, Message.user(message))
         progress = ThrottledProgress(self._report, self.progress_interval)
         while True:
             result = await self._run(input, session, progress)
@@ -107,23 +110,10 @@ class AgentCall:
         if progress_token_from_params(self.ctx.params) is None:
             # Nobody to report partial output to: an unstreamed run is cheaper.
             return await self.agent.run(input, session=session)
-        result: RunResult | None = None
-        updates = self.agent.run_stream(input, session=session)
-        try:
-            async for update in updates:
-                if isinstance(update, TextDelta):
-                    await progress.text(update.text)
-                elif tool_progress(update) is not None:
-                    # A tool starts (the agent's own, or one of an agent working for it).
-                    await progress.tick()
-                elif isinstance(update, RunFinished):
-                    result = update.result
-        finally:
-            # Closing the generator is what stops the model call and tools on a cancel.
-            await updates.aclose()
-        await progress.flush()
-        if result is None:
-            raise RuntimeError(f"agent {self.agent.name!r} ended without a result")
+        result = await _Progress(self.agent.name, progress).consume(
+            self.agent.run_stream(input, session=session)
+        )
+        assert result is not None  # failures propagate
         return result
 
     async def _report(self, progress: float, message: str | None) -> None:
@@ -131,3 +121,29 @@ class AgentCall:
 
     def _key(self, session_id: str) -> SessionKey:
         return SessionKey(self.agent.name, session_id, self.principal)
+
+
+class _Progress(RunConsumer[None]):
+    """A run's text and tool calls as throttled progress notifications."""
+
+    def __init__(self, agent: str, progress: ThrottledProgress) -> None:
+        super().__init__(agent)
+        self.progress = progress
+
+    async def on_text(self, text: str) -> Sequence[None]:
+        await self.progress.text(text)
+        return ()
+
+    async def on_tool_started(self, call: ToolCallPart) -> Sequence[None]:
+        await self.progress.tick()
+        return ()
+
+    async def on_sub_agent(self, update: SubAgentUpdate) -> Sequence[None]:
+        if tool_progress(update) is not None:
+            # A tool of an agent working for it starts.
+            await self.progress.tick()
+        return ()
+
+    async def on_finished(self, result: RunResult) -> Sequence[None]:
+        await self.progress.flush()
+        return ()

@@ -16,14 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agenthost.agents import (
     Agent,
-    AgentError,
     ChatAgent,
-    Message,
-    ModelBusy,
-    ModelError,
     ToolCallPart,
-    ToolResultPart,
-    UserError,
     question_of,
 )
 
@@ -149,43 +143,6 @@ def _result(
         content=[types.TextContent(type="text", text=text)],
         structured_content={"text": text, "status": status, "session_id": session_id},
     )
-
-
-def error_result(exc: Exception) -> types.CallToolResult | None:
-    """An agent failure as a tool result with ``isError``; None for unexpected errors."""
-    if isinstance(exc, ModelBusy):
-        after = f" (retry after {exc.retry_after:g} s)" if exc.retry_after else ""
-        message = f"the agent's model is busy{after}: {exc}"
-    elif isinstance(exc, ModelError):
-        message = f"the agent's model failed: {exc}"
-    elif isinstance(exc, UserError):
-        message = f"the agent cannot do this: {exc}"
-    elif isinstance(exc, AgentError):
-        message = f"the agent failed: {exc}"
-    else:
-        return None
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=message)], is_error=True
-    )
-
-
-def internal_error_result(exc: Exception) -> types.CallToolResult:
-    text = f"the agent failed with an internal error ({type(exc).__name__})"
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
-
-
-def pending_in(history: Sequence[Message]) -> list[ToolCallPart]:
-    """The calls a stored conversation still waits for: those of its last
-    assistant turn that no tool message answered since (none after a user turn)."""
-    answered: set[str] = set()
-    for message in reversed(history):
-        if message.role == "user":
-            return []
-        if message.role == "tool":
-            answered.update(p.call_id for p in message.parts if isinstance(p, ToolResultPart))
-        elif message.role == "assistant" and message.tool_calls:
-            return [call for call in message.tool_calls if call.id not in answered]
-    return []
 
 
 def describe(agent: Agent, protocols: Sequence[str]) -> dict[str, Any]:

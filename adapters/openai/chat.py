@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import Mapping, Sequence
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -24,10 +24,10 @@ from agenthost.adapters.openai.http import (
     read_body,
     sse_event,
     sse_response,
-    started,
 )
 from agenthost.adapters.openai.schemas import ChatCompletionRequest
-from agenthost.agents import Agent, RunFinished, RunUpdate, TextDelta
+from agenthost.adapters.runs import RunConsumer, first_update
+from agenthost.agents import Agent, RunResult
 
 DONE = b"data: [DONE]\n\n"
 
@@ -44,29 +44,33 @@ async def create_chat_completion(request: Request, agents: Mapping[str, Agent]) 
 
     include_usage = bool(body.stream_options and body.stream_options.include_usage)
     chunks = ChunkFactory(id=id, created=created, model=agent.name, include_usage=include_usage)
-    updates = await started(agent.run_stream(messages, options=options))
-    return sse_response(_stream(updates, chunks))
+    updates = agent.run_stream(messages, options=options)
+    first = await first_update(updates)
+    return sse_response(_ChatChunks(agent.name, chunks).stream(updates, first=first))
 
 
-async def _stream(
-    updates: AsyncGenerator[RunUpdate, None], chunks: ChunkFactory
-) -> AsyncIterator[bytes]:
-    try:
-        yield sse_event(chunks.chunk({"role": "assistant", "content": ""}))
-        async for update in updates:
-            if isinstance(update, TextDelta):
-                yield sse_event(chunks.chunk({"content": update.text}))
-            elif isinstance(update, RunFinished):
-                result = update.result
-                for delta in tool_call_deltas(result.pending):
-                    yield sse_event(chunks.chunk(delta))
-                yield sse_event(chunks.chunk({}, result.finish_reason))
-                if (usage := chunks.usage(result.usage)) is not None:
-                    yield sse_event(usage)
-                yield DONE
-    except Exception as exc:
+class _ChatChunks(RunConsumer[bytes]):
+    """A run as ``chat.completion.chunk`` events."""
+
+    def __init__(self, agent: str, chunks: ChunkFactory) -> None:
+        super().__init__(agent)
+        self.chunks = chunks
+
+    async def on_start(self) -> Sequence[bytes]:
+        return (sse_event(self.chunks.chunk({"role": "assistant", "content": ""})),)
+
+    async def on_text(self, text: str) -> Sequence[bytes]:
+        return (sse_event(self.chunks.chunk({"content": text})),)
+
+    async def on_finished(self, result: RunResult) -> Sequence[bytes]:
+        chunks = self.chunks
+        events = [sse_event(chunks.chunk(delta)) for delta in tool_call_deltas(result.pending)]
+        events.append(sse_event(chunks.chunk({}, result.finish_reason)))
+        if (usage := chunks.usage(result.usage)) is not None:
+            events.append(sse_event(usage))
+        events.append(DONE)
+        return events
+
+    async def on_error(self, exc: Exception) -> Sequence[bytes]:
         # The status line is gone: report in the stream and end it cleanly.
-        yield sse_event(from_exception(exc).body())
-        yield DONE
-    finally:
-        await updates.aclose()
+        return (sse_event(from_exception(exc).body()), DONE)

@@ -8,8 +8,9 @@ OpenAI SDK does not run a failing agent three times.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Coroutine
-from typing import Any
+from collections.abc import Callable, Coroutine, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
 
 import orjson
 from fastapi.routing import APIRoute
@@ -17,15 +18,14 @@ from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
 
-from agenthost.adapters.disconnect import ClientGone
-from agenthost.agents import AgentError, ModelBusy, ModelError, UserError
-from agenthost.agents.limits import RunInterrupted, RunLimitExceeded
+from agenthost.agents import AgentError, ErrorKind
 
 logger = logging.getLogger("agenthost.openai")
 
 _TYPES = {
     400: "invalid_request_error",
     401: "authentication_error",
+    403: "invalid_request_error",
     404: "invalid_request_error",
     413: "invalid_request_error",
     429: "rate_limit_error",
@@ -75,38 +75,54 @@ class OpenAIError(Exception):
         return Response(orjson.dumps(self.body()), self.status, headers, "application/json")
 
 
+@dataclass(frozen=True, slots=True)
+class Wire:
+    """How one kind of failure reads here: a status, an error ``type`` and ``code``."""
+
+    status: int
+    code: str
+    type: str | None = None
+
+
+ERRORS: Final[Mapping[ErrorKind, Wire]] = {
+    ErrorKind.BUSY: Wire(429, "rate_limit_exceeded"),
+    ErrorKind.TIMEOUT: Wire(504, "run_timeout"),
+    ErrorKind.REFUSED: Wire(403, "refused", "invalid_request_error"),
+    ErrorKind.LIMIT_EXCEEDED: Wire(400, "limit_exceeded"),
+    ErrorKind.BAD_INPUT: Wire(400, "invalid_request"),
+    ErrorKind.NOT_FOUND: Wire(404, "not_found"),
+    ErrorKind.UPSTREAM: Wire(502, "upstream_error", "api_error"),
+    # Nobody reads it; 499 (nginx's "client closed request") marks it in the access log.
+    ErrorKind.CANCELLED: Wire(499, "client_closed_request"),
+    # Retryable: another replica (or this one, restarted) can take it.
+    ErrorKind.INTERRUPTED: Wire(503, "server_shutting_down"),
+    ErrorKind.INTERNAL: Wire(500, "agent_error"),
+}
+"""Each kind of run failure in the OpenAI envelope."""
+
+
 def from_exception(exc: Exception) -> OpenAIError:
     """Any failure of a run → the error the client gets."""
     if isinstance(exc, OpenAIError):
         return exc
     if isinstance(exc, ValidationError):
         return from_validation_error(exc)
-    if isinstance(exc, UserError):
-        return OpenAIError(400, str(exc), param=exc.param, code="invalid_request")
-    if isinstance(exc, ModelBusy):
+    if not isinstance(exc, AgentError):
+        logger.exception("agent run failed")
+        return OpenAIError(500, f"internal error: {type(exc).__name__}", code="internal_error")
+    wire = ERRORS[exc.kind]
+    message = "the client closed the request" if exc.kind is ErrorKind.CANCELLED else str(exc)
+    return OpenAIError(
+        wire.status,
+        message,
+        # A limit names itself (run_timeout, output_limit_exceeded).
+        code=getattr(exc, "code", None) or wire.code,
+        param=getattr(exc, "param", None),
+        type=wire.type,
         # Once agenthost has spent its own retries, the client must not multiply them.
-        return OpenAIError(
-            429,
-            str(exc),
-            code="rate_limit_exceeded",
-            retry_after=exc.retry_after,
-            retryable=not exc.retried,
-        )
-    if isinstance(exc, ModelError):
-        return OpenAIError(502, str(exc), code="upstream_error", type="api_error")
-    if isinstance(exc, ClientGone):
-        # Nobody reads it; 499 (nginx's "client closed request") marks it in the access log.
-        return OpenAIError(499, "the client closed the request", code="client_closed_request")
-    if isinstance(exc, RunLimitExceeded):
-        status = 504 if exc.code == "run_timeout" else 400
-        return OpenAIError(status, str(exc), code=exc.code)
-    if isinstance(exc, RunInterrupted):
-        # Retryable: another replica (or this one, restarted) can take it.
-        return OpenAIError(503, str(exc), code="server_shutting_down", retryable=True)
-    if isinstance(exc, AgentError):
-        return OpenAIError(500, str(exc), code="agent_error")
-    logger.exception("agent run failed")
-    return OpenAIError(500, f"internal error: {type(exc).__name__}", code="internal_error")
+        retry_after=getattr(exc, "retry_after", None),
+        retryable=exc.retryable,
+    )
 
 
 def from_validation_error(exc: ValidationError) -> OpenAIError:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any, TypeVar
 
 import orjson
@@ -11,7 +11,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response, StreamingResponse
 
 from agenthost.adapters.openai.errors import OpenAIError, from_validation_error
-from agenthost.agents import Agent, RunUpdate
+from agenthost.agents import Agent
 
 Body = TypeVar("Body", bound=BaseModel)
 
@@ -79,26 +79,3 @@ def sse_event(data: Any, *, event: str | None = None) -> bytes:
 
 def sse_response(events: AsyncIterator[bytes]) -> StreamingResponse:
     return StreamingResponse(events, media_type="text/event-stream", headers=SSE_HEADERS)
-
-
-async def started(updates: AsyncGenerator[RunUpdate, None]) -> AsyncGenerator[RunUpdate, None]:
-    """Wait for a run's first update, then give back a generator of all of them.
-
-    A run that fails at once (bad upstream key, unreachable server) then
-    gets a real error status instead of a 200 stream holding an error event.
-    """
-    try:
-        first = await anext(updates)
-    except BaseException:
-        await updates.aclose()
-        raise
-
-    async def replay() -> AsyncGenerator[RunUpdate, None]:
-        try:
-            yield first
-            async for update in updates:
-                yield update
-        finally:
-            await updates.aclose()
-
-    return replay()

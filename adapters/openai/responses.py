@@ -34,12 +34,12 @@ from agenthost.adapters.openai.http import (
     json_response,
     read_body,
     sse_response,
-    started,
 )
 from agenthost.adapters.openai.items import Item, new_id, output_items, page, to_messages
-from agenthost.adapters.openai.responses_stream import stream_events
+from agenthost.adapters.openai.responses_stream import ResponseEvents
 from agenthost.adapters.openai.schemas import ResponseRequest
 from agenthost.adapters.openai.store import ConversationStore, ResponseStore
+from agenthost.adapters.runs import first_update
 from agenthost.agents import Agent, InMemorySession, RunOptions, RunResult
 
 
@@ -104,8 +104,9 @@ async def create_response(
         response = turn.completed(await unless_disconnected(request.receive, run))
         await turn.save(response)
         return json_response(response)
-    updates = await started(agent.run_stream(messages, session=session, options=options))
-    return sse_response(stream_events(turn, updates))
+    updates = agent.run_stream(messages, session=session, options=options)
+    first = await first_update(updates)
+    return sse_response(ResponseEvents(agent.name, turn).stream(updates, first=first))
 
 
 async def _history(body: ResponseRequest, stores: Stores, principal: str) -> list[Item]:

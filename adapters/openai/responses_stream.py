@@ -9,13 +9,14 @@ arguments done, done).
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from agenthost.adapters.openai.errors import OpenAIError, from_exception
 from agenthost.adapters.openai.http import sse_event
 from agenthost.adapters.openai.items import Item, message_item
-from agenthost.agents import RunFinished, RunUpdate, TextDelta
+from agenthost.adapters.runs import RunConsumer
+from agenthost.agents import RunResult
 
 if TYPE_CHECKING:
     from agenthost.adapters.openai.responses import Turn
@@ -33,54 +34,62 @@ class _Events:
         return sse_event(data, event=type)
 
 
-async def stream_events(
-    turn: Turn, updates: AsyncGenerator[RunUpdate, None]
-) -> AsyncIterator[bytes]:
-    event = _Events()
-    where = {"item_id": turn.message_id, "output_index": 0, "content_index": 0}
-    opened = False
+class ResponseEvents(RunConsumer[bytes]):
+    """A run of ``turn`` as the events of a streamed response."""
 
-    def open_message() -> list[bytes]:
-        item = message_item(turn.message_id, None, status="in_progress")
+    def __init__(self, agent: str, turn: Turn) -> None:
+        super().__init__(agent)
+        self.turn = turn
+        self.event = _Events()
+        self.where = {"item_id": turn.message_id, "output_index": 0, "content_index": 0}
+        self.opened = False
+
+    def _open_message(self) -> list[bytes]:
+        self.opened = True
+        item = message_item(self.turn.message_id, None, status="in_progress")
         return [
-            event("response.output_item.added", output_index=0, item=item),
-            event("response.content_part.added", **where, part=_text("")),
+            self.event("response.output_item.added", output_index=0, item=item),
+            self.event("response.content_part.added", **self.where, part=_text("")),
         ]
 
-    try:
-        yield event("response.created", response=turn.response(status="in_progress"))
-        yield event("response.in_progress", response=turn.response(status="in_progress"))
-        async for update in updates:
-            if isinstance(update, TextDelta):
-                if not opened:
-                    opened = True
-                    for chunk in open_message():
-                        yield chunk
-                yield event("response.output_text.delta", **where, delta=update.text, logprobs=[])
-            elif isinstance(update, RunFinished):
-                response = turn.completed(update.result)
-                await turn.save(response)
-                output: list[Item] = response["output"]
-                for index, item in enumerate(output):
-                    if item["type"] == "message":
-                        if not opened:
-                            for chunk in open_message():
-                                yield chunk
-                        text = update.result.output
-                        yield event("response.output_text.done", **where, text=text, logprobs=[])
-                        yield event("response.content_part.done", **where, part=_text(text))
-                    else:
-                        for chunk in _function_call(event, index, item):
-                            yield chunk
-                    yield event("response.output_item.done", output_index=index, item=item)
-                yield event(f"response.{response['status']}", response=response)
-    except Exception as exc:
+    async def on_start(self) -> Sequence[bytes]:
+        in_progress = self.turn.response(status="in_progress")
+        return (
+            self.event("response.created", response=in_progress),
+            self.event("response.in_progress", response=in_progress),
+        )
+
+    async def on_text(self, text: str) -> Sequence[bytes]:
+        opening = () if self.opened else self._open_message()
+        delta = self.event("response.output_text.delta", **self.where, delta=text, logprobs=[])
+        return (*opening, delta) if opening else (delta,)
+
+    async def on_finished(self, result: RunResult) -> Sequence[bytes]:
+        event, where = self.event, self.where
+        response = self.turn.completed(result)
+        await self.turn.save(response)
+        events: list[bytes] = []
+        output: list[Item] = response["output"]
+        for index, item in enumerate(output):
+            if item["type"] == "message":
+                if not self.opened:
+                    events += self._open_message()
+                text = result.output
+                events.append(event("response.output_text.done", **where, text=text, logprobs=[]))
+                events.append(event("response.content_part.done", **where, part=_text(text)))
+            else:
+                events += _function_call(event, index, item)
+            events.append(event("response.output_item.done", output_index=index, item=item))
+        events.append(event(f"response.{response['status']}", response=response))
+        return events
+
+    async def on_error(self, exc: Exception) -> Sequence[bytes]:
         error = from_exception(exc)
-        yield event("error", code=error.code, message=error.message, param=error.param)
-        failed = turn.response(status="failed", error=_failure(error))
-        yield event("response.failed", response=failed)
-    finally:
-        await updates.aclose()
+        failed = self.turn.response(status="failed", error=_failure(error))
+        return (
+            self.event("error", code=error.code, message=error.message, param=error.param),
+            self.event("response.failed", response=failed),
+        )
 
 
 def _function_call(event: _Events, index: int, item: Item) -> list[bytes]:

@@ -16,13 +16,8 @@ from agenthost.agents import (
     TextDelta,
     tool,
 )
-from agenthost.agents.limits import (
-    HostBounds,
-    LiveRuns,
-    RunInterrupted,
-    RunLimitExceeded,
-    RunLimits,
-)
+from agenthost.agents.errors import RunInterrupted, RunLimitExceeded
+from agenthost.agents.limits import HostBounds, LiveRuns, RunLimits
 from agenthost.agents.models import EchoModel, ScriptedModel
 from agenthost.agents.models.testing import call
 

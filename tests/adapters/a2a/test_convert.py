@@ -47,4 +47,3 @@ def test_answers_keep_their_data_and_files_and_drop_tool_calls() -> None:
     assert [p.WhichOneof("content") for p in parts] == ["data", "url", "raw"]
     assert parts[2].raw == b"tck" and parts[1].filename == "out.txt"
     assert convert.output_parts(RunResult("", [Message.user("q")])) == []
-    assert convert.reply_text([TextPart(text="a"), TextPart(text="b")]) == "a\nb"

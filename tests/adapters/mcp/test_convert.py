@@ -6,8 +6,9 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from agenthost.adapters.mcp import convert
+from agenthost.adapters.mcp.errors import error_result
 from agenthost.adapters.mcp.progress import ThrottledProgress
-from agenthost.agents import ASK_USER, ChatAgent, FunctionAgent, Message, ModelError, ToolResultPart
+from agenthost.agents import ASK_USER, ChatAgent, FunctionAgent, ModelError
 from agenthost.agents.models import EchoModel
 from agenthost.agents.models.openai import OpenAIModel
 from agenthost.agents.models.testing import call
@@ -39,19 +40,6 @@ def test_annotations_claim_no_more_than_is_known(agent: ChatAgent, contained: bo
     assert hints.destructive_hint is (not contained)
 
 
-def test_pending_calls_are_the_unanswered_ones_of_the_last_assistant_turn() -> None:
-    ask, own = call("ask_user", '{"question": "?"}'), call("calculator", "{}")
-    waiting = Message(role="assistant", parts=[own, ask])
-    answered_own = Message(
-        role="tool", parts=[ToolResultPart(call_id=own.id, name="calculator", content="4")]
-    )
-    assert convert.pending_in([Message.user("hi"), waiting, answered_own]) == [ask]
-    assert convert.pending_in([Message.user("hi"), waiting]) == [own, ask]
-    assert convert.pending_in([waiting, answered_own, Message.user("new question")]) == []
-    assert convert.pending_in([Message.user("hi"), Message.assistant("hello")]) == []
-    assert convert.pending_in([]) == []
-
-
 def test_a_question_result_names_the_session_to_answer_in() -> None:
     result = convert.to_question([call("ask_user", '{"question": "Which city?"}')], "s-9")
     assert result.structured_content == {
@@ -63,11 +51,10 @@ def test_a_question_result_names_the_session_to_answer_in() -> None:
 
 
 def test_unexpected_errors_are_not_described_to_the_client() -> None:
-    assert convert.error_result(KeyError("secret")) is None
-    internal = convert.internal_error_result(KeyError("secret"))
+    internal = error_result(KeyError("secret"))
     assert internal.is_error and "secret" not in internal.content[0].text  # type: ignore[union-attr]
-    failed = convert.error_result(ModelError("boom"))
-    assert failed is not None and failed.is_error
+    failed = error_result(ModelError("boom"))
+    assert failed.is_error and "boom" in failed.content[0].text  # type: ignore[union-attr]
 
 
 def test_arguments_must_be_an_object_of_the_schema() -> None:

@@ -1,0 +1,175 @@
+"""One consumer of a run's updates, shared by every adapter; and what a reply resumes.
+
+:class:`RunConsumer` owns the loop over ``agent.run_stream(...)``: it calls
+one hook per update, checks that the run ends with its
+:class:`~agenthost.agents.RunFinished` result (:class:`RunIncomplete`
+otherwise), and closes the updates however the loop ends (a cancel, an
+error, the caller leaving), which is what stops the model call and tools.
+Adapters subclass it and override the hooks they need; each hook returns
+what to send (``Out``: bytes of an SSE stream), or nothing for adapters
+that send from the hook itself.
+
+Hooks are awaited straight from the one loop, with no task or extra
+generator per update: the streamed ``/v1`` path runs through it per token.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from typing import Generic, TypeVar
+
+from agenthost.agents import (
+    Message,
+    RunFinished,
+    RunIncomplete,
+    RunResult,
+    RunUpdate,
+    SubAgentUpdate,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallPart,
+    ToolCallStarted,
+    ToolResultPart,
+    answer_pending,
+)
+
+Out = TypeVar("Out")
+
+_NOTHING: tuple[()] = ()
+
+
+class RunConsumer(Generic[Out]):
+    """Turns one run's updates into an adapter's output through hooks.
+
+    Lifecycle: :meth:`stream` (or :meth:`consume`, which sends nothing)
+    calls :meth:`on_start`, then :meth:`on_text`, :meth:`on_tool_started`, :meth:`on_tool_finished`
+    and :meth:`on_sub_agent` as updates arrive, then exactly one of
+    :meth:`on_finished` or :meth:`on_pending` (the run waits for its client)
+    with the result, or :meth:`on_error` when the run fails (by default the
+    error propagates). Cancellation is never turned into output: it
+    propagates after the updates are closed.
+    """
+
+    result: RunResult | None = None
+    """The run's result, once it has one."""
+
+    def __init__(self, agent: str) -> None:
+        self.agent = agent
+
+    async def on_start(self) -> Sequence[Out]:
+        """Before the first update (the stream's opening events)."""
+        return _NOTHING
+
+    async def on_text(self, text: str) -> Sequence[Out]:
+        """A piece of the answer's text."""
+        return _NOTHING
+
+    async def on_tool_started(self, call: ToolCallPart) -> Sequence[Out]:
+        """The agent started one of its own tools."""
+        return _NOTHING
+
+    async def on_tool_finished(self, result: ToolResultPart) -> Sequence[Out]:
+        """One of the agent's own tools finished (or failed: ``result.is_error``)."""
+        return _NOTHING
+
+    async def on_sub_agent(self, update: SubAgentUpdate) -> Sequence[Out]:
+        """An update of an agent working for this run (``tool_progress`` reads it)."""
+        return _NOTHING
+
+    async def on_finished(self, result: RunResult) -> Sequence[Out]:
+        """The run ended with its answer."""
+        return _NOTHING
+
+    async def on_pending(self, result: RunResult) -> Sequence[Out]:
+        """The run ended waiting for its client to answer ``result.pending``."""
+        return await self.on_finished(result)
+
+    async def on_error(self, exc: Exception) -> Sequence[Out]:
+        """The run failed; what to send instead (by default: nothing, ``exc`` propagates)."""
+        raise exc
+
+    async def stream(
+        self, updates: AsyncGenerator[RunUpdate, None], *, first: RunUpdate | None = None
+    ) -> AsyncIterator[Out]:
+        """The output of the hooks, in order; ``first`` is an update already taken from
+        ``updates`` (see :func:`first_update`)."""
+        try:
+            for out in await self.on_start():
+                yield out
+            update = first if first is not None else await anext(updates)
+            while True:
+                if isinstance(update, TextDelta):
+                    for out in await self.on_text(update.text):
+                        yield out
+                elif isinstance(update, RunFinished):
+                    self.result = result = update.result
+                    hook = self.on_pending if result.pending else self.on_finished
+                    for out in await hook(result):
+                        yield out
+                    return
+                else:
+                    for out in await self._other(update):
+                        yield out
+                update = await anext(updates)
+        except StopAsyncIteration:
+            for out in await self.on_error(
+                RunIncomplete(f"agent {self.agent!r} ended without a result")
+            ):
+                yield out
+        except Exception as exc:
+            for out in await self.on_error(exc):
+                yield out
+        finally:
+            await updates.aclose()
+
+    async def consume(self, updates: AsyncGenerator[RunUpdate, None]) -> RunResult | None:
+        """Run the hooks to the end, sending nothing; the result (None if :meth:`on_error`
+        handled a failure)."""
+        async for _ in self.stream(updates):
+            pass
+        return self.result
+
+    async def _other(self, update: RunUpdate) -> Sequence[Out]:
+        if isinstance(update, ToolCallStarted):
+            return await self.on_tool_started(update.call)
+        if isinstance(update, ToolCallFinished):
+            return await self.on_tool_finished(update.result)
+        assert isinstance(update, SubAgentUpdate)
+        return await self.on_sub_agent(update)
+
+
+async def first_update(updates: AsyncGenerator[RunUpdate, None]) -> RunUpdate:
+    """Wait for a run's first update (closing the run if it fails), to pass to
+    :meth:`RunConsumer.stream` as ``first``.
+
+    A run that fails at once (a bad upstream key, an unreachable server) can
+    then get a real error status instead of a 200 stream holding an error.
+    """
+    try:
+        return await anext(updates)
+    except BaseException:
+        await updates.aclose()
+        raise
+
+
+def pending_in(history: Sequence[Message]) -> list[ToolCallPart]:
+    """The calls a stored conversation still waits for: those of its last
+    assistant turn that no tool message answered since (none after a user turn)."""
+    answered: set[str] = set()
+    for message in reversed(history):
+        if message.role == "user":
+            return []
+        if message.role == "tool":
+            answered.update(p.call_id for p in message.parts if isinstance(p, ToolResultPart))
+        elif message.role == "assistant" and message.tool_calls:
+            return [call for call in message.tool_calls if call.id not in answered]
+    return []
+
+
+def resume_input(pending: Sequence[ToolCallPart], reply: Message) -> Message:
+    """What a client's ``reply`` resumes: with calls ``pending`` (``ask_user``), the
+    tool message answering each with the reply's text (and the reply's id);
+    otherwise the reply itself, a new turn."""
+    if not pending:
+        return reply
+    return answer_pending(pending, reply.text).model_copy(update={"id": reply.id})
