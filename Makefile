@@ -9,7 +9,7 @@ RUN := $(UV) run --frozen --all-extras
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install serve check lint types test pip-check bench schema settings-doc conformance-a2a
+.PHONY: install serve check lint types test pip-check docker-check bench schema settings-doc conformance-a2a
 
 $(UV):
 	$(PYTHON) -m venv .tools
@@ -35,8 +35,14 @@ lint:
 types:
 	cd src && ../$(RUN) mypy
 
+# The image's tests need a Docker engine: `make docker-check` runs them.
 test:
-	$(RUN) pytest --cov --cov-report=term:skip-covered
+	$(RUN) pytest -m "not docker" --cov --cov-report=term:skip-covered
+
+# Build the image (both variants) and run it and compose for real
+# (tests/docker); needs a Docker engine, e.g. ../shared/tools/docker-here.sh up.
+docker-check: install
+	$(RUN) pytest -m docker tests/docker
 
 # A fresh venv, `pip install ".[all]"` as the README says, the model step,
 # `agenthost check` and an answer from `assistant`, against a time budget.

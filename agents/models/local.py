@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import logging
+import re
 import secrets
 import threading
 import uuid
@@ -39,9 +40,19 @@ import orjson
 try:
     import httpx
     import xllamacpp
-except ImportError as exc:  # pragma: no cover - depends on the installed extras
+except ImportError as exc:
+    if isinstance(exc, ModuleNotFoundError) and exc.name in ("httpx", "xllamacpp"):
+        raise ImportError(
+            "the local model provider needs the 'local' extra: pip install 'agenthost[local]'"
+        ) from exc
+    # The extra is installed but something it loads is not: a slim Python
+    # image, for one, lacks llama.cpp's GNU OpenMP runtime (libgomp.so.1).
+    _library = re.search(r"lib[\w.+-]*\.so[\w.]*", str(exc))
     raise ImportError(
-        "the local model provider needs the 'local' extra: pip install 'agenthost[local]'"
+        "the local model runtime (xllamacpp) is installed but does not load"
+        + (f": the native library {_library.group()} is missing" if _library else "")
+        + (" (Debian/Ubuntu: apt-get install libgomp1)" if "libgomp" in str(exc) else "")
+        + f" ({exc})"
     ) from exc
 
 from agenthost.agents.errors import ModelError, UserError

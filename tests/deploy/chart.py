@@ -48,6 +48,11 @@ ALL_ON: dict[str, Any] = {
     "serviceAccount": {"annotations": {"example.com/role": "agents"}},
     "terminationGracePeriodSeconds": 60,
     "tmp": {"medium": "Memory"},
+    "networkPolicy": {
+        "enabled": True,
+        "from": [{"namespaceSelector": {"matchLabels": {"name": "ingress-nginx"}}}],
+        "egress": [{"ports": [{"port": 53, "protocol": "UDP"}, {"port": 443}]}],
+    },
     "podAnnotations": {"example.com/scrape": "true"},
     "podLabels": {"team": "agents"},
     "nodeSelector": {"kubernetes.io/os": "linux"},

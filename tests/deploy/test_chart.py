@@ -58,6 +58,7 @@ def test_every_object_validates_against_the_kubernetes_schemas(values: dict[str,
             "Deployment",
             "HorizontalPodAutoscaler",
             "Ingress",
+            "NetworkPolicy",
             "PodDisruptionBudget",
             "Secret",
             "Secret",
@@ -257,7 +258,7 @@ def test_values_the_app_cannot_use_are_refused(values: dict[str, Any], error: st
 
 def test_grpc_without_the_a2a_adapter_is_refused() -> None:
     with pytest.raises(helm_python.HelmError, match="a2a"):
-        render({"a2a": {"grpc": {"enabled": True}}})
+        render({"a2a": {"grpc": {"enabled": True}}, "settings": {"adapters": ["openai"]}})
 
 
 def test_the_notes_say_where_each_protocol_is() -> None:
@@ -269,7 +270,8 @@ def test_the_notes_say_where_each_protocol_is() -> None:
     assert "pod's memory" in notes  # several replicas do not share sessions yet
     default = render_files()["agenthost/templates/NOTES.txt"]
     assert "port-forward svc/demo-agenthost 8000:80" in default
-    assert "Auth is OFF" in default and "/mcp" not in default
+    assert "Auth is OFF" in default
+    assert all(path in default for path in ("/v1", "/a2a/AGENT", "/mcp", "/acp"))
 
 
 def test_the_chart_readme_documents_every_value() -> None:
@@ -319,3 +321,84 @@ def test_the_readmes_helm_install_command_works(readme: Path, tmp_path: Path) ->
     secret = one(objects, "Secret", "demo-agenthost-env")
     assert secret["stringData"]["OPENAI_API_KEY"] == "sk-from-env"
     assert container(objects)["image"].startswith("registry.example.com/agenthost:")
+
+
+def test_every_protocol_is_served_by_default_like_compose() -> None:
+    env = env_of(container(render()))
+    assert Settings(adapters=env["AGENTHOST_ADAPTERS"]).adapters == Settings().adapters  # type: ignore[arg-type]
+    assert env["AGENTHOST_ADAPTERS"] == "openai,a2a,mcp,acp"
+
+
+def test_mcp_accepts_the_ingress_hosts_and_the_services_names() -> None:
+    values = all_on()
+    values["ingress"]["hosts"].append(
+        {"host": "mcp.example.org", "paths": [{"path": "/", "pathType": "Prefix"}]}
+    )
+    values["settings"]["mcp_allowed_hosts"] = ["extra.example.net"]
+    env = env_of(container(render(values)))
+    hosts = Settings(mcp_allowed_hosts=env["AGENTHOST_MCP_ALLOWED_HOSTS"]).mcp_allowed_hosts  # type: ignore[arg-type]
+    assert hosts == [
+        "demo-agenthost",
+        "demo-agenthost.agents",
+        "demo-agenthost.agents.svc",
+        "demo-agenthost.agents.svc.cluster.local",
+        "agents.example.com",
+        "mcp.example.org",
+        "extra.example.net",
+    ]
+    # Without an ingress, in-cluster clients still reach /mcp through the Service.
+    default = env_of(container(render()))["AGENTHOST_MCP_ALLOWED_HOSTS"]
+    assert default.split(",")[-1] == "demo-agenthost.agents.svc.cluster.local"
+
+
+def test_a2a_cards_name_the_ingress_host() -> None:
+    assert env_of(container(render(ALL_ON)))["AGENTHOST_A2A_PUBLIC_URL"] == (
+        "https://agents.example.com"
+    )
+    values = all_on()
+    values["ingress"]["tls"] = []
+    assert env_of(container(render(values)))["AGENTHOST_A2A_PUBLIC_URL"] == (
+        "http://agents.example.com"
+    )
+    values["settings"]["a2a_public_url"] = "https://public.example.org/ai"
+    env = env_of(container(render(values)))
+    assert env["AGENTHOST_A2A_PUBLIC_URL"] == "https://public.example.org/ai"
+    # No ingress: cards take the URL from each request.
+    assert "AGENTHOST_A2A_PUBLIC_URL" not in env_of(container(render()))
+
+
+def test_settings_of_every_kind_render_as_the_app_reads_them() -> None:
+    # Helm < 3.9 evaluated each argument of `and`: `floor` of a string or a bool
+    # broke the render. Each kind next to a whole and a fractional number.
+    values = {
+        "settings": {
+            "log_level": "debug",
+            "access_log": False,
+            "max_body_bytes": 8388608,
+            "session_ttl": 1.5,
+            "cors_origins": ["https://a.example.com"],
+        }
+    }
+    env = env_of(container(render(values)))
+    assert env["AGENTHOST_ACCESS_LOG"] == "false"
+    assert env["AGENTHOST_MAX_BODY_BYTES"] == "8388608"
+    assert env["AGENTHOST_SESSION_TTL"] == "1.5"
+    assert env["AGENTHOST_CORS_ORIGINS"] == "https://a.example.com"
+
+
+def test_the_network_policy_admits_the_service_ports_only() -> None:
+    assert not [o for o in render() if o["kind"] == "NetworkPolicy"]
+    policy = one(render(ALL_ON), "NetworkPolicy")["spec"]
+    assert policy["podSelector"]["matchLabels"]["app.kubernetes.io/instance"] == "demo"
+    assert policy["policyTypes"] == ["Ingress", "Egress"]
+    (rule,) = policy["ingress"]
+    assert [p["port"] for p in rule["ports"]] == ["http", "grpc"]
+    assert rule["from"] == ALL_ON["networkPolicy"]["from"]
+    assert policy["egress"] == ALL_ON["networkPolicy"]["egress"]
+
+
+def test_the_minimum_helm_version_is_stated_and_checked() -> None:
+    helpers = (CHART / "templates" / "_helpers.tpl").read_text()
+    assert 'semverCompare ">=3.8.0-0" .Capabilities.HelmVersion.Version' in helpers
+    assert "Helm 3.8 or newer" in (CHART / "README.md").read_text()
+    assert "eq . (floor .)" not in helpers.replace("if eq . (floor .)", "")

@@ -68,6 +68,9 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 
 {{/* Refuse values that cannot work, at render time rather than in the pod. */}}
 {{- define "agenthost.validate" -}}
+{{- if not (semverCompare ">=3.8.0-0" .Capabilities.HelmVersion.Version) }}
+{{- fail (printf "this chart needs Helm 3.8 or newer, not %s" .Capabilities.HelmVersion.Version) }}
+{{- end }}
 {{- if and .Values.a2a.grpc.enabled (not (has "a2a" .Values.settings.adapters)) }}
 {{- fail "a2a.grpc.enabled needs \"a2a\" in settings.adapters" }}
 {{- end }}
@@ -80,13 +83,53 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 
 {{/* A setting as an environment value: lists comma-joined, whole numbers
-without an exponent (YAML numbers arrive as floats). */}}
+without an exponent (YAML numbers arrive as floats). Nested ifs, not `and`:
+before Helm 3.9 (Go 1.18) `and` evaluated every argument, so `floor` of a
+string or a bool failed the render. */}}
 {{- define "agenthost.envValue" -}}
 {{- if kindIs "slice" . }}
 {{- join "," . }}
-{{- else if and (kindIs "float64" .) (eq . (floor .)) }}
+{{- else if kindIs "float64" . }}
+{{- if eq . (floor .) }}
 {{- int64 . }}
 {{- else }}
 {{- toString . }}
+{{- end }}
+{{- else }}
+{{- toString . }}
+{{- end }}
+{{- end }}
+
+{{/* Host names /mcp accepts (DNS-rebinding protection): the Service's
+in-cluster names, every ingress host, and settings.mcp_allowed_hosts. */}}
+{{- define "agenthost.mcpAllowedHosts" -}}
+{{- $name := include "agenthost.fullname" . }}
+{{- $ns := .Release.Namespace }}
+{{- $hosts := list $name (printf "%s.%s" $name $ns) (printf "%s.%s.svc" $name $ns) (printf "%s.%s.svc.cluster.local" $name $ns) }}
+{{- if .Values.ingress.enabled }}
+{{- range .Values.ingress.hosts }}
+{{- $hosts = append $hosts .host }}
+{{- end }}
+{{- end }}
+{{- range (.Values.settings.mcp_allowed_hosts | default list) }}
+{{- $hosts = append $hosts . }}
+{{- end }}
+{{- $hosts | uniq | join "," }}
+{{- end }}
+
+{{/* The URL A2A agent cards name: settings.a2a_public_url, else the first
+ingress host (https when a TLS entry lists it); empty = from each request. */}}
+{{- define "agenthost.a2aPublicURL" -}}
+{{- if .Values.settings.a2a_public_url }}
+{{- .Values.settings.a2a_public_url }}
+{{- else if .Values.ingress.enabled }}
+{{- $host := (index .Values.ingress.hosts 0).host }}
+{{- $tls := false }}
+{{- range .Values.ingress.tls }}
+{{- if has $host (.hosts | default list) }}
+{{- $tls = true }}
+{{- end }}
+{{- end }}
+{{- printf "%s://%s" (ternary "https" "http" $tls) $host }}
 {{- end }}
 {{- end }}
