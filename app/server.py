@@ -22,11 +22,13 @@ from agenthost.app.docs_ui import ASSET_PATHS, add_docs
 from agenthost.app.guards import APIKeyGuard, BodyLimitGuard
 from agenthost.app.head import HeadAsGet
 from agenthost.app.host import Host
+from agenthost.app.playground import PAGE_PATHS, build_router
 from agenthost.app.protocols import ADAPTERS
 from agenthost.app.settings import Settings
 
 # Swagger UI's own files too, or /docs would load blank with keys on.
 PUBLIC_PATHS = ("/healthz", "/readyz", "/docs", "/openapi.json", *ASSET_PATHS)
+PUBLIC_PATHS += PAGE_PATHS  # the playground's page and files (its agents.json needs a key)
 # Agent cards are public (they declare how to authenticate), wherever they are.
 PUBLIC_SUFFIXES = ("/.well-known/agent-card.json",)
 
@@ -74,6 +76,8 @@ def create_app(
 
     app = FastAPI(title="agenthost", lifespan=lifespan, docs_url=None, redoc_url=None)
     add_docs(app)
+    if settings.playground:
+        app.include_router(build_router())
     app.state.ready = False
     app.state.host = host
     app.state.agents = registry

@@ -211,3 +211,11 @@ class Settings(BaseSettings):
     acp_run_ttl: float = Field(
         3600.0, gt=0, description="IBM ACP: seconds a finished or awaiting run is kept."
     )
+
+    # The web playground (app/playground.py).
+    playground: bool = Field(
+        True,
+        description="Serve the playground page at / and /playground (chat with each agent over "
+        "/v1, its tools, connect snippets per protocol); the page is public, its agent list "
+        "(/playground/agents.json) needs a key when keys are on.",
+    )

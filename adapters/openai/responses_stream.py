@@ -5,6 +5,11 @@ the event object (``sequence_number`` counts from 0). Text streams as it is
 made; calls of client tools arrive with the run's end and are sent as
 ``function_call`` items in the standard fragments (added, arguments delta,
 arguments done, done).
+
+The agent's own tool calls and its sub-agents' steps (handoffs, pipeline and
+workflow steps) have no place in OpenAI's events; they are sent as SSE
+comments, ``: agenthost {...}``, which every SSE client ignores and the
+playground shows (see :func:`progress_comment`).
 """
 
 from __future__ import annotations
@@ -12,11 +17,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from agenthost.adapters.openai.errors import OpenAIError, from_exception
 from agenthost.adapters.openai.http import sse_event
 from agenthost.adapters.openai.items import Item, message_item
 from agenthost.adapters.runs import RunConsumer
-from agenthost.agents import RunResult
+from agenthost.agents import (
+    RunResult,
+    RunUpdate,
+    SubAgentUpdate,
+    ToolCallFinished,
+    ToolCallPart,
+    ToolCallStarted,
+    ToolResultPart,
+)
 
 if TYPE_CHECKING:
     from agenthost.adapters.openai.responses import Turn
@@ -43,6 +58,7 @@ class ResponseEvents(RunConsumer[bytes]):
         self.event = _Events()
         self.where = {"item_id": turn.message_id, "output_index": 0, "content_index": 0}
         self.opened = False
+        self.worker: tuple[str, ...] = ()
 
     def _open_message(self) -> list[bytes]:
         self.opened = True
@@ -63,6 +79,28 @@ class ResponseEvents(RunConsumer[bytes]):
         opening = () if self.opened else self._open_message()
         delta = self.event("response.output_text.delta", **self.where, delta=text, logprobs=[])
         return (*opening, delta) if opening else (delta,)
+
+    async def on_tool_started(self, call: ToolCallPart) -> Sequence[bytes]:
+        return (progress_comment(_started(call)),)
+
+    async def on_tool_finished(self, result: ToolResultPart) -> Sequence[bytes]:
+        return (progress_comment(_finished(result)),)
+
+    async def on_sub_agent(self, update: SubAgentUpdate) -> Sequence[bytes]:
+        workers: list[str] = []
+        inner: RunUpdate = update
+        while isinstance(inner, SubAgentUpdate):
+            workers.append(inner.agent)
+            inner = inner.update
+        out: list[bytes] = []
+        if tuple(workers) != self.worker:  # a step or handoff starts (not once per token)
+            self.worker = tuple(workers)
+            out.append(progress_comment({"type": "agent", "agents": workers}))
+        if isinstance(inner, ToolCallStarted):
+            out.append(progress_comment({**_started(inner.call), "agents": workers}))
+        elif isinstance(inner, ToolCallFinished):
+            out.append(progress_comment({**_finished(inner.result), "agents": workers}))
+        return out
 
     async def on_finished(self, result: RunResult) -> Sequence[bytes]:
         event, where = self.event, self.where
@@ -90,6 +128,25 @@ class ResponseEvents(RunConsumer[bytes]):
             self.event("error", code=error.code, message=error.message, param=error.param),
             self.event("response.failed", response=failed),
         )
+
+
+def progress_comment(data: dict[str, Any]) -> bytes:
+    """An SSE comment line carrying a step of the run that OpenAI's events cannot."""
+    return b": agenthost " + orjson.dumps(data) + b"\n\n"
+
+
+def _started(call: ToolCallPart) -> dict[str, Any]:
+    return {"type": "tool_call", "id": call.id, "name": call.name, "arguments": call.arguments}
+
+
+def _finished(result: ToolResultPart) -> dict[str, Any]:
+    return {
+        "type": "tool_result",
+        "id": result.call_id,
+        "name": result.name,
+        "output": result.content,
+        "is_error": result.is_error,
+    }
 
 
 def _function_call(event: _Events, index: int, item: Item) -> list[bytes]:

@@ -1,0 +1,118 @@
+"""The playground: a page at ``/`` (and ``/playground``) to talk to every agent.
+
+Plain HTML, CSS and JavaScript from the package (``app/playground/``), no
+build step and nothing fetched from another host. The page chats over
+``/v1/responses`` (streamed, stored, continued with ``previous_response_id``)
+and builds each protocol's connect snippets from ``/playground/agents.json``:
+the agents the caller's key may see, and the server's own URLs. The page and
+its files are public (like ``/docs``); the JSON needs a key when keys are on.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+from fastapi import APIRouter
+from starlette.requests import Request
+from starlette.responses import FileResponse, Response
+
+from agenthost.adapters.base import principal_of
+from agenthost.agents import Agent
+from agenthost.app.protocols import ADAPTERS
+
+_STATIC = Path(__file__).parent / "playground"
+# The only files served (by name: no directory listing, no path to walk).
+ASSETS = {"app.js": "text/javascript", "style.css": "text/css"}
+PAGE_PATHS = ("/", "/playground", *(f"/playground/{name}" for name in ASSETS))
+"""Public like /docs: a browser sends no API key for the page itself."""
+_HEADERS = {"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"}
+# The page runs only its own files and talks only to this server.
+_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+    "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+
+
+def build_router() -> APIRouter:
+    """``/``, ``/playground``, its two files and ``/playground/agents.json``."""
+    router = APIRouter(include_in_schema=False)
+
+    async def page() -> FileResponse:
+        headers = {**_HEADERS, "Content-Security-Policy": _CSP}
+        return FileResponse(_STATIC / "index.html", media_type="text/html", headers=headers)
+
+    router.add_api_route("/", page, methods=["GET"])
+    router.add_api_route("/playground", page, methods=["GET"])
+    for name, media_type in ASSETS.items():
+        router.add_api_route(f"/playground/{name}", _asset(name, media_type), methods=["GET"])
+
+    @router.get("/playground/agents.json")
+    async def agents(request: Request) -> Response:
+        return Response(orjson.dumps(describe(request)), media_type="application/json")
+
+    return router
+
+
+def describe(request: Request) -> dict[str, Any]:
+    """What the page shows: the caller's agents and how each protocol reaches them."""
+    app = request.app
+    host, adapters = app.state.host, app.state.adapters
+    registry, principal = host.registry, principal_of(request)
+    served = [name for name, mount in ADAPTERS.items() if mount.prefix in adapters]
+    stdio = {"mcp_stdio": "mcp", "acp_zed": "acp_zed"}
+    agents = []
+    for name, agent in registry.items():
+        allowed = host.allow.get(name)
+        if allowed is not None and principal not in allowed:
+            continue  # hidden from this key, as in every other listing
+        protocols = [p for p in served if name in registry.exposed_by(p)]
+        protocols += [s for s, p in stdio.items() if name in registry.exposed_by(p)]
+        agents.append({**_agent(agent), "protocols": protocols})
+    settings = host.settings
+    return {
+        "base_url": str(request.base_url).rstrip("/"),
+        "auth": bool(host.principals),
+        "prefixes": {name: ADAPTERS[name].prefix for name in served},
+        "a2a_public_url": settings.a2a_public_url,
+        "config": str(Path(settings.config).resolve()),
+        "command": _command(),
+        "agents": agents,
+    }
+
+
+def _agent(agent: Agent) -> dict[str, Any]:
+    model = getattr(agent, "model", None)
+    options = getattr(agent, "options", None)
+    tools = [t.name for t in (getattr(options, "tools", None) or ())]
+    for toolset in getattr(agent, "toolsets", ()):
+        tools += [t.name for t in toolset.tools()]
+    steps = [getattr(s, "name", "") for s in getattr(agent, "steps", ())]
+    return {
+        "name": agent.name,
+        "description": agent.description,
+        "model": getattr(model, "name", None),
+        "kind": type(agent).__name__,
+        "tools": tools,
+        "steps": [s for s in steps if s],
+    }
+
+
+def _command() -> str:
+    """The ``agenthost`` command beside this Python, else the one on PATH."""
+    beside = Path(sys.executable).parent / "agenthost"
+    if beside.exists():
+        return str(beside)
+    return shutil.which("agenthost") or "agenthost"
+
+
+def _asset(name: str, media_type: str) -> Any:
+    path = _STATIC / name
+
+    async def asset() -> FileResponse:
+        return FileResponse(path, media_type=media_type, headers=_HEADERS)
+
+    return asset

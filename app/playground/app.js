@@ -1,0 +1,416 @@
+// agenthost playground: the agent list, a chat over /v1/responses, connect snippets.
+// Plain JavaScript, no dependencies; talks only to the server that served it.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const store = window.sessionStorage; // the key and conversations live in this tab only
+const state = { info: null, agent: null, running: null, generation: 0 };
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs || {})) {
+    if (name === "class") node.className = value;
+    else if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
+    else node.setAttribute(name, value);
+  }
+  for (const child of children) node.append(child);
+  return node;
+}
+
+function headers(json) {
+  const result = json ? { "Content-Type": "application/json" } : {};
+  const key = store.getItem("agenthost.key");
+  if (key) result.Authorization = "Bearer " + key;
+  return result;
+}
+
+function notice(text) {
+  $("notice").textContent = text || "";
+  $("notice").hidden = !text;
+}
+
+function errorText(status, body) {
+  try {
+    const error = JSON.parse(body).error;
+    if (error && error.message) return `${error.message} (${status}${error.code ? ", " + error.code : ""})`;
+  } catch (_) { /* not JSON */ }
+  return `HTTP ${status}`;
+}
+
+function askForKey(message) {
+  $("key-form").hidden = false;
+  notice(message);
+  $("key").focus();
+}
+
+async function load() {
+  let response;
+  try {
+    response = await fetch("playground/agents.json", { headers: headers(false) });
+  } catch (exc) {
+    notice("The server cannot be reached: " + exc.message);
+    return;
+  }
+  const body = await response.text();
+  if (response.status === 401) {
+    askForKey(store.getItem("agenthost.key") ? "That API key is not accepted: " + errorText(401, body)
+      : "This server needs an API key: enter one above.");
+    return;
+  }
+  if (!response.ok) { notice("Cannot list the agents: " + errorText(response.status, body)); return; }
+  notice("");
+  state.info = JSON.parse(body);
+  $("key-form").hidden = !state.info.auth;
+  renderAgents();
+}
+
+function renderAgents() {
+  const list = $("agent-list");
+  list.replaceChildren();
+  const agents = state.info.agents;
+  if (!agents.length) { list.append(el("li", { class: "muted" }, "No agent for this key.")); return; }
+  for (const agent of agents) {
+    const button = el("button", { type: "button", "data-agent": agent.name, onclick: () => select(agent.name) },
+      agent.name, el("small", {}, agent.description || ""));
+    list.append(el("li", {}, button));
+  }
+  const wanted = decodeURIComponent(location.hash.slice(1)) || store.getItem("agenthost.agent");
+  select(agents.some((a) => a.name === wanted) ? wanted : agents[0].name);
+}
+
+function select(name) {
+  if (state.running) state.running.abort();
+  const agent = state.info.agents.find((a) => a.name === name);
+  state.agent = agent;
+  store.setItem("agenthost.agent", name);
+  if (location.hash.slice(1) !== encodeURIComponent(name)) history.replaceState(null, "", "#" + encodeURIComponent(name));
+  for (const button of document.querySelectorAll("#agent-list button")) {
+    button.setAttribute("aria-current", String(button.dataset.agent === name));
+  }
+  $("agent").hidden = false;
+  $("agent-name").textContent = agent.name;
+  $("agent-description").textContent = agent.description || "";
+  const facts = $("agent-facts");
+  facts.replaceChildren();
+  const fact = (term, ...values) => facts.append(el("dt", {}, term), el("dd", {}, ...values));
+  fact("kind", agent.kind + (agent.model ? ` · model ${agent.model}` : ""));
+  if (agent.steps.length) fact("steps", agent.steps.join(" → "));
+  fact("tools", ...(agent.tools.length ? agent.tools.map((t) => el("span", { class: "badge" }, t)) : ["none"]));
+  fact("protocols", ...agent.protocols.map((p) => el("span", { class: "badge" }, LABELS[p] || p)));
+  renderLog();
+  renderConnect();
+}
+
+// --- chat -----------------------------------------------------------------
+
+const convKey = () => "agenthost.conv." + state.agent.name;
+
+function conversation() {
+  try { return JSON.parse(store.getItem(convKey())) || { previous: null, entries: [] }; } catch (_) { return { previous: null, entries: [] }; }
+}
+
+function saveConversation(conv, key) { store.setItem(key || convKey(), JSON.stringify(conv)); }
+
+function entryNode(entry) {
+  return el("li", { class: entry.kind }, entry.text);
+}
+
+function renderLog() {
+  const log = $("log");
+  log.replaceChildren(...conversation().entries.map(entryNode));
+  log.scrollTop = log.scrollHeight;
+  $("usage").textContent = "";
+}
+
+function add(kind, text) {
+  const node = entryNode({ kind, text });
+  $("log").append(node);
+  $("log").scrollTop = $("log").scrollHeight;
+  return node;
+}
+
+function who(agents) { return agents && agents.length ? agents.join(" → ") + ": " : ""; }
+
+function progress(event, turn) {
+  if (event.type === "agent") turn.push("step", "step: " + event.agents.join(" → "));
+  else if (event.type === "tool_call") turn.push("tool", `${who(event.agents)}calls ${event.name}(${event.arguments})`);
+  else if (event.type === "tool_result") turn.push(event.is_error ? "error" : "tool", `${who(event.agents)}${event.name} → ${event.output}`);
+}
+
+// One turn: its entries as shown, saved once the server has stored the response.
+function newTurn(text) {
+  const entries = [{ kind: "user", text }];
+  add("user", text);
+  let answer = null;
+  return {
+    entries,
+    push(kind, value) { entries.push({ kind, text: value }); answer = null; return add(kind, value); },
+    text(delta) {
+      if (!answer) { answer = { kind: "assistant", text: "" }; entries.push(answer); answer.node = add("assistant", ""); }
+      answer.text += delta;
+      answer.node.textContent = answer.text;
+      $("log").scrollTop = $("log").scrollHeight;
+    },
+  };
+}
+
+async function send(text) {
+  const agent = state.agent;
+  const conv = conversation();
+  const key = convKey();
+  const generation = state.generation;
+  const turn = newTurn(text);
+  const controller = new AbortController();
+  state.running = controller;
+  setRunning(true);
+  const body = { model: agent.name, input: text, stream: true, store: true };
+  if (conv.previous) body.previous_response_id = conv.previous;
+  let finished = null;
+  try {
+    const response = await fetch("v1/responses", {
+      method: "POST", headers: headers(true), body: JSON.stringify(body), signal: controller.signal,
+    });
+    if (!response.ok) {
+      const message = errorText(response.status, await response.text());
+      turn.push("error", message);
+      if (response.status === 401) askForKey("This server needs an API key: " + message);
+      if (response.status === 400 && message.includes("previous_response_not_found")) {
+        turn.push("note", "The server no longer has this conversation: start a new one.");
+      }
+      return;
+    }
+    finished = await readStream(response.body, turn);
+  } catch (exc) {
+    if (exc.name === "AbortError") turn.push("note", "Stopped: the run was cancelled.");
+    else turn.push("error", "The request failed: " + exc.message);
+  } finally {
+    state.running = null;
+    setRunning(false);
+    if (finished && finished.status !== "failed") conv.previous = finished.id;
+    if (generation === state.generation) { // not after "New conversation"
+      conv.entries.push(...turn.entries.map(({ kind, text: t }) => ({ kind, text: t })));
+      saveConversation(conv, key);
+    }
+    $("message").focus();
+  }
+}
+
+// Server-sent events over fetch: "event:"/"data:" lines, and the
+// ": agenthost {...}" comments that carry tool calls and sub-agent steps.
+async function readStream(stream, turn) {
+  const reader = stream.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  let final = null;
+  let failed = false;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += value;
+    let end;
+    while ((end = buffer.search(/\r?\n\r?\n/)) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end).replace(/^\r?\n\r?\n/, "");
+      for (const line of block.split(/\r?\n/)) {
+        if (line.startsWith(": agenthost ")) { progress(JSON.parse(line.slice(12)), turn); continue; }
+        if (!line.startsWith("data:")) continue;
+        const data = JSON.parse(line.slice(5));
+        if (data.type === "response.output_text.delta") turn.text(data.delta);
+        else if (data.type === "response.output_item.done" && data.item.type === "function_call") {
+          turn.push("tool", `asks the client to run ${data.item.name}(${data.item.arguments})`);
+        } else if (data.type === "error") { failed = true; turn.push("error", `${data.message} (${data.code})`); }
+        else if (data.type === "response.failed") {
+          final = data.response;
+          if (!failed && data.response.error) turn.push("error", data.response.error.message);
+        } else if (data.type === "response.completed" || data.type === "response.incomplete") {
+          final = data.response;
+          showUsage(final);
+        }
+      }
+    }
+  }
+  return final;
+}
+
+function showUsage(response) {
+  const usage = response.usage;
+  const status = response.status === "incomplete" ? ` · incomplete (${(response.incomplete_details || {}).reason || "?"})` : "";
+  $("usage").textContent = usage ? `Tokens: ${usage.input_tokens} in, ${usage.output_tokens} out${status}` : status;
+}
+
+function setRunning(running) {
+  $("send").disabled = running;
+  $("stop").disabled = !running;
+  $("message").setAttribute("aria-busy", String(running));
+}
+
+// --- connect snippets -------------------------------------------------------
+
+const LABELS = { openai: "OpenAI /v1", a2a: "A2A", mcp: "MCP", acp: "ACP (IBM)", mcp_stdio: "MCP stdio", acp_zed: "Zed ACP stdio" };
+
+function snippets(agent) {
+  const info = state.info;
+  const base = info.base_url;
+  const url = (protocol) => base + info.prefixes[protocol];
+  const auth = info.auth;
+  const key = auth ? "KEY" : "unused";
+  const name = agent.name;
+  const json = (value) => JSON.stringify(value, null, 2);
+  const has = (p) => agent.protocols.includes(p);
+  const out = [];
+  if (has("openai")) {
+    out.push(["OpenAI API", [
+      ["Python (openai SDK)", `from openai import OpenAI
+
+client = OpenAI(base_url="${url("openai")}", api_key="${key}")${auth ? "" : "  # any key: auth is off"}
+response = client.responses.create(model="${name}", input="hello")
+print(response.output_text)`],
+      ["curl", `curl ${url("openai")}/responses -H 'Content-Type: application/json' \\${auth ? "\n  -H 'Authorization: Bearer KEY' \\" : ""}
+  -d '${JSON.stringify({ model: name, input: "hello" })}'`],
+    ]]);
+  }
+  if (has("a2a")) {
+    const a2aBase = (info.a2a_public_url || base).replace(/\/$/, "") + info.prefixes.a2a;
+    const card = `${a2aBase}/${encodeURIComponent(name)}/.well-known/agent-card.json`;
+    out.push(["A2A", [
+      ["Agent card (public)", card],
+      ["Python (a2a-sdk)", `import asyncio
+
+from a2a.client import ${auth ? "AuthInterceptor, " : ""}ClientConfig, ${auth ? "CredentialService, " : ""}create_client
+from a2a.helpers import new_text_message
+from a2a.types import Role, SendMessageRequest
+${auth ? `
+
+class APIKey(CredentialService):
+    async def get_credentials(self, scheme, context):
+        return "KEY"  # sent as "Authorization: Bearer KEY"
+` : ""}
+
+async def main() -> None:
+    client = await create_client("${a2aBase}/${name}", ClientConfig()${auth ? ", interceptors=[AuthInterceptor(APIKey())]" : ""})
+    request = SendMessageRequest(message=new_text_message("hello", role=Role.ROLE_USER))
+    async for event in client.send_message(request):
+        print(event)
+
+
+asyncio.run(main())`],
+    ]]);
+  }
+  if (has("mcp") || has("mcp_stdio")) {
+    const items = [];
+    if (has("mcp")) {
+      items.push(["Claude Code", `claude mcp add --transport http agenthost ${url("mcp")}${auth ? ' \\\n  --header "Authorization: Bearer KEY"' : ""}`]);
+    }
+    if (has("mcp_stdio")) {
+      items.push(["Claude Desktop (claude_desktop_config.json)", json({
+        mcpServers: { agenthost: { command: info.command, args: ["mcp-stdio", "--config", info.config] } },
+      })]);
+    }
+    if (has("mcp") && !auth) {
+      items.push(["MCP Inspector (Node ≥ 22)", `npx @modelcontextprotocol/inspector --cli ${url("mcp")} \\
+    --transport http --method tools/call --tool-name ${name} --tool-arg message=hi`]);
+    } else if (has("mcp_stdio")) {
+      items.push(["MCP Inspector over stdio (Node ≥ 22)", `npx @modelcontextprotocol/inspector --cli -e AGENTHOST_CONFIG=${info.config} \\
+    ${info.command} mcp-stdio --method tools/call --tool-name ${name} --tool-arg message=hi`]);
+    }
+    out.push([`MCP (the agent is the tool "${name}")`, items]);
+  }
+  if (has("acp")) {
+    out.push(["ACP (IBM; new integrations should use A2A)", [["Python (acp-sdk)", `import asyncio
+
+from acp_sdk.client import Client
+
+
+async def main() -> None:
+    async with Client(base_url="${url("acp")}"${auth ? ', headers={"Authorization": "Bearer KEY"}' : ""}) as client:
+        run = await client.run_sync("Hello!", agent="${name}")
+        print(run.output[-1])
+
+
+asyncio.run(main())`]]]);
+  }
+  if (has("acp_zed")) {
+    out.push(["Zed (Agent Client Protocol over stdio)", [["settings.json", json({
+      agent_servers: { [`agenthost ${name}`]: { type: "custom", command: info.command, args: ["acp-stdio", name, "--config", info.config] } },
+    })]]]);
+  }
+  return out;
+}
+
+async function copy(text, button) {
+  try {
+    await navigator.clipboard.writeText(text);
+    button.textContent = "Copied";
+  } catch (_) {
+    button.textContent = "Select and copy";
+  }
+  setTimeout(() => { button.textContent = "Copy"; }, 1500);
+}
+
+function renderConnect() {
+  const panel = $("connect");
+  panel.replaceChildren();
+  if (state.info.auth) panel.append(el("p", { class: "muted" }, "Keys are on: replace KEY with your API key."));
+  for (const [title, items] of snippets(state.agent)) {
+    panel.append(el("h3", {}, title));
+    for (const [caption, text] of items) {
+      const button = el("button", { type: "button", "aria-label": `Copy: ${title}, ${caption}` }, "Copy");
+      button.addEventListener("click", () => copy(text, button));
+      panel.append(el("figure", {}, el("figcaption", {}, el("span", {}, caption), button), el("pre", {}, el("code", {}, text))));
+    }
+  }
+}
+
+// --- wiring -------------------------------------------------------------------
+
+function showTab(which) {
+  for (const name of ["chat", "connect"]) {
+    const on = name === which;
+    $("tab-" + name).setAttribute("aria-selected", String(on));
+    $("tab-" + name).tabIndex = on ? 0 : -1;
+    $(name).hidden = !on;
+  }
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("tab-chat").addEventListener("click", () => showTab("chat"));
+  $("tab-connect").addEventListener("click", () => showTab("connect"));
+  $("agent").querySelector(".tabs").addEventListener("keydown", (event) => {
+    if (event.key !== "ArrowLeft" && event.key !== "ArrowRight") return;
+    const next = $("tab-chat").getAttribute("aria-selected") === "true" ? "connect" : "chat";
+    showTab(next);
+    $("tab-" + next).focus();
+  });
+  $("key-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const key = $("key").value.trim();
+    if (key) store.setItem("agenthost.key", key); else store.removeItem("agenthost.key");
+    $("key").value = "";
+    load();
+  });
+  $("send-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const text = $("message").value.trim();
+    if (!text || state.running || !state.agent) return;
+    $("message").value = "";
+    send(text);
+  });
+  $("message").addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      $("send-form").requestSubmit();
+    }
+  });
+  $("stop").addEventListener("click", () => { if (state.running) state.running.abort(); });
+  $("new").addEventListener("click", () => {
+    if (state.running) state.running.abort();
+    state.generation += 1;
+    store.removeItem(convKey());
+    renderLog();
+    $("message").focus();
+  });
+  window.addEventListener("hashchange", () => {
+    const name = decodeURIComponent(location.hash.slice(1));
+    if (state.info && state.info.agents.some((a) => a.name === name)) select(name);
+  });
+  load();
+});
