@@ -1,0 +1,274 @@
+"""The playground in headless Chromium (Debian's chromium + chromium-driver),
+driven by Selenium, against the app under uvicorn on 127.0.0.1.
+
+Screenshots go to a temporary folder (its path is printed); the page's
+weight and time to interactive are measured here (docs/playground.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+from agenthost.agents import Agent, ChatAgent
+from agenthost.agents.models import EchoModel
+from agenthost.agents.models.openai import OpenAIModel
+from agenthost.agents.tools.builtin import calculator
+from agenthost.app.server import create_app
+from agenthost.app.settings import Settings
+from tests.principals import KEYS, keyed_settings
+from tests.upstream import FakeUpstream, serve_in_thread
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not (CHROMIUM and CHROMEDRIVER),
+        reason="needs chromium and chromedriver (apt-get install chromium chromium-driver)",
+    ),
+]
+
+from selenium.common.exceptions import TimeoutException  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+SHOTS = Path(tempfile.mkdtemp(prefix="agenthost-playground-shots-"))
+
+
+def agents(upstream_url: str) -> dict[str, Agent]:
+    def upstream(model: str) -> OpenAIModel:
+        return OpenAIModel(model, base_url=upstream_url, api_key="sk-test", max_retries=0)
+
+    return {
+        "echo": ChatAgent("echo", EchoModel(), description="Repeats what you say."),
+        "calc": ChatAgent(
+            "calc", upstream("gpt-test"), description="Uses a calculator.", tools=(calculator,)
+        ),
+        "slow": ChatAgent("slow", upstream("slow"), description="Talks slowly."),
+    }
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[tuple[FakeUpstream, str]]:
+    fake = FakeUpstream()
+    with serve_in_thread(fake.app) as url:
+        yield fake, f"{url}/v1"
+
+
+@pytest.fixture(scope="module")
+def server(fake: tuple[FakeUpstream, str]) -> Iterator[str]:
+    with serve_in_thread(create_app(Settings(), agents(fake[1])), lifespan=True) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def keyed_server(fake: tuple[FakeUpstream, str]) -> Iterator[str]:
+    with serve_in_thread(create_app(keyed_settings(), agents(fake[1])), lifespan=True) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    profile = tempfile.mkdtemp(prefix="agenthost-chromium-")
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--disable-dev-shm-usage",
+        f"--user-data-dir={profile}",
+        "--window-size=1200,900",
+    ):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(CHROMEDRIVER))
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def wait(browser: Any, check: Callable[[Any], Any], seconds: float = 10) -> Any:
+    return WebDriverWait(browser, seconds, poll_frequency=0.05).until(check)
+
+
+def shot(browser: Any, name: str) -> None:
+    path = SHOTS / f"{name}.png"
+    browser.save_screenshot(str(path))
+    print(f"screenshot: {path}")
+
+
+def open_page(browser: Any, url: str) -> None:
+    browser.get(url + "/")
+    browser.execute_script("sessionStorage.clear()")
+    browser.get(url + "/")
+
+
+def pick(browser: Any, agent: str) -> None:
+    button = wait(browser, lambda b: b.find_element(By.CSS_SELECTOR, f'[data-agent="{agent}"]'))
+    button.click()
+    wait(browser, lambda b: b.find_element(By.ID, "agent-name").text == agent)
+
+
+def say(browser: Any, text: str) -> None:
+    box = browser.find_element(By.ID, "message")
+    box.clear()
+    box.send_keys(text)
+    browser.find_element(By.ID, "send").click()
+
+
+def entries(browser: Any, kind: str) -> list[str]:
+    return [e.text.strip() for e in browser.find_elements(By.CSS_SELECTOR, f"#log li.{kind}")]
+
+
+def idle(browser: Any) -> None:
+    wait(browser, lambda b: b.find_element(By.ID, "send").is_enabled())
+
+
+def test_echo_streams_its_answer_and_a_reload_continues(browser: Any, server: str) -> None:
+    open_page(browser, server)
+    pick(browser, "echo")
+    say(browser, "hello from the browser")
+    wait(browser, lambda b: entries(b, "assistant") == ["hello from the browser"])
+    idle(browser)
+    assert "Tokens:" in browser.find_element(By.ID, "usage").text
+    first = browser.execute_script("return sessionStorage.getItem('agenthost.conv.echo')")
+    previous = json.loads(first)["previous"]
+    assert previous.startswith("resp_")
+    shot(browser, "echo")
+    browser.refresh()  # the conversation is still there, and continues on the server
+    wait(browser, lambda b: entries(b, "assistant") == ["hello from the browser"])
+    say(browser, "second")
+    wait(browser, lambda b: entries(b, "assistant") == ["hello from the browser", "second"])
+    idle(browser)
+    after = json.loads(
+        browser.execute_script("return sessionStorage.getItem('agenthost.conv.echo')")
+    )
+    assert after["previous"] != previous
+    browser.find_element(By.ID, "new").click()
+    assert entries(browser, "assistant") == []
+
+
+def test_a_tool_call_and_its_result_are_shown(browser: Any, server: str) -> None:
+    open_page(browser, server)
+    pick(browser, "calc")
+    assert "calculator" in browser.find_element(By.ID, "agent-facts").text
+    say(browser, "calculate 6*7")
+    wait(browser, lambda b: entries(b, "assistant") == ["The result is 42."])
+    tools = entries(browser, "tool")
+    assert tools == ['calls calculator({"expression": "6*7"})', "calculator → 42"]
+    shot(browser, "tool-call")
+
+
+def test_stop_cancels_the_run(browser: Any, server: str, fake: tuple[FakeUpstream, str]) -> None:
+    upstream = fake[0]
+    abandoned = upstream.abandoned
+    open_page(browser, server)
+    pick(browser, "slow")
+    say(browser, "tell me a long story")
+    wait(browser, lambda b: len(b.find_element(By.CSS_SELECTOR, "#log li.assistant").text) > 10)
+    browser.find_element(By.ID, "stop").click()
+    wait(browser, lambda b: any("Stopped" in t for t in entries(b, "note")))
+    idle(browser)
+    # The server cancelled the run: its upstream request was left before the end.
+    deadline = time.monotonic() + 5
+    while upstream.abandoned == abandoned and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert upstream.abandoned == abandoned + 1
+    shot(browser, "stopped")
+
+
+def test_connect_snippets_use_the_servers_urls(browser: Any, server: str) -> None:
+    open_page(browser, server)
+    pick(browser, "echo")
+    browser.find_element(By.ID, "tab-connect").click()
+    text = browser.find_element(By.ID, "connect").text
+    assert f'OpenAI(base_url="{server}/v1", api_key="unused")' in text
+    assert f"{server}/a2a/echo/.well-known/agent-card.json" in text
+    assert f"claude mcp add --transport http agenthost {server}/mcp" in text
+    assert '"acp-stdio",' in text and '"agenthost echo"' in text
+    assert f'Client(base_url="{server}/acp")' in text
+    shot(browser, "connect")
+
+
+def test_with_keys_on_a_missing_key_is_shown_and_a_key_works(
+    browser: Any, keyed_server: str
+) -> None:
+    open_page(browser, keyed_server)
+    notice = wait(browser, lambda b: b.find_element(By.ID, "notice"))
+    wait(browser, lambda b: "needs an API key" in notice.text)
+    assert browser.find_element(By.ID, "key").is_displayed()
+    shot(browser, "key-missing")
+    browser.find_element(By.ID, "key").send_keys("not-a-key\n")
+    wait(browser, lambda b: "not accepted" in b.find_element(By.ID, "notice").text)
+    browser.find_element(By.ID, "key").send_keys(KEYS["alice"] + "\n")
+    pick(browser, "echo")
+    assert not browser.find_element(By.ID, "notice").is_displayed()
+    say(browser, "with a key")
+    wait(browser, lambda b: entries(b, "assistant") == ["with a key"])
+    browser.find_element(By.ID, "tab-connect").click()
+    assert "Authorization: Bearer KEY" in browser.find_element(By.ID, "connect").text
+    # A key the server stops accepting mid-conversation: the error shows in place.
+    browser.execute_script("sessionStorage.setItem('agenthost.key', 'revoked')")
+    browser.find_element(By.ID, "tab-chat").click()
+    say(browser, "again")
+    wait(browser, lambda b: any("401" in t for t in entries(b, "error")))
+    shot(browser, "key-error")
+
+
+def test_weight_time_to_interactive_and_no_request_elsewhere(
+    browser: Any, server: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    open_page(browser, server)
+    pick(browser, "echo")
+    timing = browser.execute_script(
+        "const [n] = performance.getEntriesByType('navigation');"
+        "return {tti: n.domInteractive, loaded: n.loadEventEnd, html: n.transferSize,"
+        " resources: performance.getEntriesByType('resource')"
+        ".map(r => ({url: r.name, bytes: r.transferSize}))};"
+    )
+    hosts = {urlsplit(r["url"]).hostname for r in timing["resources"]}
+    assert hosts <= {"127.0.0.1"}, hosts
+    weight = timing["html"] + sum(r["bytes"] for r in timing["resources"])
+    with capsys.disabled():
+        print(
+            f"\nplayground: {weight} bytes transferred in {1 + len(timing['resources'])} requests,"
+            f" interactive after {timing['tti']:.0f} ms, loaded after {timing['loaded']:.0f} ms"
+        )
+    assert weight < 100_000
+    browser.set_window_size(390, 844)  # a phone
+    assert browser.execute_script("return document.documentElement.scrollWidth") <= 390
+    shot(browser, "phone")
+
+
+def test_the_screenshot_for_the_readme(browser: Any, server: str) -> None:
+    """The README's picture; AGENTHOST_REFRESH_SCREENSHOT=1 writes it to docs/playground.png."""
+    target = Path(__file__).resolve().parents[2] / "docs" / "playground.png"
+    open_page(browser, server)
+    browser.set_window_size(1100, 760)
+    pick(browser, "calc")
+    say(browser, "calculate (17 + 25) * 2")
+    try:
+        wait(browser, lambda b: entries(b, "assistant") == ["The result is 84."])
+    except TimeoutException:
+        pytest.fail("the calculator agent did not answer")
+    path = target if os.environ.get("AGENTHOST_REFRESH_SCREENSHOT") == "1" else SHOTS / "readme.png"
+    browser.find_element(By.ID, "message").send_keys("")  # the focus ring, as a user sees it
+    browser.save_screenshot(str(path))
+    print(f"screenshot: {path}")
