@@ -1,4 +1,5 @@
-"""``/docs``: Swagger UI served from the installed ``fastapi-offline`` package.
+"""``/docs`` (Swagger UI) and ``/redoc`` (ReDoc), served from the installed
+``fastapi-offline`` package.
 
 FastAPI's own ``/docs`` page loads Swagger UI from a CDN, so it is blank on a
 machine without one. This page is the same Swagger UI, with its script,
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import fastapi_offline
 from fastapi import FastAPI
-from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse
 
@@ -27,6 +28,15 @@ ASSETS = {
 }
 # The page's files are public like the page: a browser sends no API key for them.
 ASSET_PATHS = tuple(f"{DOCS_URL}/{name}" for name in ASSETS)
+REDOC_URL = "/redoc"
+# ReDoc's page and its one script (its icon is /docs/favicon.png), public too.
+REDOC_PATHS = (REDOC_URL, f"{REDOC_URL}/redoc.standalone.js")
+# ReDoc's footer shows a logo from cdn.redoc.ly: the policy keeps the browser
+# from asking for it (the page is otherwise offline already).
+_REDOC_CSP = (
+    "default-src 'self'; script-src 'self' blob:; worker-src 'self' blob:; "
+    "style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:"
+)
 # They change only with the package's version.
 _CACHE = {"Cache-Control": "public, max-age=86400"}
 
@@ -53,7 +63,26 @@ def add_docs(app: FastAPI) -> None:
             swagger_ui_parameters=parameters,
         )
 
+    async def redoc(request: Request) -> HTMLResponse:
+        root = str(request.scope.get("root_path", "")).rstrip("/")
+        page = get_redoc_html(
+            openapi_url=root + openapi_url,
+            title=f"{app.title} - ReDoc",
+            redoc_js_url=root + REDOC_PATHS[1],
+            redoc_favicon_url=f"{root}{DOCS_URL}/favicon.png",
+            with_google_fonts=False,
+        )
+        page.headers["Content-Security-Policy"] = _REDOC_CSP
+        return page
+
     app.add_api_route(DOCS_URL, docs, methods=["GET"], include_in_schema=False)
+    app.add_api_route(REDOC_URL, redoc, methods=["GET"], include_in_schema=False)
+    app.add_api_route(
+        REDOC_PATHS[1],
+        _asset("redoc.standalone.js", "text/javascript"),
+        methods=["GET"],
+        include_in_schema=False,
+    )
     for name, media_type in ASSETS.items():
         app.add_api_route(
             f"{DOCS_URL}/{name}", _asset(name, media_type), methods=["GET"], include_in_schema=False

@@ -18,7 +18,7 @@ from starlette.routing import Route
 
 from agenthost.adapters.base import Adapter
 from agenthost.agents import Agent
-from agenthost.app.docs_ui import ASSET_PATHS, add_docs
+from agenthost.app.docs_ui import ASSET_PATHS, REDOC_PATHS, add_docs
 from agenthost.app.guards import APIKeyGuard, BodyLimitGuard
 from agenthost.app.head import HeadAsGet
 from agenthost.app.host import Host
@@ -28,6 +28,7 @@ from agenthost.app.settings import Settings
 
 # Swagger UI's own files too, or /docs would load blank with keys on.
 PUBLIC_PATHS = ("/healthz", "/readyz", "/docs", "/openapi.json", *ASSET_PATHS)
+PUBLIC_PATHS += REDOC_PATHS
 PUBLIC_PATHS += PAGE_PATHS  # the playground's page and files (its agents.json needs a key)
 # Agent cards are public (they declare how to authenticate), wherever they are.
 PUBLIC_SUFFIXES = ("/.well-known/agent-card.json",)

@@ -46,7 +46,21 @@ async def test_only_the_named_files_are_served_and_fastapis_cdn_pages_are_gone()
     async with running(echo()) as (_, client):
         assert (await client.get("/docs/redoc.standalone.js")).status_code == 404
         assert (await client.get("/docs/swagger-ui-bundle.js.map")).status_code == 404
-        assert (await client.get("/redoc")).status_code == 404
+
+
+async def test_redoc_loads_only_the_apps_own_files() -> None:
+    async with running(echo()) as (_, client):
+        page = await client.get("/redoc")
+        assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+        assert "://" not in page.text  # no Google fonts, no CDN
+        loaded = re.findall(r'(?:src|href)="([^"]+)"', page.text)
+        assert sorted(loaded) == ["/docs/favicon.png", "/redoc/redoc.standalone.js"]
+        assert 'spec-url="/openapi.json"' in page.text
+        # Its footer's logo is on cdn.redoc.ly: the policy stops the browser fetching it.
+        assert "img-src 'self' data:" in page.headers["content-security-policy"]
+        script = await client.get("/redoc/redoc.standalone.js")
+        assert script.status_code == 200
+        assert script.headers["content-type"].startswith("text/javascript")
 
 
 async def test_the_docs_page_follows_the_root_path() -> None:

@@ -272,3 +272,23 @@ def test_the_screenshot_for_the_readme(browser: Any, server: str) -> None:
     browser.find_element(By.ID, "message").send_keys("")  # the focus ring, as a user sees it
     browser.save_screenshot(str(path))
     print(f"screenshot: {path}")
+
+
+@pytest.mark.parametrize("path", ["/docs", "/redoc"])
+def test_the_api_docs_render_with_nothing_from_elsewhere(
+    browser: Any, keyed_server: str, path: str
+) -> None:
+    browser.get(keyed_server + path)  # with keys on, and no key: the pages are public
+    body = (By.TAG_NAME, "body")
+    wait(browser, lambda b: "List the agents as models" in b.find_element(*body).text, 20)
+    entries = browser.execute_script(
+        "return performance.getEntriesByType('resource')"
+        ".map(r => ({url: r.name, status: r.responseStatus}))"
+    )
+    elsewhere = [e for e in entries if urlsplit(e["url"]).hostname != "127.0.0.1"]
+    # ReDoc's footer logo (cdn.redoc.ly) is named, but the page's CSP blocks it.
+    assert all(e["status"] == 0 for e in elsewhere), elsewhere
+    blocked = [m["message"] for m in browser.get_log("browser")]
+    for entry in elsewhere:
+        assert any(entry["url"] in m and "Content Security Policy" in m for m in blocked), blocked
+    shot(browser, path.strip("/"))

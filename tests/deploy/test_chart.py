@@ -402,3 +402,10 @@ def test_the_minimum_helm_version_is_stated_and_checked() -> None:
     assert 'semverCompare ">=3.8.0-0" .Capabilities.HelmVersion.Version' in helpers
     assert "Helm 3.8 or newer" in (CHART / "README.md").read_text()
     assert "eq . (floor .)" not in helpers.replace("if eq . (floor .)", "")
+
+
+def test_the_playground_is_off_unless_asked_for() -> None:
+    assert env_of(container(render()))["AGENTHOST_PLAYGROUND"] == "false"
+    on = env_of(container(render({"settings": {"playground": True}})))
+    assert on["AGENTHOST_PLAYGROUND"] == "true"
+    assert Settings(playground=on["AGENTHOST_PLAYGROUND"]).playground is True  # type: ignore[arg-type]
