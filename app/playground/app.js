@@ -99,6 +99,10 @@ function select(name) {
   fact("protocols", ...agent.protocols.map((p) => el("span", { class: "badge" }, LABELS[p] || p)));
   renderLog();
   renderConnect();
+  const chat = agent.protocols.includes("openai");
+  $("message").disabled = !chat;
+  $("send").disabled = !chat;
+  if (!chat) add("note", "This agent is not served over /v1 (see expose: in its config), so it cannot chat here: see Connect.");
 }
 
 // --- chat -----------------------------------------------------------------
@@ -238,9 +242,9 @@ function showUsage(response) {
 }
 
 function setRunning(running) {
-  $("send").disabled = running;
+  $("send").disabled = running || !(state.agent && state.agent.protocols.includes("openai"));
   $("stop").disabled = !running;
-  $("message").setAttribute("aria-busy", String(running));
+  $("log").setAttribute("aria-busy", String(running)); // read the answer once, not per token
 }
 
 // --- connect snippets -------------------------------------------------------

@@ -292,3 +292,18 @@ def test_the_api_docs_render_with_nothing_from_elsewhere(
     for entry in elsewhere:
         assert any(entry["url"] in m and "Content Security Policy" in m for m in blocked), blocked
     shot(browser, path.strip("/"))
+
+
+def test_an_agent_not_served_over_v1_cannot_chat_but_connects(
+    browser: Any, fake: tuple[FakeUpstream, str]
+) -> None:
+    settings = Settings(adapters=["a2a", "mcp"])
+    with serve_in_thread(create_app(settings, agents(fake[1])), lifespan=True) as url:
+        open_page(browser, url)
+        pick(browser, "echo")
+        assert not browser.find_element(By.ID, "send").is_enabled()
+        assert any("not served over /v1" in t for t in entries(browser, "note"))
+        browser.find_element(By.ID, "tab-connect").click()
+        text = browser.find_element(By.ID, "connect").text
+    assert "OpenAI(" not in text and "acp_sdk" not in text
+    assert f"{url}/a2a/echo/.well-known/agent-card.json" in text
