@@ -41,6 +41,7 @@ pytestmark = [
 
 from selenium.common.exceptions import TimeoutException  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 SHOTS = Path(tempfile.mkdtemp(prefix="agenthost-playground-shots-"))
@@ -307,3 +308,23 @@ def test_an_agent_not_served_over_v1_cannot_chat_but_connects(
         text = browser.find_element(By.ID, "connect").text
     assert "OpenAI(" not in text and "acp_sdk" not in text
     assert f"{url}/a2a/echo/.well-known/agent-card.json" in text
+
+
+def test_it_works_from_the_keyboard(browser: Any, server: str) -> None:
+    open_page(browser, server)
+    wait(browser, lambda b: b.find_element(By.CSS_SELECTOR, '[data-agent="calc"]'))
+    browser.find_element(By.CSS_SELECTOR, '[data-agent="echo"]').send_keys(Keys.ENTER)
+    wait(browser, lambda b: b.find_element(By.ID, "agent-name").text == "echo")
+    browser.find_element(By.ID, "message").send_keys("typed" + Keys.ENTER)
+    wait(browser, lambda b: entries(b, "assistant") == ["typed"])
+    idle(browser)
+    assert browser.switch_to.active_element.get_attribute("id") == "message"
+    browser.find_element(By.ID, "tab-chat").send_keys(Keys.ARROW_RIGHT)
+    assert browser.switch_to.active_element.get_attribute("id") == "tab-connect"
+    assert browser.find_element(By.ID, "connect").is_displayed()
+    assert not browser.find_element(By.ID, "chat").is_displayed()
+    labels = browser.execute_script(
+        "return [...document.querySelectorAll('input, textarea')]"
+        '.map(e => document.querySelector(`label[for="${e.id}"]`) !== null)'
+    )
+    assert labels and all(labels)
