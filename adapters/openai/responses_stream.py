@@ -139,12 +139,18 @@ def _started(call: ToolCallPart) -> dict[str, Any]:
     return {"type": "tool_call", "id": call.id, "name": call.name, "arguments": call.arguments}
 
 
+PROGRESS_OUTPUT_CHARS = 2000
+"""A tool result's characters shown in a progress comment (it is progress, not the answer)."""
+
+
 def _finished(result: ToolResultPart) -> dict[str, Any]:
+    output = result.content
     return {
         "type": "tool_result",
         "id": result.call_id,
         "name": result.name,
-        "output": result.content,
+        "output": output[:PROGRESS_OUTPUT_CHARS],
+        "truncated": len(output) > PROGRESS_OUTPUT_CHARS,
         "is_error": result.is_error,
     }
 

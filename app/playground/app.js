@@ -138,7 +138,10 @@ function who(agents) { return agents && agents.length ? agents.join(" → ") + "
 function progress(event, turn) {
   if (event.type === "agent") turn.push("step", "step: " + event.agents.join(" → "));
   else if (event.type === "tool_call") turn.push("tool", `${who(event.agents)}calls ${event.name}(${event.arguments})`);
-  else if (event.type === "tool_result") turn.push(event.is_error ? "error" : "tool", `${who(event.agents)}${event.name} → ${event.output}`);
+  else if (event.type === "tool_result") {
+    const output = event.output + (event.truncated ? " …" : "");
+    turn.push(event.is_error ? "error" : "tool", `${who(event.agents)}${event.name} → ${output}`);
+  }
 }
 
 // One turn: its entries as shown, saved once the server has stored the response.

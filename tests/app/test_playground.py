@@ -12,7 +12,8 @@ import httpx
 import pytest
 from asgi_lifespan import LifespanManager
 
-from agenthost.agents import Agent, ChatAgent
+from agenthost.adapters.openai.responses_stream import PROGRESS_OUTPUT_CHARS
+from agenthost.agents import Agent, ChatAgent, tool
 from agenthost.agents.composition import AgentTool, PipelineAgent
 from agenthost.agents.models import EchoModel, FunctionModel, ModelRequest
 from agenthost.agents.models.testing import Reply, call
@@ -147,6 +148,7 @@ async def test_responses_streams_carry_tool_calls_and_steps_as_comments() -> Non
     ]
     assert sums[0]["arguments"] == '{"expression": "6*7"}'
     assert sums[1]["output"] == "42" and sums[1]["is_error"] is False
+    assert sums[1]["truncated"] is False
     assert sums[0]["id"] == sums[1]["id"]
     assert lead[0]["type"] == "tool_call" and lead[0]["name"] == "expert"
     assert {"type": "agent", "agents": ["expert"]} in lead
@@ -162,3 +164,23 @@ async def test_the_openai_sdk_reads_such_a_stream_as_before() -> None:
         ]
     assert events[-1].type == "response.completed"
     assert events[-1].response.output_text == "It is 42."
+
+
+async def test_a_long_tool_result_is_cut_in_the_comment_not_for_the_model() -> None:
+    @tool
+    def long() -> str:
+        """Ten thousand characters."""
+        return "x" * 10_000
+
+    def reply(request: ModelRequest) -> Reply:
+        last = request.messages[-1]
+        if last.role == "tool":
+            return str(len(last.parts[0].content))  # type: ignore[union-attr]
+        return call("long")
+
+    app = create_app(Settings(), {"long": ChatAgent("long", FunctionModel(reply), tools=(long,))})
+    async with LifespanManager(app):
+        text = await stream(app, "long", "go")
+    result = progress(text)[-1]
+    assert result["output"] == "x" * PROGRESS_OUTPUT_CHARS and result["truncated"] is True
+    assert '"text":"10000"' in text  # the model saw all of it
