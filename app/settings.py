@@ -39,7 +39,7 @@ class Settings(BaseSettings):
         description="Accepted API keys, comma-separated, each 'name:KEY' (the name is the "
         "key's principal) or a bare KEY; unset or empty means no auth, and a value that lists "
         "no key (' , ') stops start-up. Checked on every surface (gRPC too) except /healthz, "
-        "/readyz, /docs, /openapi.json and agent cards.",
+        "/readyz, /docs, /redoc, /openapi.json, the playground's page and agent cards.",
     )
     api_keys_file: Path | None = Field(
         None,
