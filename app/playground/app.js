@@ -74,7 +74,7 @@ function renderAgents() {
       agent.name, el("small", {}, agent.description || ""));
     list.append(el("li", {}, button));
   }
-  const wanted = decodeURIComponent(location.hash.slice(1)) || store.getItem("agenthost.agent");
+  const wanted = hashName() || store.getItem("agenthost.agent");
   select(agents.some((a) => a.name === wanted) ? wanted : agents[0].name);
 }
 
@@ -106,6 +106,10 @@ function select(name) {
 }
 
 // --- chat -----------------------------------------------------------------
+
+function hashName() {
+  try { return decodeURIComponent(location.hash.slice(1)); } catch (_) { return ""; }
+}
 
 const convKey = () => "agenthost.conv." + state.agent.name;
 
@@ -416,7 +420,7 @@ document.addEventListener("DOMContentLoaded", () => {
     $("message").focus();
   });
   window.addEventListener("hashchange", () => {
-    const name = decodeURIComponent(location.hash.slice(1));
+    const name = hashName();
     if (state.info && state.info.agents.some((a) => a.name === name)) select(name);
   });
   load();
