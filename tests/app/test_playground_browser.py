@@ -44,7 +44,11 @@ from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
-SHOTS = Path(tempfile.mkdtemp(prefix="agenthost-playground-shots-"))
+# AGENTHOST_SCREENSHOTS names the folder (CI artefacts); else a temporary one.
+SHOTS = Path(
+    os.environ.get("AGENTHOST_SCREENSHOTS")
+    or tempfile.mkdtemp(prefix="agenthost-playground-shots-")
+)
 
 
 def agents(upstream_url: str) -> dict[str, Agent]:
@@ -80,7 +84,7 @@ def keyed_server(fake: tuple[FakeUpstream, str]) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
+def browser(request: pytest.FixtureRequest) -> Iterator[Any]:
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     profile = tempfile.mkdtemp(prefix="agenthost-chromium-")
@@ -103,6 +107,9 @@ def browser() -> Iterator[Any]:
     finally:
         driver.quit()
         shutil.rmtree(profile, ignore_errors=True)
+        capture = request.config.pluginmanager.get_plugin("capturemanager")
+        with capture.global_and_fixture_disabled():  # said even without -s
+            print(f"\nplayground screenshots: {SHOTS}")
 
 
 def wait(browser: Any, check: Callable[[Any], Any], seconds: float = 10) -> Any:
@@ -110,6 +117,7 @@ def wait(browser: Any, check: Callable[[Any], Any], seconds: float = 10) -> Any:
 
 
 def shot(browser: Any, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
     path = SHOTS / f"{name}.png"
     browser.save_screenshot(str(path))
     print(f"screenshot: {path}")
