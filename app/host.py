@@ -28,6 +28,7 @@ from agenthost.agents import Agent, BaseAgent, MemoryManager
 from agenthost.agents.limits import HostBounds, LiveRuns, RunLimits
 from agenthost.app.build import load_agents
 from agenthost.app.memory import memory_factory
+from agenthost.app.metrics import Metrics, attach, current_protocol
 from agenthost.app.principals import check_allow
 from agenthost.app.protocols import ADAPTERS
 from agenthost.app.registry import Registry
@@ -60,14 +61,20 @@ class Host:
                 ", ".join(self.allow),
             )
         self.runs = LiveRuns()
+        self.metrics = Metrics(self.registry) if settings.metrics else None
         bounds = HostBounds(
-            RunLimits(settings.max_output_chars, settings.max_run_seconds), self.runs
+            RunLimits(settings.max_output_chars, settings.max_run_seconds),
+            self.runs,
+            self.metrics,
         )
         for agent in self.registry.values():
             if isinstance(agent, BaseAgent):
                 agent.serve_under(bounds)
         self._memory_for = memory_factory(settings.session_max, settings.session_ttl)
         self._memories: list[MemoryManager] = []
+        if self.metrics is not None:
+            attach(self.metrics, self.registry)
+            self.metrics.watch_sessions(lambda: self._memories)
 
     def new_memory(self, namespace: str) -> MemoryManager:
         """A bounded session store of the settings' size, closed when the host stops."""
@@ -121,7 +128,13 @@ class Host:
             for agent in self.registry.values():
                 await stack.enter_async_context(agent.lifespan())
             for adapter in adapters:
-                await stack.enter_async_context(adapter.lifespan())
+                # What an adapter's lifespan starts (its own servers, task groups)
+                # inherits its protocol, for the metrics.
+                token = current_protocol.set(adapter.name)
+                try:
+                    await stack.enter_async_context(adapter.lifespan())
+                finally:
+                    current_protocol.reset(token)
             yield
 
     async def _close_memories(self) -> None:

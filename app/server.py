@@ -22,6 +22,8 @@ from agenthost.app.docs_ui import ASSET_PATHS, add_docs
 from agenthost.app.guards import APIKeyGuard, BodyLimitGuard
 from agenthost.app.head import HeadAsGet
 from agenthost.app.host import Host
+from agenthost.app.logs import RequestContext
+from agenthost.app.metrics import metrics_endpoint, serve_metrics_port
 from agenthost.app.protocols import ADAPTERS
 from agenthost.app.settings import Settings
 
@@ -58,7 +60,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with host.running(adapters.values()):
+        async with host.running(adapters.values()), serve_metrics_port(host.metrics, settings):
             app.state.ready = True
             surfaces = ", ".join(f"{a.name} at {prefix}" for prefix, a in adapters.items())
             names = ", ".join(registry)
@@ -109,6 +111,10 @@ def create_app(
                 body["status"] = "degraded"
         return Response(orjson.dumps(body), 200 if ready else 503, media_type="application/json")
 
+    if host.metrics is not None:
+        endpoint = metrics_endpoint(host.metrics)
+        app.add_route("/metrics", endpoint, ["GET"], include_in_schema=False)
+
     def error_for(path: str, status: int, message: str, code: str) -> Response:
         for prefix, adapter in adapters.items():
             if path == prefix or path.startswith(prefix + "/"):
@@ -140,7 +146,7 @@ def create_app(
         app.add_middleware(
             APIKeyGuard,
             principals=principals,
-            public=PUBLIC_PATHS,
+            public=(*PUBLIC_PATHS, "/metrics") if settings.metrics_public else PUBLIC_PATHS,
             public_suffixes=PUBLIC_SUFFIXES,
             error_for=error_for,
         )
@@ -153,4 +159,6 @@ def create_app(
             allow_headers=["*"],
             expose_headers=["x-should-retry"],
         )
+    # Outermost: every request has its id and protocol, whatever answers it.
+    app.add_middleware(RequestContext, prefixes={p: a.name for p, a in adapters.items()})
     return app

@@ -211,3 +211,25 @@ class Settings(BaseSettings):
     acp_run_ttl: float = Field(
         3600.0, gt=0, description="IBM ACP: seconds a finished or awaiting run is kept."
     )
+
+    # Observability (docs/observability.md): GET /metrics and log lines.
+    metrics: bool = Field(
+        True, description="Count runs, tokens, tools and upstream requests for GET /metrics."
+    )
+    metrics_public: bool = Field(
+        False,
+        description="Serve GET /metrics without an API key when keys are on (off: it needs a "
+        "key like any other route).",
+    )
+    metrics_port: int = Field(
+        0,
+        ge=0,
+        le=65535,
+        description="A second port serving only /metrics, without keys, on the same address "
+        "(for scrapers inside the cluster); 0: none.",
+    )
+    log_format: Literal["text", "json"] = Field(
+        "text",
+        description="'json': one JSON object per log line (time, level, logger, message, "
+        "request_id, protocol, trace_id and span_id when tracing).",
+    )

@@ -41,6 +41,7 @@ from agenthost.agents.models.openai_format import (
     to_chat_tool_choice,
     to_chat_tools,
 )
+from agenthost.agents.observe import UpstreamObserver
 from agenthost.agents.results import TextDelta
 
 T = TypeVar("T")
@@ -58,6 +59,8 @@ class OpenAIModel(BaseChatModel):
     """
 
     supports_response_format = True
+    observer: UpstreamObserver | None = None
+    """Told of each request (retries included) by the host serving the agent: metrics."""
 
     def __init__(
         self,
@@ -123,14 +126,21 @@ class OpenAIModel(BaseChatModel):
         deadline = time.monotonic() + self.timeout
         for attempt in itertools.count():
             try:
-                return await call()
+                answer = await call()
             except openai.OpenAIError as exc:
+                if self.observer is not None:
+                    limited = getattr(exc, "status_code", None) == 429
+                    self.observer.upstream_request("rate_limited" if limited else "error")
                 remaining = deadline - time.monotonic()
                 delay = retry_delay(exc, attempt, self.max_retries, remaining)
                 if delay is None:
                     retried = attempt > 0 and attempt >= self.max_retries
                     raise failed(self.name, exc, retried=retried) from exc
                 await asyncio.sleep(delay)
+                continue
+            if self.observer is not None:
+                self.observer.upstream_request("ok")
+            return answer
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def request(self, request: ModelRequest) -> ModelResponse:
