@@ -28,7 +28,7 @@ from agenthost.agents import Agent, BaseAgent, MemoryManager
 from agenthost.agents.limits import HostBounds, LiveRuns, RunLimits
 from agenthost.app.build import load_agents
 from agenthost.app.memory import memory_factory
-from agenthost.app.metrics import Metrics, attach, current_protocol
+from agenthost.app.metrics import Metrics, attach, current_protocol, serve_metrics_port
 from agenthost.app.principals import check_allow
 from agenthost.app.protocols import ADAPTERS
 from agenthost.app.registry import Registry
@@ -123,6 +123,7 @@ class Host:
         """Shared resources, then agents, then ``adapters`` are up inside; all closed after."""
         async with AsyncExitStack() as stack:
             stack.push_async_callback(self._close_memories)
+            await stack.enter_async_context(serve_metrics_port(self.metrics, self.settings))
             for resource in self.registry.resources:
                 await stack.enter_async_context(resource.lifespan())
             for agent in self.registry.values():

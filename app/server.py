@@ -23,7 +23,7 @@ from agenthost.app.guards import APIKeyGuard, BodyLimitGuard
 from agenthost.app.head import HeadAsGet
 from agenthost.app.host import Host
 from agenthost.app.logs import RequestContext
-from agenthost.app.metrics import metrics_endpoint, serve_metrics_port
+from agenthost.app.metrics import metrics_endpoint
 from agenthost.app.protocols import ADAPTERS
 from agenthost.app.settings import Settings
 
@@ -60,7 +60,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with host.running(adapters.values()), serve_metrics_port(host.metrics, settings):
+        async with host.running(adapters.values()):
             app.state.ready = True
             surfaces = ", ".join(f"{a.name} at {prefix}" for prefix, a in adapters.items())
             names = ", ".join(registry)
