@@ -15,10 +15,10 @@ import weakref
 from collections.abc import AsyncGenerator, Awaitable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from agenthost.agents.errors import AgentError, RunIncomplete, RunInterrupted, RunLimitExceeded
-from agenthost.agents.observe import RunObserver, RunProbe
+from agenthost.agents.observe import RunObserver, RunProbe, ScopedRunProbe
 from agenthost.agents.results import RunFinished, RunResult, RunUpdate, TextDelta
 
 T = TypeVar("T")
@@ -76,6 +76,7 @@ class RunBound:
         "_observer",
         "_protected",
         "_reason",
+        "_scope",
         "_task",
         "_text",
         "_timer",
@@ -89,6 +90,7 @@ class RunBound:
     ) -> None:
         self._limits = limits
         self._observer = observer  # (observer, agent name): probed once the run starts
+        self._scope: ScopedRunProbe | None = None  # the current context while it works
         self._text = 0
         self._reason: AgentError | None = None
         self._task: asyncio.Task[Any] | None = None  # set while waiting inside the run
@@ -139,6 +141,8 @@ class RunBound:
         if self._reason is not None:
             raise self._reason
         self._task = asyncio.current_task()
+        scope = self._scope
+        token = scope.attach() if scope is not None else None
         try:
             return await work
         except asyncio.CancelledError:
@@ -150,6 +154,8 @@ class RunBound:
             raise self._reason from None
         finally:
             self._task = None
+            if scope is not None:
+                scope.detach(token)
 
     def check_output(self, output: str) -> None:
         """Refuse a finished answer over the size bound (a run not streamed is checked here)."""
@@ -180,7 +186,10 @@ class RunBound:
         if self._observer is None:
             return None
         observer, agent = self._observer
-        return observer.run_started(agent)
+        probe = observer.run_started(agent)
+        if hasattr(probe, "attach"):
+            self._scope = cast(ScopedRunProbe, probe)
+        return probe
 
     async def stream(
         self, updates: AsyncGenerator[RunUpdate, None]

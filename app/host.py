@@ -19,9 +19,10 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import logging
+import os
 from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from agenthost.adapters.base import Adapter, AdapterContext, AdapterPackage
 from agenthost.agents import Agent, BaseAgent, MemoryManager
@@ -33,6 +34,9 @@ from agenthost.app.principals import check_allow
 from agenthost.app.protocols import ADAPTERS
 from agenthost.app.registry import Registry
 from agenthost.app.settings import Settings
+
+if TYPE_CHECKING:
+    from agenthost.app.tracing import Tracing
 
 logger = logging.getLogger("agenthost")
 
@@ -62,10 +66,11 @@ class Host:
             )
         self.runs = LiveRuns()
         self.metrics = Metrics(self.registry) if settings.metrics else None
+        self.tracing = _tracing()
         bounds = HostBounds(
             RunLimits(settings.max_output_chars, settings.max_run_seconds),
             self.runs,
-            self.metrics,
+            self.tracing.observer(self.metrics) if self.tracing is not None else self.metrics,
         )
         for agent in self.registry.values():
             if isinstance(agent, BaseAgent):
@@ -75,6 +80,8 @@ class Host:
         if self.metrics is not None:
             attach(self.metrics, self.registry)
             self.metrics.watch_sessions(lambda: self._memories)
+        if self.tracing is not None:
+            self.tracing.attach(self.registry)
 
     def new_memory(self, namespace: str) -> MemoryManager:
         """A bounded session store of the settings' size, closed when the host stops."""
@@ -124,6 +131,8 @@ class Host:
         async with AsyncExitStack() as stack:
             stack.push_async_callback(self._close_memories)
             await stack.enter_async_context(serve_metrics_port(self.metrics, self.settings))
+            if self.tracing is not None:
+                stack.callback(self.tracing.shutdown)
             for resource in self.registry.resources:
                 await stack.enter_async_context(resource.lifespan())
             for agent in self.registry.values():
@@ -145,3 +154,16 @@ class Host:
     def interrupt_runs(self, reason: str) -> int:
         """End every run still going with ``reason``; returns how many there were."""
         return self.runs.interrupt_all(reason)
+
+
+def _tracing() -> Tracing | None:
+    """Traces when the environment asks for them (``OTEL_TRACES_EXPORTER=otlp``); else
+    OpenTelemetry is not even imported."""
+    if os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return None
+    exporters = {e.strip() for e in os.environ.get("OTEL_TRACES_EXPORTER", "").split(",")}
+    if not exporters & {"otlp", "console"}:
+        return None
+    from agenthost.app.tracing import Tracing
+
+    return Tracing()

@@ -237,6 +237,9 @@ class UpstreamMetrics:
     def upstream_request(self, outcome: str) -> None:
         self.metrics.upstream.labels(self.agent, outcome).inc()
 
+    def model_call(self, model: str, params: dict[str, Any]) -> None:
+        return None  # counted per request above
+
 
 class _SessionCollector(Collector):
     def __init__(self, memories: Callable[[], Sequence[Any]]) -> None:

@@ -161,4 +161,8 @@ def create_app(
         )
     # Outermost: every request has its id and protocol, whatever answers it.
     app.add_middleware(RequestContext, prefixes={p: a.name for p, a in adapters.items()})
+    if host.tracing is not None:
+        from agenthost.app.tracing import ServerSpans
+
+        app.add_middleware(ServerSpans, tracing=host.tracing)
     return app
