@@ -62,6 +62,7 @@ bench: install
 	$(RUN) python bench/session_memory.py
 	$(RUN) python bench/http_limits.py
 	$(RUN) python bench/tool_pipeline.py
+	$(RUN) python bench/observability_overhead.py
 
 schema: install
 	$(RUN) agenthost schema > config/agents.schema.json

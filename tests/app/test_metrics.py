@@ -21,7 +21,7 @@ from agenthost.agents.tools import calculator
 from agenthost.app.server import create_app
 from agenthost.app.settings import Settings
 from tests.adapters.a2a.support import collect, final_task, sdk_client, user_message
-from tests.upstream import FakeUpstream, serve_in_thread
+from tests.upstream import FakeUpstream, free_port, serve_in_thread
 
 pytestmark = pytest.mark.anyio
 
@@ -60,7 +60,7 @@ def agents(upstream_url: str) -> dict[str, Agent]:
 
 @pytest.fixture
 def served(upstream: tuple[FakeUpstream, str]) -> Iterator[str]:
-    settings = Settings(adapters=["openai", "a2a", "mcp", "acp"])
+    settings = Settings(adapters=["openai", "a2a", "mcp", "acp"], a2a_grpc_port=free_port())
     with serve_in_thread(create_app(settings, agents(upstream[1])), lifespan=True) as url:
         yield url
 
@@ -95,9 +95,10 @@ async def test_every_protocol_moves_its_metrics(served: str) -> None:
                 model="nobody", messages=[{"role": "user", "content": "hi"}]
             )
 
-    async with await sdk_client(f"{served}/a2a/echo", "JSONRPC") as a2a:
-        task = final_task(await collect(a2a, user_message("over a2a")))
-        assert task.status.state  # a finished task
+    for transport in ("JSONRPC", "GRPC"):
+        async with await sdk_client(f"{served}/a2a/echo", transport) as a2a:
+            task = final_task(await collect(a2a, user_message(f"over a2a {transport}")))
+            assert task.status.state  # a finished task
 
     async with MCPClient(f"{served}/mcp") as mcp:
         result = await mcp.call_tool("echo", {"message": "over mcp"})
@@ -115,13 +116,14 @@ async def test_every_protocol_moves_its_metrics(served: str) -> None:
             all, "agenthost_request_duration_seconds_count", protocol=protocol, agent="echo"
         )
         assert value(all, "agenthost_active_runs", protocol=protocol, agent="echo") == 0
+    assert value(all, requests, protocol="a2a", agent="echo", outcome="ok") == 2  # HTTP, gRPC
     assert value(all, requests, protocol="openai", agent="calc", outcome="ok") == 1
     assert value(all, requests, protocol="openai", agent="up", outcome="ok") == 1
     assert value(all, requests, protocol="openai", agent="limited", outcome="server_error") == 1
     # A2A streams, and so does the streamed chat completion: a first token each.
-    for protocol, agent in (("openai", "calc"), ("a2a", "echo")):
-        ttft = "agenthost_time_to_first_token_seconds_count"
-        assert value(all, ttft, protocol=protocol, agent=agent) == 1, (protocol, agent)
+    ttft = "agenthost_time_to_first_token_seconds_count"
+    assert value(all, ttft, protocol="openai", agent="calc") == 1
+    assert value(all, ttft, protocol="a2a", agent="echo") == 2
     assert value(all, "agenthost_tokens_total", agent="calc", direction="input") > 0
     assert value(all, "agenthost_tokens_total", agent="calc", direction="output") > 0
     assert value(all, "agenthost_tokens_total", agent="up", direction="output") > 0
@@ -180,8 +182,6 @@ async def test_metrics_need_a_key_unless_public(upstream: tuple[FakeUpstream, st
 
 
 async def test_a_metrics_port_of_its_own() -> None:
-    from tests.upstream import free_port
-
     port = free_port()
     settings = Settings(adapters=["openai"], api_keys=["k1"], metrics_port=port)
     app = create_app(settings, {"echo": echo()})
