@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-import logging
 import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -18,8 +16,8 @@ from agenthost.agents import ChatAgent
 from agenthost.agents.models import EchoModel, ScriptedModel
 from agenthost.agents.models.testing import call
 from agenthost.agents.tools import calculator
-from agenthost.app.logs import JSONFormatter
 from agenthost.app.settings import Settings
+from tests.app.conftest import Lines
 from tests.app.test_server import ECHO_CONFIG
 from tests.conftest import running
 from tests.upstream import free_port
@@ -40,30 +38,6 @@ async def test_a_request_id_is_kept_or_made() -> None:
     assert made.headers["x-request-id"] != other.headers["x-request-id"]
     assert len(unusable.headers["x-request-id"]) == 16  # a client's id goes into our logs
     assert missing.status_code == 404 and missing.headers["x-request-id"] == "lost-1"
-
-
-class Lines(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__()
-        self.setFormatter(JSONFormatter())
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(self.format(record))
-
-
-@pytest.fixture
-def json_lines() -> Iterator[Lines]:
-    handler = Lines()
-    logger = logging.getLogger("agenthost")
-    logger.addHandler(handler)
-    level = logger.level
-    logger.setLevel(logging.INFO)
-    try:
-        yield handler
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
 
 
 async def test_log_lines_of_a_request_carry_its_id_and_protocol(json_lines: Lines) -> None:

@@ -4,6 +4,7 @@ one trace id from the client's ``traceparent`` to the upstream's."""
 from __future__ import annotations
 
 import gzip
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +25,7 @@ from agenthost.agents.models.openai import OpenAIModel
 from agenthost.agents.tools import calculator
 from agenthost.app.server import create_app
 from agenthost.app.settings import Settings
+from tests.app.conftest import Lines
 from tests.upstream import FakeUpstream, serve_in_thread
 
 pytestmark = pytest.mark.anyio
@@ -100,7 +102,7 @@ def receiver(monkeypatch: pytest.MonkeyPatch) -> Iterator[Receiver]:
 
 
 async def test_one_trace_from_the_client_through_the_agent_to_the_upstream(
-    receiver: Receiver, upstream: tuple[FakeUpstream, str]
+    receiver: Receiver, upstream: tuple[FakeUpstream, str], json_lines: Lines
 ) -> None:
     fake, base_url = upstream
     agents = {
@@ -148,6 +150,10 @@ async def test_one_trace_from_the_client_through_the_agent_to_the_upstream(
     ]
     (tool,) = receiver.named("execute_tool calculator")
     assert tool.parent_id == run_span.span_id and not tool.failed
+    # The tool's log line names the trace, and the run's span it was written in.
+    lines = [json.loads(line) for line in json_lines.lines]
+    (logged,) = [line for line in lines if line["logger"] == "agenthost.agents.tools"]
+    assert logged["trace_id"] == TRACE_ID and logged["span_id"] == run_span.span_id
     assert tool.attributes["gen_ai.tool.name"] == "calculator"
     # The upstream got the trace: each request's parent is its chat span.
     received = fake.traceparents[seen:]
