@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from collections.abc import Iterable, Mapping
 from contextvars import ContextVar
 from datetime import UTC, datetime
@@ -22,11 +23,6 @@ import orjson
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agenthost.app.metrics import current_protocol
-
-try:
-    from opentelemetry import trace
-except ImportError:  # pragma: no cover - tracing is optional
-    trace = None  # type: ignore[assignment]
 
 request_id: ContextVar[str | None] = ContextVar("agenthost_request_id", default=None)
 """The current request's id (``X-Request-ID``), or None outside a request."""
@@ -107,6 +103,8 @@ class JSONFormatter(logging.Formatter):
 
 
 def _trace_ids() -> dict[str, str]:
+    # Only once tracing is on (app/tracing.py imported it): off, nothing is imported.
+    trace = sys.modules.get("opentelemetry.trace")
     if trace is None:
         return {}
     context = trace.get_current_span().get_span_context()
