@@ -28,7 +28,7 @@ check: install promtool lint types test
 # promtool (Debian's `prometheus`) checks the /metrics text format in
 # tests/app/test_metrics.py; without it that one test skips, saying why.
 promtool:
-	@command -v promtool >/dev/null || { apt-get update -qq && \
+	@command -v promtool >/dev/null || { apt-get update -qq -o DPkg::Lock::Timeout=600 && \
 	  apt-get install -y -qq -o DPkg::Lock::Timeout=600 prometheus >/dev/null; } || \
 	  echo "promtool not installed: its test will skip"
 
