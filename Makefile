@@ -9,7 +9,7 @@ RUN := $(UV) run --frozen --all-extras
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install serve check lint types test pip-check docker-check bench schema settings-doc conformance-a2a
+.PHONY: install serve check promtool lint types test pip-check docker-check bench schema settings-doc conformance-a2a
 
 $(UV):
 	$(PYTHON) -m venv .tools
@@ -23,7 +23,14 @@ install: $(UV)
 serve: install
 	$(RUN) agenthost serve --host $(HOST) --port $(PORT)
 
-check: install lint types test
+check: install promtool lint types test
+
+# promtool (Debian's `prometheus`) checks the /metrics text format in
+# tests/app/test_metrics.py; without it that one test skips, saying why.
+promtool:
+	@command -v promtool >/dev/null || { apt-get update -qq -o DPkg::Lock::Timeout=600 && \
+	  apt-get install -y -qq -o DPkg::Lock::Timeout=600 prometheus >/dev/null; } || \
+	  echo "promtool not installed: its test will skip"
 
 lint:
 	$(RUN) ruff format --check .
@@ -55,6 +62,7 @@ bench: install
 	$(RUN) python bench/session_memory.py
 	$(RUN) python bench/http_limits.py
 	$(RUN) python bench/tool_pipeline.py
+	$(RUN) python bench/observability_overhead.py
 
 schema: install
 	$(RUN) agenthost schema > config/agents.schema.json

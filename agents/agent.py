@@ -110,7 +110,7 @@ class BaseAgent:
         session: Session | None = None,
         options: RunOptions | None = None,
     ) -> AsyncGenerator[RunUpdate, None]:
-        bound = self.host_bounds.bound(self.limits)
+        bound = self.host_bounds.bound(self.limits, self.name)
         return bound.stream(self._session_run(input, session, options, bound, stream=True))
 
     async def run(
@@ -120,7 +120,7 @@ class BaseAgent:
         session: Session | None = None,
         options: RunOptions | None = None,
     ) -> RunResult:
-        bound = self.host_bounds.bound(self.limits)
+        bound = self.host_bounds.bound(self.limits, self.name)
         return await bound.result(self._drain(input, session, options, bound))
 
     async def _drain(

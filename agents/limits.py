@@ -15,10 +15,11 @@ import weakref
 from collections.abc import AsyncGenerator, Awaitable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
-from agenthost.agents.errors import AgentError, RunInterrupted, RunLimitExceeded
-from agenthost.agents.results import RunFinished, RunUpdate, TextDelta
+from agenthost.agents.errors import AgentError, RunIncomplete, RunInterrupted, RunLimitExceeded
+from agenthost.agents.observe import RunObserver, RunProbe, ScopedRunProbe
+from agenthost.agents.results import RunFinished, RunResult, RunUpdate, TextDelta
 
 T = TypeVar("T")
 
@@ -72,15 +73,24 @@ class RunBound:
         "__weakref__",
         "_cancelling",
         "_limits",
+        "_observer",
         "_protected",
         "_reason",
+        "_scope",
         "_task",
         "_text",
         "_timer",
     )
 
-    def __init__(self, limits: RunLimits, runs: LiveRuns | None = None) -> None:
+    def __init__(
+        self,
+        limits: RunLimits,
+        runs: LiveRuns | None = None,
+        observer: tuple[RunObserver, str] | None = None,
+    ) -> None:
         self._limits = limits
+        self._observer = observer  # (observer, agent name): probed once the run starts
+        self._scope: ScopedRunProbe | None = None  # the current context while it works
         self._text = 0
         self._reason: AgentError | None = None
         self._task: asyncio.Task[Any] | None = None  # set while waiting inside the run
@@ -131,6 +141,8 @@ class RunBound:
         if self._reason is not None:
             raise self._reason
         self._task = asyncio.current_task()
+        scope = self._scope
+        token = scope.attach() if scope is not None else None
         try:
             return await work
         except asyncio.CancelledError:
@@ -142,6 +154,8 @@ class RunBound:
             raise self._reason from None
         finally:
             self._task = None
+            if scope is not None:
+                scope.detach(token)
 
     def check_output(self, output: str) -> None:
         """Refuse a finished answer over the size bound (a run not streamed is checked here)."""
@@ -155,10 +169,27 @@ class RunBound:
 
     async def result(self, work: Awaitable[T]) -> T:
         """Await ``work`` (in this task) within the bounds."""
+        probe = self._probe()
         try:
-            return await self._wait(work)
+            result = await self._wait(work)
+        except BaseException as exc:
+            if probe is not None:
+                probe.finished(None, exc)
+            raise
         finally:
             self._finish()
+        if probe is not None:
+            probe.finished(result if isinstance(result, RunResult) else None, None)
+        return result
+
+    def _probe(self) -> RunProbe | None:
+        if self._observer is None:
+            return None
+        observer, agent = self._observer
+        probe = observer.run_started(agent)
+        if hasattr(probe, "attach"):
+            self._scope = cast(ScopedRunProbe, probe)
+        return probe
 
     async def stream(
         self, updates: AsyncGenerator[RunUpdate, None]
@@ -169,6 +200,8 @@ class RunBound:
         generator's own ``yield``: a bound that trips while the caller is busy
         (writing an event to the socket) takes effect at the next wait.
         """
+        probe = self._probe()
+        texts = probe is not None
         try:
             while True:
                 try:
@@ -177,13 +210,26 @@ class RunBound:
                     return
                 self._count(item)
                 if isinstance(item, RunFinished):
+                    if probe is not None:
+                        probe.finished(item.result, None)
+                        probe = None
                     # The last update: delivered even if a bound tripped while it saved.
                     yield item
                     return
                 if self._reason is not None:
                     raise self._reason
+                if texts and isinstance(item, TextDelta):
+                    texts = False
+                    probe.first_text()  # type: ignore[union-attr]
                 yield item
+        except BaseException as exc:
+            if probe is not None:
+                probe.finished(None, None if isinstance(exc, GeneratorExit) else exc)
+                probe = None
+            raise
         finally:
+            if probe is not None:  # ended without its result (a broken agent)
+                probe.finished(None, RunIncomplete("the run ended without a result"))
             self._finish()
             await updates.aclose()
 
@@ -203,7 +249,10 @@ class HostBounds:
 
     defaults: RunLimits = RunLimits()
     runs: LiveRuns | None = None
+    observer: RunObserver | None = None
+    """What watches the runs (metrics): see :mod:`agents.observe`."""
 
-    def bound(self, own: RunLimits) -> RunBound:
-        """A bound for one run of an agent with ``own`` limits."""
-        return RunBound(self.defaults.merged(own), self.runs)
+    def bound(self, own: RunLimits, agent: str = "") -> RunBound:
+        """A bound for one run of agent ``agent`` with ``own`` limits."""
+        observer = (self.observer, agent) if self.observer is not None else None
+        return RunBound(self.defaults.merged(own), self.runs, observer)

@@ -96,6 +96,10 @@ def _serve(settings: Settings, registry: Registry) -> int:
     logging.basicConfig(
         level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    from agenthost.app.logs import use_json
+
+    if settings.log_format == "json":
+        use_json()
     before, after = raise_open_files_limit()
     logging.getLogger("agenthost").info("open files limit: %d (was %d)", after, before)
     try:
@@ -103,7 +107,10 @@ def _serve(settings: Settings, registry: Registry) -> int:
     except ImportError as exc:  # a protocol asked for by name whose extra is missing
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    build_server(settings, app).run()
+    server = build_server(settings, app)  # configures uvicorn's loggers
+    if settings.log_format == "json":
+        use_json()
+    server.run()
     return 0
 
 
@@ -136,6 +143,9 @@ def _acp_stdio(host: Host, name: str, out: IO[bytes]) -> int:
         return 2
     log_to_stderr(host)
     running = host.running()
+    from agenthost.app.metrics import current_protocol
+
+    current_protocol.set("acp_zed")  # the run's task inherits it: the metrics' label
     asyncio.run(serve_stdio(agent, context.memory, out, running, version=version("agenthost")))
     return 0
 

@@ -19,19 +19,24 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import logging
+import os
 from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from agenthost.adapters.base import Adapter, AdapterContext, AdapterPackage
 from agenthost.agents import Agent, BaseAgent, MemoryManager
 from agenthost.agents.limits import HostBounds, LiveRuns, RunLimits
 from agenthost.app.build import load_agents
 from agenthost.app.memory import memory_factory
+from agenthost.app.metrics import Metrics, attach, current_protocol, serve_metrics_port
 from agenthost.app.principals import check_allow
 from agenthost.app.protocols import ADAPTERS
 from agenthost.app.registry import Registry
 from agenthost.app.settings import Settings
+
+if TYPE_CHECKING:
+    from agenthost.app.tracing import Tracing
 
 logger = logging.getLogger("agenthost")
 
@@ -60,14 +65,23 @@ class Host:
                 ", ".join(self.allow),
             )
         self.runs = LiveRuns()
+        self.metrics = Metrics(self.registry) if settings.metrics else None
+        self.tracing = _tracing()
         bounds = HostBounds(
-            RunLimits(settings.max_output_chars, settings.max_run_seconds), self.runs
+            RunLimits(settings.max_output_chars, settings.max_run_seconds),
+            self.runs,
+            self.tracing.observer(self.metrics) if self.tracing is not None else self.metrics,
         )
         for agent in self.registry.values():
             if isinstance(agent, BaseAgent):
                 agent.serve_under(bounds)
         self._memory_for = memory_factory(settings.session_max, settings.session_ttl)
         self._memories: list[MemoryManager] = []
+        if self.metrics is not None:
+            attach(self.metrics, self.registry)
+            self.metrics.watch_sessions(lambda: self._memories)
+        if self.tracing is not None:
+            self.tracing.attach(self.registry)
 
     def new_memory(self, namespace: str) -> MemoryManager:
         """A bounded session store of the settings' size, closed when the host stops."""
@@ -116,12 +130,21 @@ class Host:
         """Shared resources, then agents, then ``adapters`` are up inside; all closed after."""
         async with AsyncExitStack() as stack:
             stack.push_async_callback(self._close_memories)
+            await stack.enter_async_context(serve_metrics_port(self.metrics, self.settings))
+            if self.tracing is not None:
+                stack.callback(self.tracing.shutdown)
             for resource in self.registry.resources:
                 await stack.enter_async_context(resource.lifespan())
             for agent in self.registry.values():
                 await stack.enter_async_context(agent.lifespan())
             for adapter in adapters:
-                await stack.enter_async_context(adapter.lifespan())
+                # What an adapter's lifespan starts (its own servers, task groups)
+                # inherits its protocol, for the metrics.
+                token = current_protocol.set(adapter.name)
+                try:
+                    await stack.enter_async_context(adapter.lifespan())
+                finally:
+                    current_protocol.reset(token)
             yield
 
     async def _close_memories(self) -> None:
@@ -131,3 +154,16 @@ class Host:
     def interrupt_runs(self, reason: str) -> int:
         """End every run still going with ``reason``; returns how many there were."""
         return self.runs.interrupt_all(reason)
+
+
+def _tracing() -> Tracing | None:
+    """Traces when the environment asks for them (``OTEL_TRACES_EXPORTER=otlp``); else
+    OpenTelemetry is not even imported."""
+    if os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return None
+    exporters = {e.strip() for e in os.environ.get("OTEL_TRACES_EXPORTER", "").split(",")}
+    if not exporters & {"otlp", "console"}:
+        return None
+    from agenthost.app.tracing import Tracing
+
+    return Tracing()

@@ -10,6 +10,8 @@ from contextlib import asynccontextmanager
 import anyio
 
 from agenthost.app.host import Host
+from agenthost.app.logs import use_json
+from agenthost.app.metrics import current_protocol
 
 
 def serve_mcp_stdio(host: Host) -> int:
@@ -33,6 +35,7 @@ def serve_mcp_stdio(host: Host) -> int:
             yield
 
     server_options = ServerOptions(options.progress_interval, context.protocols)
+    current_protocol.set("mcp")  # the run's task inherits it: the metrics' label
     anyio.run(serve_stdio, context, server_options, running())
     return 0
 
@@ -44,3 +47,5 @@ def log_to_stderr(host: Host) -> None:
         level=host.settings.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    if host.settings.log_format == "json":
+        use_json()

@@ -22,6 +22,8 @@ from agenthost.app.docs_ui import ASSET_PATHS, REDOC_PATHS, add_docs
 from agenthost.app.guards import APIKeyGuard, BodyLimitGuard
 from agenthost.app.head import HeadAsGet
 from agenthost.app.host import Host
+from agenthost.app.logs import RequestContext
+from agenthost.app.metrics import metrics_endpoint
 from agenthost.app.playground import PAGE_PATHS, build_router
 from agenthost.app.protocols import ADAPTERS
 from agenthost.app.settings import Settings
@@ -114,6 +116,10 @@ def create_app(
                 body["status"] = "degraded"
         return Response(orjson.dumps(body), 200 if ready else 503, media_type="application/json")
 
+    if host.metrics is not None:
+        endpoint = metrics_endpoint(host.metrics)
+        app.add_route("/metrics", endpoint, ["GET"], include_in_schema=False)
+
     def error_for(path: str, status: int, message: str, code: str) -> Response:
         for prefix, adapter in adapters.items():
             if path == prefix or path.startswith(prefix + "/"):
@@ -145,7 +151,7 @@ def create_app(
         app.add_middleware(
             APIKeyGuard,
             principals=principals,
-            public=PUBLIC_PATHS,
+            public=(*PUBLIC_PATHS, "/metrics") if settings.metrics_public else PUBLIC_PATHS,
             public_suffixes=PUBLIC_SUFFIXES,
             error_for=error_for,
         )
@@ -158,4 +164,10 @@ def create_app(
             allow_headers=["*"],
             expose_headers=["x-should-retry"],
         )
+    # Outermost: every request has its id and protocol, whatever answers it.
+    app.add_middleware(RequestContext, prefixes={p: a.name for p, a in adapters.items()})
+    if host.tracing is not None:
+        from agenthost.app.tracing import ServerSpans
+
+        app.add_middleware(ServerSpans, tracing=host.tracing)
     return app

@@ -219,3 +219,25 @@ class Settings(BaseSettings):
         "/v1, its tools, connect snippets per protocol); the page is public, its agent list "
         "(/playground/agents.json) needs a key when keys are on.",
     )
+
+    # Observability (docs/observability.md): GET /metrics and log lines.
+    metrics: bool = Field(
+        True, description="Count runs, tokens, tools and upstream requests for GET /metrics."
+    )
+    metrics_public: bool = Field(
+        False,
+        description="Serve GET /metrics without an API key when keys are on (off: it needs a "
+        "key like any other route).",
+    )
+    metrics_port: int = Field(
+        0,
+        ge=0,
+        le=65535,
+        description="A second port serving only /metrics, without keys, on the same address "
+        "(for scrapers inside the cluster); 0: none.",
+    )
+    log_format: Literal["text", "json"] = Field(
+        "text",
+        description="'json': one JSON object per log line (time, level, logger, message, "
+        "request_id, protocol, trace_id and span_id when tracing).",
+    )

@@ -140,6 +140,7 @@ class FakeUpstream:
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         self.keys: list[str | None] = []  # the Authorization header of each request
+        self.traceparents: list[str | None] = []  # the W3C traceparent header of each
         self.abandoned = 0
         self.app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])
 
@@ -147,6 +148,7 @@ class FakeUpstream:
         body = await request.json()
         self.requests.append(body)
         self.keys.append(request.headers.get("authorization"))
+        self.traceparents.append(request.headers.get("traceparent"))
         if body["model"] == "broken":
             return JSONResponse({"error": {"message": "boom", "type": "server_error"}}, 500)
         if failure := _FAILURES.get(body["model"]):

@@ -41,6 +41,7 @@ from agenthost.agents.models.openai_format import (
     to_chat_tool_choice,
     to_chat_tools,
 )
+from agenthost.agents.observe import ModelCallProbe, UpstreamObserver
 from agenthost.agents.results import TextDelta
 
 T = TypeVar("T")
@@ -58,6 +59,8 @@ class OpenAIModel(BaseChatModel):
     """
 
     supports_response_format = True
+    observer: UpstreamObserver | None = None
+    """Told of each request (retries included) by the host serving the agent: metrics."""
 
     def __init__(
         self,
@@ -123,43 +126,75 @@ class OpenAIModel(BaseChatModel):
         deadline = time.monotonic() + self.timeout
         for attempt in itertools.count():
             try:
-                return await call()
+                answer = await call()
             except openai.OpenAIError as exc:
+                if self.observer is not None:
+                    limited = getattr(exc, "status_code", None) == 429
+                    self.observer.upstream_request("rate_limited" if limited else "error")
                 remaining = deadline - time.monotonic()
                 delay = retry_delay(exc, attempt, self.max_retries, remaining)
                 if delay is None:
                     retried = attempt > 0 and attempt >= self.max_retries
                     raise failed(self.name, exc, retried=retried) from exc
                 await asyncio.sleep(delay)
+                continue
+            if self.observer is not None:
+                self.observer.upstream_request("ok")
+            return answer
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _call(self, params: dict[str, Any]) -> tuple[ModelCallProbe | None, Any]:
+        """The observer's probe of a call, and the request options it asks for."""
+        call = self.observer.model_call(self.name, params) if self.observer is not None else None
+        return call, {"headers": call.headers} if call is not None and call.headers else {}
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         params = self._params(request)
-        with malformed_answers(self.name):
-            # cast_to=object: the SDK hands back the decoded JSON, not typed models.
-            answer = await self._with_retries(
-                lambda: self._client.post("/chat/completions", body=params, cast_to=object)
-            )
-            completion = _object(answer)
-            choice = completion["choices"][0]
-            return ModelResponse(
-                from_chat_message(choice["message"]),
-                from_chat_usage(completion.get("usage")),
-                from_finish_reason(choice.get("finish_reason")),
-            )
+        call, options = self._call(params)
+        try:
+            with malformed_answers(self.name):
+                # cast_to=object: the SDK hands back the decoded JSON, not typed models.
+                answer = await self._with_retries(
+                    lambda: self._client.post(
+                        "/chat/completions", body=params, cast_to=object, options=options
+                    )
+                )
+                completion = _object(answer)
+                choice = completion["choices"][0]
+                response = ModelResponse(
+                    from_chat_message(choice["message"]),
+                    from_chat_usage(completion.get("usage")),
+                    from_finish_reason(choice.get("finish_reason")),
+                )
+        except BaseException as exc:
+            if call is not None:
+                call.finished(None, exc)
+            raise
+        if call is not None:
+            call.finished(response, None)
+        return response
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
-        accumulator = ChatStreamAccumulator()
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
         params = {
             **self._params(request),
             "stream": True,
             "stream_options": {"include_usage": True},
         }
+        call, options = self._call(params)
+        events = self._stream(params, options)
+        # Unwatched, the events are the upstream's own: no extra step per chunk.
+        return events if call is None else _watched(events, call)
+
+    async def _stream(
+        self, params: dict[str, Any], options: Any
+    ) -> AsyncIterator[ModelStreamEvent]:
+        accumulator = ChatStreamAccumulator()
         stream = await self._with_retries(
             lambda: self._client.post(
                 "/chat/completions",
                 body=params,
                 cast_to=object,
+                options=options,
                 stream=True,
                 stream_cls=openai.AsyncStream[object],
             )
@@ -193,6 +228,21 @@ class OpenAIModel(BaseChatModel):
                 if text:
                     yield TextDelta(text)
         yield accumulator.response()
+
+
+async def _watched(
+    events: AsyncIterator[ModelStreamEvent], call: ModelCallProbe
+) -> AsyncIterator[ModelStreamEvent]:
+    response = None
+    try:
+        async for event in events:
+            if isinstance(event, ModelResponse):
+                response = event
+            yield event
+    except BaseException as exc:
+        call.finished(None, None if isinstance(exc, GeneratorExit) else exc)
+        raise
+    call.finished(response, None)
 
 
 def _object(value: object) -> dict[str, Any]:

@@ -1,0 +1,67 @@
+"""What an observer (metrics, traces) sees of runs and upstream model requests.
+
+The runtime knows nothing of Prometheus or OpenTelemetry: it calls these
+small protocols, which the app implements (:mod:`agenthost.app.metrics`).
+With no observer attached (the default) nothing is called at all.
+
+Lifecycle of one run: :meth:`RunObserver.run_started` when the run's work
+begins (the first wait on its updates, or on its result), then
+:meth:`RunProbe.first_text` at most once (a streamed run's first piece of
+text), then :meth:`RunProbe.finished` exactly once, with the result or the
+error, or with neither when the caller closed the run before its end (a
+client gone, a cancel). Hooks must not raise and must not await.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+from agenthost.agents.results import RunResult
+
+if TYPE_CHECKING:
+    from agenthost.agents.models.base import ModelResponse
+
+
+class RunProbe(Protocol):
+    """Watches one run."""
+
+    def first_text(self) -> None: ...
+
+    def finished(self, result: RunResult | None, error: BaseException | None) -> None: ...
+
+
+class ScopedRunProbe(RunProbe, Protocol):
+    """A probe that is the current context while the run works (a trace span): every
+    wait for the run's next update or result runs between :meth:`attach` and
+    :meth:`detach`, in one task, so spans the run starts (tools, sub-agents) nest."""
+
+    def attach(self) -> object: ...
+
+    def detach(self, token: object) -> None: ...
+
+
+class RunObserver(Protocol):
+    """Watches every run of the agents it is attached to (through ``HostBounds``)."""
+
+    def run_started(self, agent: str) -> RunProbe: ...
+
+
+class ModelCallProbe(Protocol):
+    """Watches one model call (every retry of it included)."""
+
+    headers: dict[str, str]
+    """Headers to send upstream with it (W3C ``traceparent``)."""
+
+    def finished(self, response: ModelResponse | None, error: BaseException | None) -> None: ...
+
+
+class UpstreamObserver(Protocol):
+    """Watches each request to an upstream model server, every retry included."""
+
+    def upstream_request(self, outcome: str) -> None:
+        """``outcome``: ``ok``, ``rate_limited`` (a 429) or ``error``."""
+        ...
+
+    def model_call(self, model: str, params: dict[str, Any]) -> ModelCallProbe | None:
+        """A call of ``model`` with the request body ``params`` begins (None: not watched)."""
+        ...

@@ -1,0 +1,94 @@
+"""Request ids (X-Request-ID kept, echoed or made) and JSON log lines."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from agenthost.agents import ChatAgent
+from agenthost.agents.models import EchoModel, ScriptedModel
+from agenthost.agents.models.testing import call
+from agenthost.agents.tools import calculator
+from agenthost.app.settings import Settings
+from tests.app.conftest import Lines
+from tests.app.test_server import ECHO_CONFIG
+from tests.conftest import running
+from tests.upstream import free_port
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_a_request_id_is_kept_or_made() -> None:
+    agents = {"echo": ChatAgent("echo", EchoModel())}
+    async with running(agents, Settings(adapters=["openai", "mcp"])) as (_, http):
+        kept = await http.get("/healthz", headers={"x-request-id": "abc-123"})
+        made = await http.get("/v1/models")
+        other = await http.get("/v1/models")
+        unusable = await http.get("/healthz", headers={"x-request-id": "x" * 500})
+        missing = await http.get("/nowhere", headers={"x-request-id": "lost-1"})
+    assert kept.headers["x-request-id"] == "abc-123"
+    assert len(made.headers["x-request-id"]) == 16
+    assert made.headers["x-request-id"] != other.headers["x-request-id"]
+    assert len(unusable.headers["x-request-id"]) == 16  # a client's id goes into our logs
+    assert missing.status_code == 404 and missing.headers["x-request-id"] == "lost-1"
+
+
+async def test_log_lines_of_a_request_carry_its_id_and_protocol(json_lines: Lines) -> None:
+    model = ScriptedModel([call("calculator", '{"expression": "1+1"}'), "two"])
+    agents = {"calc": ChatAgent("calc", model, tools=(calculator,))}
+    async with running(agents, Settings(adapters=["openai"])) as (_, http):
+        body = {"model": "calc", "messages": [{"role": "user", "content": "one plus one"}]}
+        headers = {"x-request-id": "req-42"}
+        response = await http.post("/v1/chat/completions", json=body, headers=headers)
+    assert response.status_code == 200
+    lines = [json.loads(line) for line in json_lines.lines]
+    tool = next(line for line in lines if line["logger"] == "agenthost.agents.tools")
+    assert tool["request_id"] == "req-42"
+    assert tool["protocol"] == "openai"
+    assert tool["level"] == "info"
+    assert tool["tool_event"]["tool"] == "calculator"
+    assert "tool=calculator" in tool["message"]
+    assert tool["time"].endswith("+00:00")
+    # Outside a request (start-up lines): no request fields.
+    started = next(line for line in lines if line["message"].startswith("serving "))
+    assert "request_id" not in started
+
+
+def test_agenthost_serve_writes_json_lines(tmp_path: Path) -> None:
+    (tmp_path / "agents.yaml").write_text(ECHO_CONFIG)
+    port = free_port()
+    command = [sys.executable, "-P", "-m", "agenthost.app", "serve"]
+    command += ["--config", str(tmp_path / "agents.yaml"), "--port", str(port)]
+    env = {**os.environ, "AGENTHOST_LOG_FORMAT": "json"}
+    with (tmp_path / "stderr").open("wb") as stderr:
+        root = Path(__file__).parents[2]
+        process = subprocess.Popen(command, env=env, stdout=stderr, stderr=stderr, cwd=root)
+        try:
+            url = f"http://127.0.0.1:{port}"
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    if httpx.get(f"{url}/readyz").status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                alive = process.poll() is None and time.monotonic() < deadline
+                assert alive, (tmp_path / "stderr").read_text()
+                time.sleep(0.1)
+            body = {"model": "echo", "messages": [{"role": "user", "content": "hi"}]}
+            assert httpx.post(f"{url}/v1/chat/completions", json=body).status_code == 200
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+    lines = [json.loads(line) for line in (tmp_path / "stderr").read_text().splitlines()]
+    loggers = {line["logger"] for line in lines}
+    assert {"agenthost", "uvicorn.error", "uvicorn.access"} <= loggers, loggers
+    assert all({"time", "level", "logger", "message"} <= line.keys() for line in lines)
+    assert any("POST /v1/chat/completions" in line["message"] for line in lines)
