@@ -66,7 +66,12 @@ class Host:
         for agent in self.registry.values():
             if isinstance(agent, BaseAgent):
                 agent.serve_under(bounds)
-        self._memory_for = memory_factory(settings.session_max, settings.session_ttl)
+        self._memory_for = memory_factory(
+            settings.session_max,
+            settings.session_ttl,
+            store=settings.session_store,
+            timeout=settings.store_timeout,
+        )
         self._memories: list[MemoryManager] = []
 
     def new_memory(self, namespace: str) -> MemoryManager:
