@@ -123,6 +123,7 @@ class A2AAdapter:
             push_config_store=push_configs,
             push_sender=push.build_sender(self._push_client, push_configs, validator),
             push_url_validator=validator,
+            event_stream=self.stores.event_stream,
         )
         return AgentService(handler, lambda request: self.card(request, agent))
 
