@@ -75,6 +75,9 @@ def _dump(message: Message) -> bytes:
 class RedisMemoryManager:
     """Conversations in Redis under ``<prefix>:<namespace>:``, each expiring when idle."""
 
+    shared = True
+    """Every replica sees the same entries (adapters keep cross-replica state here)."""
+
     def __init__(
         self, client: Redis, namespace: str, *, ttl: float, prefix: str = "agenthost"
     ) -> None:
@@ -150,6 +153,31 @@ class RedisMemoryManager:
         finally:
             with suppress(*FAILURES):  # else the lock expires by itself
                 await self.client.eval(_UNLOCK, 1, name, token)
+
+    async def publish(self, topic: str, message: bytes) -> None:
+        """Send ``message`` to every replica listening on ``topic`` (this one too)."""
+        try:
+            await self.client.publish(self.prefix + "topic:" + topic, message)
+        except FAILURES as exc:
+            raise _unavailable(exc) from exc
+
+    async def subscribe(self, topic: str) -> AsyncIterator[bytes]:
+        """The messages published on ``topic`` from now on, for ever.
+
+        An outage of Redis pauses it (what was published meanwhile is lost);
+        it resubscribes once Redis is back.
+        """
+        channel = self.prefix + "topic:" + topic
+        while True:
+            try:
+                async with self.client.pubsub(ignore_subscribe_messages=True) as pubsub:
+                    await pubsub.subscribe(channel)
+                    while True:
+                        message = await pubsub.get_message(timeout=1.0)
+                        if message is not None and message["type"] == "message":
+                            yield bytes(message["data"])
+            except (*FAILURES, OSError):
+                await asyncio.sleep(0.5)
 
     async def ping(self) -> bool:
         """Whether Redis answers now."""

@@ -51,7 +51,7 @@ class Replica:
         self.process = subprocess.Popen(
             command, env={**os.environ, **self.env}, cwd=Path(__file__).parents[2]
         )
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 180  # imports take 10-20 s on a busy machine
         while not self._ready():
             if self.process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError("agenthost serve did not become ready")
@@ -279,3 +279,52 @@ def test_a_killed_replica_loses_no_conversation(pair: list[Replica]) -> None:
     body = {"model": "recall", "input": "k2", "previous_response_id": second["id"]}
     third = httpx.post(f"{pair[0].url}/v1/responses", json=body, timeout=30).json()
     assert third["output"][-1]["content"][0]["text"] == "k0 | k1 | k2"
+
+
+def _acp_run(url: str, text: str, mode: str = "async") -> dict[str, Any]:
+    body = {"agent_name": "recall", "mode": mode, "input": [{"parts": [{"content": text}]}]}
+    answer = httpx.post(f"{url}/acp/runs", json=body, timeout=30)
+    assert answer.status_code in (200, 202), answer.text
+    run: dict[str, Any] = answer.json()
+    return run
+
+
+def _acp_wait(url: str, run_id: str, *states: str) -> dict[str, Any]:
+    deadline = time.monotonic() + 20
+    while True:
+        run: dict[str, Any] = httpx.get(f"{url}/acp/runs/{run_id}").json()
+        if run["status"] in states or time.monotonic() > deadline:
+            return run
+        time.sleep(0.05)
+
+
+def test_an_acp_async_run_is_read_and_resumed_on_the_other_replica(pair: list[Replica]) -> None:
+    run = _acp_run(pair[0].url, "ask me")
+    waiting = _acp_wait(pair[1].url, run["run_id"], "awaiting")
+    assert waiting["status"] == "awaiting", waiting
+    assert "name" in waiting["await_request"]["message"]["parts"][0]["content"]
+    resume = {
+        "run_id": run["run_id"],
+        "mode": "sync",
+        "await_resume": {"message": {"parts": [{"content": "Ada"}]}},
+    }
+    resumed = httpx.post(f"{pair[1].url}/acp/runs/{run['run_id']}", json=resume, timeout=30)
+    assert resumed.status_code == 200, resumed.text
+    assert resumed.json()["status"] == "completed"
+    done = _acp_wait(pair[0].url, run["run_id"], "completed")
+    assert done["output"][-1]["parts"][-1]["content"].endswith("Nice to meet you, Ada.")
+    events = httpx.get(f"{pair[0].url}/acp/runs/{run['run_id']}/events").json()["events"]
+    assert [e["type"] for e in events][-1] == "run.completed"
+
+
+def test_an_acp_run_working_on_one_replica_is_cancelled_from_the_other(
+    pair: list[Replica],
+) -> None:
+    run = _acp_run(pair[0].url, "slow")
+    assert _acp_wait(pair[1].url, run["run_id"], "in-progress")["status"] == "in-progress"
+    cancelling = httpx.post(f"{pair[1].url}/acp/runs/{run['run_id']}/cancel")
+    assert cancelling.status_code == 202, cancelling.text
+    # The replica running it stops the run (its task, the model's 60 s sleep).
+    for url in (pair[1].url, pair[0].url):
+        cancelled = _acp_wait(url, run["run_id"], "cancelled")
+        assert cancelled["status"] == "cancelled", cancelled
