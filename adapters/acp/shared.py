@@ -6,9 +6,10 @@ the tool calls it waits on and its events so far. The snapshot is written
 when the run is created and whenever its status changes, so any replica can
 read a run, list its events, resume an ``awaiting`` run (the resuming
 replica runs it from then on) or cancel it. A cancel of a run that works on
-another replica is published on the store's ``cancel`` topic; the replica
-running it cancels its task, which stops the model call and the tools, and
-writes the ``cancelled`` snapshot.
+another replica goes over the cross-replica cancel channel
+(:mod:`agenthost.adapters.cancels`); the replica running it cancels its
+task, which stops the model call and the tools, and writes the
+``cancelled`` snapshot.
 
 A run's text parts between two status changes are only on the replica that
 runs it: a stream (``mode: stream``) is followed on that replica.
@@ -16,50 +17,35 @@ runs it: a stream (``mode: stream``) is followed on that replica.
 
 from __future__ import annotations
 
-import asyncio
-import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, Protocol, cast, runtime_checkable
+from typing import Any
 
 import orjson
 from acp_sdk.models import Run
 
 from agenthost.adapters.acp.runs import RunRecord
 from agenthost.adapters.base import AdapterContext
+from agenthost.adapters.cancels import CancelChannel, Stop, is_shared
 from agenthost.agents import MemoryManager, SessionKey, ToolCallPart
 
-logger = logging.getLogger("agenthost.acp")
-
 NAMESPACE = "acp-runs"
-CANCEL = "cancel"
 _RUN = "run"  # the SessionKey.agent of every snapshot
-
-
-@runtime_checkable
-class SharedMemory(Protocol):
-    """A memory manager every replica shares, with messages between replicas."""
-
-    shared: bool
-
-    async def publish(self, topic: str, message: bytes) -> None: ...
-
-    def subscribe(self, topic: str) -> AsyncIterator[bytes]: ...
 
 
 class SharedRuns:
     """Run snapshots in ``memory`` and the cancel messages between replicas."""
 
-    def __init__(self, memory: MemoryManager) -> None:
+    def __init__(self, memory: MemoryManager, cancels: CancelChannel) -> None:
         self.memory = memory
-        self._topics = cast(SharedMemory, memory)
+        self.cancels = cancels
 
     @classmethod
     def of(cls, context: AdapterContext) -> SharedRuns | None:
         """Shared runs when the context's store is shared by replicas; else None."""
-        if not getattr(context.memory, "shared", False) or context.new_memory is None:
+        if not is_shared(context.memory) or context.new_memory is None:
             return None
         memory = context.new_memory(NAMESPACE)
-        return cls(memory) if isinstance(memory, SharedMemory) else None
+        cancels = CancelChannel.of(memory, "acp")
+        return cls(memory, cancels) if cancels is not None else None
 
     async def save(self, record: RunRecord) -> None:
         snapshot: dict[str, Any] = {
@@ -86,15 +72,8 @@ class SharedRuns:
 
     async def cancel(self, principal: str, run_id: str) -> None:
         """Ask the replica running the run to cancel it."""
-        await self._topics.publish(CANCEL, orjson.dumps([principal, run_id]))
+        await self.cancels.send(principal, run_id)
 
-    async def listen(self, cancel: Callable[[str, str], Awaitable[None]]) -> None:
-        """Call ``cancel(principal, run id)`` for every cancel message, until cancelled."""
-        async for message in self._topics.subscribe(CANCEL):
-            try:
-                principal, run_id = orjson.loads(message)
-                await cancel(principal, run_id)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                logger.exception("a cancel message could not be handled")
+    async def listen(self, cancel: Stop) -> None:
+        """Call ``cancel(principal, run id)`` for every cancel sent, until cancelled."""
+        await self.cancels.listen(cancel)

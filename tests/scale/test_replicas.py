@@ -97,10 +97,27 @@ def pair(
     postgres_url: str,  # noqa: F811
 ) -> Iterator[list[Replica]]:
     folder = tmp_path_factory.mktemp("replicas")
+    cancelled = folder / "cancelled"
+    cancelled.mkdir()
     with replicas(
-        folder, 2, AGENTHOST_SESSION_STORE=redis.url, AGENTHOST_A2A_TASK_STORE=postgres_url
+        folder,
+        2,
+        AGENTHOST_SESSION_STORE=redis.url,
+        AGENTHOST_A2A_TASK_STORE=postgres_url,
+        RECALL_CANCELLED=str(cancelled),
     ) as started:
         yield started
+
+
+def stopped(pair: list[Replica], tag: str) -> bool:
+    """Whether the run "slow <tag>" was stopped (its model call cancelled) within 10 s."""
+    mark = pair[0].config.parents[1] / "cancelled" / tag
+    deadline = time.monotonic() + 10
+    while not mark.exists():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def alternate(pair: list[Replica]) -> Iterator[str]:
@@ -203,12 +220,22 @@ def test_an_a2a_context_and_its_tasks_are_seen_from_either_replica(pair: list[Re
 def test_an_a2a_task_started_on_one_replica_is_cancelled_from_the_other(
     pair: list[Replica],
 ) -> None:
-    message = {"messageId": uuid.uuid4().hex, "role": "ROLE_USER", "parts": [{"text": "slow"}]}
+    tag = uuid.uuid4().hex
+    text = f"slow {tag}"
+    message = {"messageId": uuid.uuid4().hex, "role": "ROLE_USER", "parts": [{"text": text}]}
     params = {"message": message, "configuration": {"returnImmediately": True}}
     started = _a2a_call(pair[0].url, "SendMessage", params)
     task = started["result"]["task"]
+    deadline = time.monotonic() + 10
+    while (
+        _a2a_call(pair[1].url, "GetTask", {"id": task["id"]})["result"]["status"]["state"]
+        != "TASK_STATE_WORKING"
+        and time.monotonic() < deadline
+    ):
+        time.sleep(0.05)
     cancelled = _a2a_call(pair[1].url, "CancelTask", {"id": task["id"]})
     assert cancelled["result"]["status"]["state"] == "TASK_STATE_CANCELED", cancelled
+    assert stopped(pair, tag), "the run on the other replica went on"
     for url in (pair[0].url, pair[1].url):
         got = _a2a_call(url, "GetTask", {"id": task["id"]})
         assert got["result"]["status"]["state"] == "TASK_STATE_CANCELED"
@@ -320,7 +347,8 @@ def test_an_acp_async_run_is_read_and_resumed_on_the_other_replica(pair: list[Re
 def test_an_acp_run_working_on_one_replica_is_cancelled_from_the_other(
     pair: list[Replica],
 ) -> None:
-    run = _acp_run(pair[0].url, "slow")
+    tag = uuid.uuid4().hex
+    run = _acp_run(pair[0].url, f"slow {tag}")
     assert _acp_wait(pair[1].url, run["run_id"], "in-progress")["status"] == "in-progress"
     cancelling = httpx.post(f"{pair[1].url}/acp/runs/{run['run_id']}/cancel")
     assert cancelling.status_code == 202, cancelling.text
@@ -328,3 +356,4 @@ def test_an_acp_run_working_on_one_replica_is_cancelled_from_the_other(
     for url in (pair[1].url, pair[0].url):
         cancelled = _acp_wait(url, run["run_id"], "cancelled")
         assert cancelled["status"] == "cancelled", cancelled
+    assert stopped(pair, tag)
