@@ -13,7 +13,7 @@ The whole tree (kind, and whether retrying can help, in brackets)::
     ├── RunRefused              [refused]        the agent declines the request
     ├── RunLimitExceeded        [limit|timeout]  the run went over its output size or duration
     ├── RunInterrupted          [interrupted, retry]  the server is shutting down
-    ├── StoreUnavailable        [interrupted, retry]  a shared store (Redis) is unreachable
+    ├── StoreUnavailable        [unavailable, retry]  a shared store (Redis) is unreachable
     ├── RunIncomplete           [internal]       the run's updates ended without its result
     └── RunCancelled            [cancelled]      the run was cancelled before its answer
         └── ClientGone          [cancelled]      ... because its HTTP client went away
@@ -55,6 +55,8 @@ class ErrorKind(StrEnum):
     """The server stopped the run (it is shutting down): another replica can take it."""
     INTERNAL = "internal"
     """The agent or agenthost failed: nothing the client can do."""
+    UNAVAILABLE = "unavailable"
+    """A shared store (Redis, PostgreSQL) cannot be reached: try again shortly."""
 
 
 class AgentError(Exception):
@@ -150,7 +152,7 @@ class StoreUnavailable(AgentError):
     Nothing stored before is lost: the request can be repeated once the store is back.
     """
 
-    kind = ErrorKind.INTERRUPTED
+    kind = ErrorKind.UNAVAILABLE
     retryable = True
 
 

@@ -129,6 +129,23 @@ class Host:
                 await stack.enter_async_context(adapter.lifespan())
             yield
 
+    async def store_health(self) -> dict[str, str]:
+        """``{"session_store": "up" | "down"}`` for a shared store; empty for the in-process one.
+
+        Readiness: a replica whose shared store has never answered is not
+        ready (503); one whose store went away later stays in rotation, so
+        stateless requests go on while stateful ones get "unavailable".
+        """
+        ping = getattr(self._memories[0], "ping", None) if self._memories else None
+        if ping is None:
+            return {}
+        up = bool(await ping())
+        self.store_seen_up = self.store_seen_up or up
+        return {"session_store": "up" if up else "down"}
+
+    store_seen_up = False
+    """Whether the shared session store has answered since start."""
+
     async def _close_memories(self) -> None:
         for memory in self._memories:
             await memory.aclose()

@@ -101,6 +101,14 @@ def create_app(
     async def readyz() -> Response:
         ready = bool(app.state.ready)
         body: dict[str, Any] = {"status": "ready" if ready else "starting", "agents": len(registry)}
+        stores = await host.store_health()
+        if stores:
+            body["stores"] = stores
+            if "down" in stores.values():
+                if not host.store_seen_up:
+                    ready, body["status"] = False, "store_unavailable"
+                elif ready:
+                    body["status"] = "degraded"
         for resource in registry.resources:
             # An optional part that is down (e.g. an MCP server) degrades the
             # service without taking the replica out of rotation.
