@@ -41,7 +41,8 @@ def free_port() -> int:
 
 
 def cpu_of(pid: int) -> float:
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
@@ -61,7 +62,36 @@ async def turns(memory: object, conversations: int, count: int) -> tuple[float, 
     return time.process_time() - started, latencies
 
 
-async def main() -> None:
+async def measure(port: int, pid: int, conversations: int, count: int) -> None:
+    client = redis_client(f"redis://127.0.0.1:{port}/0", timeout=5)
+    redis = RedisMemoryManager(client, "bench", ttl=3600)
+    lru = LRUMemoryManager("bench", max_sessions=100_000, ttl=3600)
+    n = conversations * count
+    results = {}
+    for name, memory in (("lru", lru), ("redis", redis)):
+        await turns(memory, 20, 3)  # warm up
+        redis_before = cpu_of(pid)
+        cpu, latencies = await turns(memory, conversations, count)
+        redis_cpu = cpu_of(pid) - redis_before
+        results[name] = (cpu / n, statistics.median(latencies), redis_cpu / n)
+    key = SessionKey("bench", uuid.uuid4().hex, "alice")
+    for _ in range(10):
+        await redis.append(key, [Message.user(USER), Message.assistant(ANSWER)])
+    size = 0
+    for name in redis._keys(key):
+        size += int(await client.memory_usage(name) or 0)
+    text = (len(USER) + len(ANSWER)) * 10
+    await redis.aclose()
+    print(f"{conversations} conversations x {count} turns (load + append 2 messages)")
+    print(f"{'store':<8}{'CPU/turn (us)':>16}{'median latency (us)':>22}{'redis CPU/turn':>18}")
+    for name, (cpu, latency, server_cpu) in results.items():
+        print(f"{name:<8}{cpu * 1e6:>16.0f}{latency * 1e6:>22.0f}{server_cpu * 1e6:>18.0f}")
+    print(f"agenthost CPU per turn, redis / lru: {results['redis'][0] / results['lru'][0]:.1f}x")
+    print(f"redis bytes per 20-message conversation (MEMORY USAGE, 2 keys): {size}")
+    print(f"  text in it: {text} bytes; overhead {size / text:.2f}x the text")
+
+
+def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--conversations", type=int, default=200)
     parser.add_argument("--turns", type=int, default=10)
@@ -82,39 +112,11 @@ async def main() -> None:
                     break
                 except OSError:
                     time.sleep(0.05)
-            client = redis_client(f"redis://127.0.0.1:{port}/0", timeout=5)
-            redis = RedisMemoryManager(client, "bench", ttl=3600)
-            lru = LRUMemoryManager("bench", max_sessions=100_000, ttl=3600)
-            n = args.conversations * args.turns
-            results = {}
-            for name, memory in (("lru", lru), ("redis", redis)):
-                await turns(memory, 20, 3)  # warm up
-                redis_before = cpu_of(server.pid)
-                cpu, latencies = await turns(memory, args.conversations, args.turns)
-                redis_cpu = cpu_of(server.pid) - redis_before
-                results[name] = (cpu / n, statistics.median(latencies), redis_cpu / n)
-            key = SessionKey("bench", uuid.uuid4().hex, "alice")
-            for _ in range(10):
-                await redis.append(key, [Message.user(USER), Message.assistant(ANSWER)])
-            size = 0
-            for name in redis._keys(key):
-                size += int(await client.memory_usage(name) or 0)
-            text = (len(USER) + len(ANSWER)) * 10
-            await redis.aclose()
+            asyncio.run(measure(port, server.pid, args.conversations, args.turns))
         finally:
             server.terminate()
             server.wait()
-    print(f"{args.conversations} conversations x {args.turns} turns (load + append 2 messages)")
-    print(
-        f"{'store':<8}{'CPU/turn (us)':>16}{'median latency (us)':>22}{'redis-server CPU/turn':>24}"
-    )
-    for name, (cpu, latency, server_cpu) in results.items():
-        print(f"{name:<8}{cpu * 1e6:>16.0f}{latency * 1e6:>22.0f}{server_cpu * 1e6:>24.0f}")
-    lru_cpu, redis_cpu = results["lru"][0], results["redis"][0]
-    print(f"agenthost CPU per turn, redis / lru: {redis_cpu / lru_cpu:.1f}x")
-    print(f"redis bytes per 20-message conversation (MEMORY USAGE, 2 keys): {size}")
-    print(f"  text in it: {text} bytes; overhead {size / text:.2f}x the text")
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    main()
