@@ -103,7 +103,7 @@ def _as_postgres(*command: str) -> list[str]:
 
 
 @contextmanager
-def postgres_server() -> Iterator[str]:
+def postgres_server(port: int | None = None) -> Iterator[str]:
     """A PostgreSQL cluster in a temporary folder; yields a ``postgresql+asyncpg://`` URL."""
     initdb = POSTGRES_BIN / "initdb"
     if not initdb.exists():
@@ -112,7 +112,7 @@ def postgres_server() -> Iterator[str]:
     data = folder / "data"
     if os.geteuid() == 0:
         shutil.chown(folder, "postgres", "postgres")
-    port = free_port()
+    port = port or free_port()
     subprocess.run(
         _as_postgres(str(initdb), "-D", str(data), "-U", "agenthost", "--auth=trust", "-E", "UTF8"),
         check=True,

@@ -97,6 +97,10 @@ class A2AAdapter:
         if service is not None and isinstance(service.handler, ClusterRequestHandler):
             await service.handler.cancel_here(principal, task_id)
 
+    async def store_health(self) -> dict[str, str]:
+        """The shared task store's state, for /readyz."""
+        return self.stores.health()
+
     def error_response(self, status: int, message: str, *, code: str) -> Response:
         return error_body(status, message, code.upper())
 

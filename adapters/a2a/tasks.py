@@ -22,6 +22,8 @@ user, which the adapter builds from the principal).
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
 from collections import OrderedDict
 
@@ -38,9 +40,12 @@ from a2a.server.tasks import (
     TaskStore,
 )
 from a2a.types import ListTasksRequest, ListTasksResponse, Task
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from agenthost.adapters.a2a.users import PrincipalUser
+
+logger = logging.getLogger("agenthost.a2a")
 
 IDLE_STATES = TERMINAL_TASK_STATES | INTERRUPTED_TASK_STATES
 
@@ -151,12 +156,50 @@ class TaskStores:
         return store
 
     async def start(self) -> None:
-        """Create the tables (once, before serving)."""
+        """Create the tables (once, before serving).
+
+        A shared database that cannot be reached does not stop the server:
+        the tables are made in the background as soon as it answers, and
+        :meth:`health` says ``down`` (``/readyz`` 503) until then.
+        """
+        if not self.shared:
+            await self._initialize()
+            self.initialized = True
+            return
+        try:
+            await self._initialize()
+            self.initialized = True
+        except (OSError, SQLAlchemyError) as exc:
+            logger.warning("A2A task store unreachable at start (%s); retrying", exc)
+            self._retry = asyncio.create_task(self._initialize_when_up())
+
+    initialized = False
+    _retry: asyncio.Task[None] | None = None
+
+    async def _initialize(self) -> None:
         for store in self._database:
             await store.initialize()
         if self.event_stream is not None:
             await self.event_stream.initialize()
 
+    async def _initialize_when_up(self) -> None:
+        while not self.initialized:
+            await asyncio.sleep(2)
+            try:
+                await self._initialize()
+                self.initialized = True
+                logger.info("A2A task store reachable: tables ready")
+            except (OSError, SQLAlchemyError):
+                continue
+
+    def health(self) -> dict[str, str]:
+        """``{"a2a_task_store": "up" | "down"}`` for a shared database; else empty."""
+        if not self.shared:
+            return {}
+        return {"a2a_task_store": "up" if self.initialized else "down"}
+
     async def aclose(self) -> None:
+        if self._retry is not None:
+            self._retry.cancel()
         if self._engine is not None:
             await self._engine.dispose()

@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 
@@ -21,7 +22,7 @@ from agenthost.agents.models import EchoModel
 from agenthost.app.settings import Settings
 from tests.conftest import running
 from tests.scale.replica_agents import recall
-from tests.stores import RedisServer
+from tests.stores import RedisServer, postgres_server
 from tests.upstream import free_port
 
 pytestmark = pytest.mark.anyio
@@ -139,3 +140,33 @@ async def test_a_server_started_without_its_redis_is_not_ready_until_it_answers(
             assert (await client.get("/readyz")).status_code == 200
         finally:
             server.stop()
+
+
+async def test_a_server_started_without_its_postgresql_serves_and_gets_ready_with_it() -> None:
+    port = free_port()
+    url = f"postgresql+asyncpg://agenthost@127.0.0.1:{port}/agenthost"
+    values = settings("memory").model_copy(update={"a2a_task_store": url})
+    async with running(AGENTS, values) as (_, client):
+        ready = await client.get("/readyz")
+        assert ready.status_code == 503, ready.text
+        assert ready.json()["stores"] == {"a2a_task_store": "down"}
+        assert ready.json()["status"] == "store_unavailable"
+        chat = await client.post(
+            "/v1/chat/completions",
+            json={"model": "echo", "messages": [{"role": "user", "content": "still here"}]},
+        )
+        assert chat.status_code == 200
+        with postgres_server(port):
+            deadline = time.monotonic() + 30
+            while (await client.get("/readyz")).status_code != 200:
+                assert time.monotonic() < deadline, "not ready after PostgreSQL came up"
+                await anyio.sleep(0.2)
+            message = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
+            body = {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "SendMessage",
+                "params": {"message": message},
+            }
+            task = (await client.post("/a2a/echo", json=body, headers=V1)).json()["result"]["task"]
+            assert task["status"]["state"] == "TASK_STATE_COMPLETED"
