@@ -357,3 +357,51 @@ def test_an_acp_run_working_on_one_replica_is_cancelled_from_the_other(
         cancelled = _acp_wait(url, run["run_id"], "cancelled")
         assert cancelled["status"] == "cancelled", cancelled
     assert stopped(pair, tag)
+
+
+def test_an_a2a_subscription_on_one_replica_follows_a_task_running_on_the_other(
+    pair: list[Replica],
+) -> None:
+    tag = uuid.uuid4().hex
+    message = {
+        "messageId": uuid.uuid4().hex,
+        "role": "ROLE_USER",
+        "parts": [{"text": f"slow {tag}"}],
+    }
+    params = {"message": message, "configuration": {"returnImmediately": True}}
+    task = _a2a_call(pair[0].url, "SendMessage", params)["result"]["task"]
+    deadline = time.monotonic() + 10
+    while (
+        _a2a_call(pair[0].url, "GetTask", {"id": task["id"]})["result"]["status"]["state"]
+        != "TASK_STATE_WORKING"
+    ):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    seen: list[str] = []
+
+    def follow() -> None:
+        body = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "SubscribeToTask",
+            "params": {"id": task["id"]},
+        }
+        headers = {**V1, "accept": "text/event-stream"}
+        url = f"{pair[1].url}/a2a/recall"
+        with httpx.stream("POST", url, json=body, headers=headers, timeout=30) as answer:
+            for line in answer.iter_lines():
+                if line.startswith("data:"):
+                    seen.append(line)
+                    if "TASK_STATE_CANCELED" in line or '"error"' in line:
+                        return
+
+    with ThreadPoolExecutor(1) as pool:
+        subscription = pool.submit(follow)
+        deadline = time.monotonic() + 10
+        while not seen and time.monotonic() < deadline:
+            time.sleep(0.05)  # the subscription's first event: the task as it is
+        cancelled = _a2a_call(pair[0].url, "CancelTask", {"id": task["id"]})
+        assert cancelled["result"]["status"]["state"] == "TASK_STATE_CANCELED", cancelled
+        subscription.result(timeout=30)
+    assert seen and "TASK_STATE_WORKING" in seen[0], seen
+    assert "TASK_STATE_CANCELED" in seen[-1], seen
