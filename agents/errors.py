@@ -13,6 +13,7 @@ The whole tree (kind, and whether retrying can help, in brackets)::
     ├── RunRefused              [refused]        the agent declines the request
     ├── RunLimitExceeded        [limit|timeout]  the run went over its output size or duration
     ├── RunInterrupted          [interrupted, retry]  the server is shutting down
+    ├── StoreUnavailable        [unavailable, retry]  a shared store (Redis) is unreachable
     ├── RunIncomplete           [internal]       the run's updates ended without its result
     └── RunCancelled            [cancelled]      the run was cancelled before its answer
         └── ClientGone          [cancelled]      ... because its HTTP client went away
@@ -54,6 +55,8 @@ class ErrorKind(StrEnum):
     """The server stopped the run (it is shutting down): another replica can take it."""
     INTERNAL = "internal"
     """The agent or agenthost failed: nothing the client can do."""
+    UNAVAILABLE = "unavailable"
+    """A shared store (Redis, PostgreSQL) cannot be reached: try again shortly."""
 
 
 class AgentError(Exception):
@@ -140,6 +143,16 @@ class RunInterrupted(AgentError):
     """The server stopped the run (it is shutting down); another replica can take it."""
 
     kind = ErrorKind.INTERRUPTED
+    retryable = True
+
+
+class StoreUnavailable(AgentError):
+    """A shared store (Redis, PostgreSQL) cannot be reached or refuses a write; retry later.
+
+    Nothing stored before is lost: the request can be repeated once the store is back.
+    """
+
+    kind = ErrorKind.UNAVAILABLE
     retryable = True
 
 

@@ -10,6 +10,7 @@ session interleave whole turns and never corrupt each other.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -83,6 +84,16 @@ class MemoryManager(Protocol):
     async def delete(self, key: SessionKey) -> bool: ...
 
     async def aclose(self) -> None: ...
+
+
+def entry_lock(manager: MemoryManager, key: SessionKey) -> AbstractAsyncContextManager[Any]:
+    """Hold ``key`` while reading and writing back one entry (a read-modify-write).
+
+    A shared store (Redis) offers ``lock(key)`` across replicas; the
+    in-process store needs none, as none of its operations yields.
+    """
+    lock = getattr(manager, "lock", None)
+    return lock(key) if lock is not None else nullcontext()
 
 
 class ManagedSession:

@@ -75,7 +75,12 @@ class Host:
         for agent in self.registry.values():
             if isinstance(agent, BaseAgent):
                 agent.serve_under(bounds)
-        self._memory_for = memory_factory(settings.session_max, settings.session_ttl)
+        self._memory_for = memory_factory(
+            settings.session_max,
+            settings.session_ttl,
+            store=settings.session_store,
+            timeout=settings.store_timeout,
+        )
         self._memories: list[MemoryManager] = []
         if self.metrics is not None:
             attach(self.metrics, self.registry)
@@ -146,6 +151,23 @@ class Host:
                 finally:
                     current_protocol.reset(token)
             yield
+
+    async def store_health(self) -> dict[str, str]:
+        """``{"session_store": "up" | "down"}`` for a shared store; empty for the in-process one.
+
+        Readiness: a replica whose shared store has never answered is not
+        ready (503); one whose store went away later stays in rotation, so
+        stateless requests go on while stateful ones get "unavailable".
+        """
+        ping = getattr(self._memories[0], "ping", None) if self._memories else None
+        if ping is None:
+            return {}
+        up = bool(await ping())
+        self.store_seen_up = self.store_seen_up or up
+        return {"session_store": "up" if up else "down"}
+
+    store_seen_up = False
+    """Whether the shared session store has answered since start."""
 
     async def _close_memories(self) -> None:
         for memory in self._memories:

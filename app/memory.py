@@ -3,7 +3,8 @@
 Each adapter gets its own instance (own capacity, TTL and namespace). The
 LRU backend lives in one event loop: every operation completes without
 awaiting, so it needs no lock. A Redis backend implements the same
-:class:`~agents.sessions.MemoryManager` protocol.
+:class:`~agents.sessions.MemoryManager` protocol
+(:mod:`agenthost.app.redis_memory`), chosen by ``memory_factory``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from cachetools import TTLCache
 
-from agenthost.agents import Conversation, Message, SessionKey
+from agenthost.agents import Conversation, MemoryManager, Message, SessionKey
 
 
 class _CountingTTLCache(TTLCache[SessionKey, Conversation]):
@@ -83,8 +84,19 @@ class LRUMemoryManager:
         return self._cache.evicted + self._cache.expired
 
 
-def memory_factory(max_sessions: int, ttl: float) -> Callable[[str], LRUMemoryManager]:
-    """``factory(namespace)`` → a new bounded store with these settings (one per adapter)."""
+def memory_factory(
+    max_sessions: int, ttl: float, *, store: str = "memory", timeout: float = 2.0
+) -> Callable[[str], MemoryManager]:
+    """``factory(namespace)`` → a new bounded store with these settings (one per adapter).
+
+    ``store`` is ``memory`` (this process) or a Redis URL (:mod:`agenthost.app.redis_memory`).
+    """
+    if store != "memory":
+        from agenthost.app.redis_memory import is_redis_url, redis_memory_factory
+
+        if not is_redis_url(store):
+            raise ValueError(f"unknown session store {store!r}: use 'memory' or a redis:// URL")
+        return redis_memory_factory(store, ttl, timeout=timeout)
 
     def new_memory(namespace: str) -> LRUMemoryManager:
         return LRUMemoryManager(namespace, max_sessions=max_sessions, ttl=ttl)

@@ -108,6 +108,18 @@ def create_app(
     async def readyz() -> Response:
         ready = bool(app.state.ready)
         body: dict[str, Any] = {"status": "ready" if ready else "starting", "agents": len(registry)}
+        stores = await host.store_health()
+        sessions_never_up = stores.get("session_store") == "down" and not host.store_seen_up
+        for adapter in adapters.values():
+            # A store an adapter prepares at start-up (A2A's task tables).
+            if (store_health := getattr(adapter, "store_health", None)) is not None:
+                stores.update(await store_health())
+        if stores:
+            body["stores"] = stores
+            if sessions_never_up or stores.get("a2a_task_store") == "down":
+                ready, body["status"] = False, "store_unavailable"
+            elif ready and "down" in stores.values():
+                body["status"] = "degraded"
         for resource in registry.resources:
             # An optional part that is down (e.g. an MCP server) degrades the
             # service without taking the replica out of rotation.

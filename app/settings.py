@@ -59,6 +59,18 @@ class Settings(BaseSettings):
     session_ttl: float = Field(
         3600.0, gt=0, description="Seconds an idle session is kept (reading it refreshes it)."
     )
+    session_store: str = Field(
+        "memory",
+        description="Where sessions, stored responses, conversations and IBM ACP runs live: "
+        "'memory' (this process, LRU) or a Redis URL ('redis://[:password@]host:6379/0', "
+        "'rediss://' for TLS), shared by every replica.",
+    )
+    store_timeout: float = Field(
+        2.0,
+        gt=0,
+        description="Seconds a connect or command to a shared store (Redis) may take before the "
+        "request gets the protocol's 'unavailable' error.",
+    )
     drain_seconds: float = Field(
         0.0,
         ge=0,
@@ -130,8 +142,9 @@ class Settings(BaseSettings):
     )
     a2a_task_store: str = Field(
         "memory",
-        description="A2A: where tasks live: 'memory' or 'sqlite:///path/to/tasks.db' (tables "
-        "made at start-up).",
+        description="A2A: where tasks live: 'memory', 'sqlite:///path/to/tasks.db' or "
+        "'postgresql+asyncpg://user:password@host/db' (shared by replicas; tables made at "
+        "start-up).",
     )
     a2a_task_max: int = Field(
         10_000, ge=1, description="A2A: finished tasks kept in memory per agent (oldest dropped)."

@@ -14,12 +14,12 @@ An agent the caller may not use answers 404 like an unknown one.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 
 import httpx
 import orjson
-from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.types import AgentCard
 from fastapi import APIRouter
 from starlette.requests import HTTPConnection, Request
@@ -28,12 +28,14 @@ from starlette.routing import Mount, Route
 from starlette.types import Receive, Scope, Send
 
 from agenthost.adapters.a2a import cards, push
+from agenthost.adapters.a2a.cluster import ClusterRequestHandler
 from agenthost.adapters.a2a.executor import AgentRunExecutor
 from agenthost.adapters.a2a.grpc_server import GrpcServer
 from agenthost.adapters.a2a.options import A2AOptions
 from agenthost.adapters.a2a.service import AgentService, card_response
 from agenthost.adapters.a2a.tasks import TaskStores
 from agenthost.adapters.base import AdapterContext, principal_of
+from agenthost.adapters.cancels import CancelChannel
 from agenthost.agents import Agent
 
 
@@ -60,6 +62,8 @@ class A2AAdapter:
             self.options.task_store, max_tasks=self.options.task_max, ttl=self.options.task_ttl
         )
         self.default_agent = self._default_agent()
+        # Only tasks shared by replicas can be cancelled from another one.
+        self.cancels = CancelChannel.of(context.memory, "a2a") if self.stores.shared else None
         self._push_client = httpx.AsyncClient(timeout=push.TIMEOUT)
         self.services: dict[str, AgentService] = {
             name: self._service(agent) for name, agent in context.agents.items()
@@ -82,7 +86,20 @@ class A2AAdapter:
                 stack.push_async_callback(service.handler.aclose)
             if self.grpc is not None:
                 await stack.enter_async_context(self.grpc.serving())
+            if self.cancels is not None:
+                listener = asyncio.create_task(self.cancels.listen(self._cancel_here))
+                stack.callback(listener.cancel)
             yield
+
+    async def _cancel_here(self, owner: str, task_id: str) -> None:
+        agent, _, principal = owner.partition("/")
+        service = self.services.get(agent)
+        if service is not None and isinstance(service.handler, ClusterRequestHandler):
+            await service.handler.cancel_here(principal, task_id)
+
+    async def store_health(self) -> dict[str, str]:
+        """The shared task store's state, for /readyz."""
+        return self.stores.health()
 
     def error_response(self, status: int, message: str, *, code: str) -> Response:
         return error_body(status, message, code.upper())
@@ -116,13 +133,16 @@ class A2AAdapter:
             grpc_v03=False,
             skills=self.context.skills.get(agent.name, ()),
         )
-        handler = DefaultRequestHandler(
+        handler = ClusterRequestHandler(
             AgentRunExecutor(agent, memory),
             self.stores.tasks(agent.name),
             static_card,
             push_config_store=push_configs,
             push_sender=push.build_sender(self._push_client, push_configs, validator),
             push_url_validator=validator,
+            event_stream=self.stores.event_stream,
+            cancels=self.cancels,
+            agent=agent.name,
         )
         return AgentService(handler, lambda request: self.card(request, agent))
 

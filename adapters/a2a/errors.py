@@ -33,6 +33,7 @@ ERRORS: Final[Mapping[ErrorKind, tuple[TaskState, str]]] = {
     ErrorKind.CANCELLED: (TaskState.TASK_STATE_CANCELED, "the run was cancelled: {}"),
     ErrorKind.INTERRUPTED: (_FAILED, "the server is shutting down, try again: {}"),
     ErrorKind.INTERNAL: (_FAILED, "{}"),
+    ErrorKind.UNAVAILABLE: (_FAILED, "a store the agent needs is unavailable, try again: {}"),
 }
 """Each kind of failure as the state the task ends in and its message's text."""
 

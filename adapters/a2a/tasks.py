@@ -10,14 +10,25 @@ user, which the adapter builds from the principal).
   it has been idle for ``ttl`` seconds, like sessions.
 - ``sqlite:///path``: one SQLite file shared by every agent (SQLAlchemy
   + aiosqlite); tables are created at start-up, tasks survive a restart.
+- ``postgresql+asyncpg://…`` (or ``postgresql://…``): one PostgreSQL
+  database shared by every replica, through the SDK's cluster support
+  (``VersionedDatabaseTaskStore`` + ``DatabaseTaskEventStream``): a task
+  started on one replica can be read, listed, subscribed to and cancelled
+  from any other; the replica running it stops the run when it next writes
+  the task and finds it cancelled. Push configs live in the same database.
+  Tables (``tasks``, ``task_versions``, ``task_events``,
+  ``push_notification_configs``) are created at start-up when missing.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
 from collections import OrderedDict
 
 from a2a.server.agent_execution.active_task import INTERRUPTED_TASK_STATES, TERMINAL_TASK_STATES
+from a2a.server.cluster import DatabaseTaskEventStream, VersionedDatabaseTaskStore
 from a2a.server.context import ServerCallContext
 from a2a.server.owner_resolver import OwnerResolver
 from a2a.server.tasks import (
@@ -29,9 +40,12 @@ from a2a.server.tasks import (
     TaskStore,
 )
 from a2a.types import ListTasksRequest, ListTasksResponse, Task
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from agenthost.adapters.a2a.users import PrincipalUser
+
+logger = logging.getLogger("agenthost.a2a")
 
 IDLE_STATES = TERMINAL_TASK_STATES | INTERRUPTED_TASK_STATES
 
@@ -96,19 +110,41 @@ class TaskStores:
         self.url = url
         self._max, self._ttl = max_tasks, ttl
         self._engine: AsyncEngine | None = None
-        self._database: list[DatabaseTaskStore | DatabasePushNotificationConfigStore] = []
+        self._database: list[
+            DatabaseTaskStore | VersionedDatabaseTaskStore | DatabasePushNotificationConfigStore
+        ] = []
+        self.event_stream: DatabaseTaskEventStream | None = None
+        """The stream every replica's subscribers follow (PostgreSQL only)."""
         if url == "memory":
             return
-        if not url.startswith("sqlite:///"):
-            raise TaskStoreError(
-                f"unknown A2A task store {url!r}: use 'memory' or 'sqlite:///path/to/tasks.db'"
+        if url.startswith("sqlite:///"):
+            path = url.removeprefix("sqlite:///")
+            self._engine = create_async_engine("sqlite+aiosqlite:///" + path)
+        elif url.startswith(("postgresql+asyncpg://", "postgresql://", "postgres://")):
+            rest = url.split("://", 1)[1]
+            self._engine = create_async_engine(
+                "postgresql+asyncpg://" + rest, pool_pre_ping=True, pool_timeout=10
             )
-        self._engine = create_async_engine("sqlite+aiosqlite:///" + url.removeprefix("sqlite:///"))
+            self.event_stream = DatabaseTaskEventStream(self._engine)
+        else:
+            raise TaskStoreError(
+                f"unknown A2A task store {url!r}: use 'memory', 'sqlite:///path/to/tasks.db' "
+                "or 'postgresql+asyncpg://user:password@host/database'"
+            )
 
-    def tasks(self, agent: str) -> TaskStore:
+    @property
+    def shared(self) -> bool:
+        """Whether the tasks are shared by replicas (versioned, with an event stream)."""
+        return self.event_stream is not None
+
+    def tasks(self, agent: str) -> TaskStore | VersionedDatabaseTaskStore:
         if self._engine is None:
             return BoundedTaskStore(agent, max_tasks=self._max, ttl=self._ttl)
-        store = DatabaseTaskStore(self._engine, owner_resolver=owner_of(agent))
+        store: DatabaseTaskStore | VersionedDatabaseTaskStore
+        if self.shared:
+            store = VersionedDatabaseTaskStore(self._engine, owner_resolver=owner_of(agent))
+        else:
+            store = DatabaseTaskStore(self._engine, owner_resolver=owner_of(agent))
         self._database.append(store)
         return store
 
@@ -120,10 +156,50 @@ class TaskStores:
         return store
 
     async def start(self) -> None:
-        """Create the tables (once, before serving)."""
+        """Create the tables (once, before serving).
+
+        A shared database that cannot be reached does not stop the server:
+        the tables are made in the background as soon as it answers, and
+        :meth:`health` says ``down`` (``/readyz`` 503) until then.
+        """
+        if not self.shared:
+            await self._initialize()
+            self.initialized = True
+            return
+        try:
+            await self._initialize()
+            self.initialized = True
+        except (OSError, SQLAlchemyError) as exc:
+            logger.warning("A2A task store unreachable at start (%s); retrying", exc)
+            self._retry = asyncio.create_task(self._initialize_when_up())
+
+    initialized = False
+    _retry: asyncio.Task[None] | None = None
+
+    async def _initialize(self) -> None:
         for store in self._database:
             await store.initialize()
+        if self.event_stream is not None:
+            await self.event_stream.initialize()
+
+    async def _initialize_when_up(self) -> None:
+        while not self.initialized:
+            await asyncio.sleep(2)
+            try:
+                await self._initialize()
+                self.initialized = True
+                logger.info("A2A task store reachable: tables ready")
+            except (OSError, SQLAlchemyError):
+                continue
+
+    def health(self) -> dict[str, str]:
+        """``{"a2a_task_store": "up" | "down"}`` for a shared database; else empty."""
+        if not self.shared:
+            return {}
+        return {"a2a_task_store": "up" if self.initialized else "down"}
 
     async def aclose(self) -> None:
+        if self._retry is not None:
+            self._retry.cancel()
         if self._engine is not None:
             await self._engine.dispose()

@@ -3,7 +3,8 @@
 The app mounts the router (at ``/acp`` by default). Sessions live in this
 adapter's memory manager under ``(agent, session id, principal)``: a
 session's history is per agent, and a run in a session sees the earlier runs
-of that session with that agent. Runs live in a bounded store of their own.
+of that session with that agent. Runs live in a bounded store of their own
+(and, with a shared store, in it too: :mod:`agenthost.adapters.acp.shared`).
 
 IBM's ACP has merged into A2A; this surface serves existing ACP clients.
 """
@@ -25,6 +26,7 @@ from agenthost.adapters.acp.convert import to_history, to_manifest
 from agenthost.adapters.acp.errors import ACPProblem, ACPRoute, not_found
 from agenthost.adapters.acp.runs import RunStore
 from agenthost.adapters.acp.runs_api import RunsAPI
+from agenthost.adapters.acp.shared import SharedRuns
 from agenthost.adapters.base import AdapterContext, principal_of
 from agenthost.agents import Conversation, SessionKey
 
@@ -49,6 +51,8 @@ class ACPAdapter:
     ) -> None:
         self.context = context
         self.runs = RunStore(max_runs=max_runs, ttl=run_ttl)
+        self.shared = SharedRuns.of(context)
+        self.api = RunsAPI(context, self.runs, self.shared)
         self._router = self._build_router()
 
     @property
@@ -57,9 +61,15 @@ class ACPAdapter:
 
     @asynccontextmanager
     async def lifespan(self) -> AsyncIterator[None]:
+        listener = None
+        if self.shared is not None:
+            listener = asyncio.create_task(self.shared.listen(self.api.cancel_here))
         try:
             yield
         finally:
+            if listener is not None:
+                listener.cancel()
+                await asyncio.wait([listener])
             tasks = [record.task for record in self.runs.busy() if record.task is not None]
             for task in tasks:
                 task.cancel()
@@ -71,7 +81,7 @@ class ACPAdapter:
 
     def _build_router(self) -> APIRouter:
         router = APIRouter(route_class=ACPRoute, tags=["acp"])
-        context, runs = self.context, RunsAPI(self.context, self.runs)
+        context, runs = self.context, self.api
 
         @router.get("/ping", summary="Alive")
         async def ping() -> Response:
@@ -96,7 +106,7 @@ class ACPAdapter:
 
         @router.get("/runs/{run_id}", summary="A run")
         async def read_run(request: Request, run_id: str) -> Response:
-            return runs.read(request, run_id)
+            return await runs.read(request, run_id)
 
         @router.post("/runs/{run_id}", summary="Resume a run that awaits input")
         async def resume_run(request: Request, run_id: str) -> Response:
@@ -104,11 +114,11 @@ class ACPAdapter:
 
         @router.post("/runs/{run_id}/cancel", summary="Cancel a run")
         async def cancel_run(request: Request, run_id: str) -> Response:
-            return runs.cancel(request, run_id)
+            return await runs.cancel(request, run_id)
 
         @router.get("/runs/{run_id}/events", summary="A run's events so far")
         async def list_run_events(request: Request, run_id: str) -> Response:
-            return runs.events(request, run_id)
+            return await runs.events(request, run_id)
 
         @router.get("/sessions/{session_id}", summary="A session and its history")
         async def read_session(request: Request, session_id: str) -> Response:

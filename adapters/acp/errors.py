@@ -37,6 +37,7 @@ ERRORS: Final[Mapping[ErrorKind, tuple[int, str]]] = {
     ErrorKind.CANCELLED: (499, "server_error"),
     ErrorKind.INTERRUPTED: (503, "server_error"),
     ErrorKind.INTERNAL: (500, "server_error"),
+    ErrorKind.UNAVAILABLE: (503, "server_error"),
 }
 """Each kind of failure as an HTTP status and one of the codes acp-sdk knows; the
 kind itself, and whether to retry, go in the error's ``data``."""

@@ -38,6 +38,7 @@ from agenthost.adapters.acp.convert import (
 )
 from agenthost.adapters.acp.errors import to_error
 from agenthost.adapters.acp.runs import RunRecord
+from agenthost.adapters.acp.shared import SharedRuns
 from agenthost.adapters.runs import RunConsumer
 from agenthost.agents import (
     Agent,
@@ -56,18 +57,43 @@ logger = logging.getLogger("agenthost.acp")
 
 
 def start(
-    record: RunRecord, agent: Agent, memory: MemoryManager, input: Sequence[AgentMessage]
+    record: RunRecord,
+    agent: Agent,
+    memory: MemoryManager,
+    input: Sequence[AgentMessage],
+    shared: SharedRuns | None = None,
 ) -> None:
-    """Start (or resume) the run's work as a task of its own."""
+    """Start (or resume) the run's work as a task of its own.
+
+    With ``shared`` runs, the run's snapshot is written when it starts and
+    when it settles, for the other replicas.
+    """
     record.run.status = RunStatus.IN_PROGRESS
     record.run.await_request = None
     record.pending = []
     record.task = asyncio.create_task(
-        _execute(record, agent, memory, list(input)), name=f"acp-run-{record.run.run_id}"
+        _execute(record, agent, memory, list(input), shared), name=f"acp-run-{record.run.run_id}"
     )
 
 
 async def _execute(
+    record: RunRecord,
+    agent: Agent,
+    memory: MemoryManager,
+    input: list[AgentMessage],
+    shared: SharedRuns | None,
+) -> None:
+    try:
+        await _work(record, agent, memory, input)
+    finally:
+        if shared is not None:
+            try:
+                await asyncio.shield(shared.save(record))
+            except Exception:
+                logger.exception("ACP run %s: its snapshot could not be saved", record.run.run_id)
+
+
+async def _work(
     record: RunRecord, agent: Agent, memory: MemoryManager, input: list[AgentMessage]
 ) -> None:
     run = record.run

@@ -26,6 +26,7 @@ from agenthost.adapters.acp import execution
 from agenthost.adapters.acp.convert import from_acp_messages, text_of
 from agenthost.adapters.acp.errors import ACPProblem, not_found, read_body
 from agenthost.adapters.acp.runs import RunRecord, RunStore
+from agenthost.adapters.acp.shared import SharedRuns
 from agenthost.adapters.base import AdapterContext, principal_of
 from agenthost.adapters.disconnect import unless_disconnected
 from agenthost.adapters.runs import resume_input
@@ -39,9 +40,12 @@ SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 class RunsAPI:
     """What the run routes do, over one adapter's context and run store."""
 
-    def __init__(self, context: AdapterContext, store: RunStore) -> None:
+    def __init__(
+        self, context: AdapterContext, store: RunStore, shared: SharedRuns | None = None
+    ) -> None:
         self.context = context
         self.store = store
+        self.shared = shared
 
     async def create(self, request: Request) -> Response:
         body = await read_body(request, RunCreateRequest)
@@ -59,20 +63,22 @@ class RunsAPI:
         record = RunRecord(run, principal, key)
         self.store.add(record)
         record.emit(RunCreatedEvent(run=run))
-        execution.start(record, agent, self.context.memory, input)
+        execution.start(record, agent, self.context.memory, input, self.shared)
+        if self.shared is not None:
+            await self.shared.save(record)  # before any replica is told its id
         return await _answer(request, record, body.mode, start=0)
 
-    def read(self, request: Request, run_id: str) -> Response:
-        return _run_response(self._record(request, run_id))
+    async def read(self, request: Request, run_id: str) -> Response:
+        return _run_response(await self._record(request, run_id))
 
-    def events(self, request: Request, run_id: str) -> Response:
-        record = self._record(request, run_id)
+    async def events(self, request: Request, run_id: str) -> Response:
+        record = await self._record(request, run_id)
         body = b'{"events":[' + b",".join(record.events) + b"]}"
         return Response(body, headers=_run_headers(record), media_type="application/json")
 
     async def resume(self, request: Request, run_id: str) -> Response:
         body = await read_body(request, RunResumeRequest)
-        record = self._record(request, run_id)
+        record = await self._record(request, run_id)
         if record.run.status != RunStatus.AWAITING:
             raise ACPProblem(409, f"run {run_id} is {record.run.status.value}, not awaiting input")
         agent = self._agent(record.principal, record.run.agent_name)
@@ -81,20 +87,36 @@ class RunsAPI:
         )
         reply = resume_input(record.pending, answer)
         start = len(record.events)
-        execution.start(record, agent, self.context.memory, [reply])
+        self.store.add(record)  # this replica runs it from now on
+        execution.start(record, agent, self.context.memory, [reply], self.shared)
+        if self.shared is not None:
+            await self.shared.save(record)
         return await _answer(request, record, body.mode, start=start)
 
-    def cancel(self, request: Request, run_id: str) -> Response:
-        record = self._record(request, run_id)
+    async def cancel(self, request: Request, run_id: str) -> Response:
+        record = await self._record(request, run_id)
         if record.run.status.is_terminal:
             raise ACPProblem(409, f"run {run_id} is already {record.run.status.value}")
         if record.busy:
             record.run.status = RunStatus.CANCELLING
             _stop(record)
+        elif record.run.status != RunStatus.AWAITING and self.shared is not None:
+            # It works on another replica: that one stops it and records it.
+            record.run.status = RunStatus.CANCELLING
+            await self.shared.cancel(record.principal, str(record.run.run_id))
         else:  # awaiting: no work to stop
             record.settle(RunStatus.CANCELLED)
             record.emit(RunCancelledEvent(run=record.run))
+            if self.shared is not None:
+                await self.shared.save(record)
         return _run_response(record, 202)
+
+    async def cancel_here(self, principal: str, run_id: str) -> None:
+        """A cancel sent by another replica: stop the run if it works here."""
+        record = self.store.get(principal, run_id)
+        if record is not None and record.busy:
+            record.run.status = RunStatus.CANCELLING
+            _stop(record)
 
     def _agent(self, principal: str, name: str) -> Agent:
         agent = self.context.find_agent(principal, name)
@@ -102,11 +124,31 @@ class RunsAPI:
             raise not_found("agent", name)
         return agent
 
-    def _record(self, request: Request, run_id: str) -> RunRecord:
-        record = self.store.get(principal_of(request), run_id)
+    async def _record(self, request: Request, run_id: str) -> RunRecord:
+        """The run: this replica's record while it works here, else the shared snapshot."""
+        principal = principal_of(request)
+        record = self.store.get(principal, run_id)
+        id = _uuid_or_none(run_id)
+        if self.shared is not None and id is not None and (record is None or not record.busy):
+            stored = await self.shared.load(principal, str(id))
+            if stored is not None:
+                if record is None:
+                    return stored
+                record.run, record.events, record.pending = (
+                    stored.run,
+                    stored.events,
+                    stored.pending,
+                )
         if record is None:
             raise not_found("run", run_id)
         return record
+
+
+def _uuid_or_none(run_id: str) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(run_id)
+    except ValueError:
+        return None
 
 
 async def _answer(request: Request, record: RunRecord, mode: RunMode, *, start: int) -> Response:

@@ -31,6 +31,7 @@ ERRORS: Final[Mapping[ErrorKind, StopReason | int]] = {
     ErrorKind.CANCELLED: "cancelled",
     ErrorKind.INTERRUPTED: INTERNAL_ERROR,
     ErrorKind.INTERNAL: INTERNAL_ERROR,
+    ErrorKind.UNAVAILABLE: INTERNAL_ERROR,
 }
 """Each kind of failure as the turn's stop reason, or the code of the prompt's error."""
 

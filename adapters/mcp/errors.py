@@ -30,6 +30,7 @@ ERRORS: Final[Mapping[ErrorKind, str]] = {
     ErrorKind.CANCELLED: "the run was cancelled: {message}",
     ErrorKind.INTERRUPTED: "the server is shutting down, try again: {message}",
     ErrorKind.INTERNAL: "the agent failed: {message}",
+    ErrorKind.UNAVAILABLE: "a store is unavailable, try again: {message}",
 }
 """Each kind of failure as the text of the error result."""
 

@@ -97,6 +97,7 @@ ERRORS: Final[Mapping[ErrorKind, Wire]] = {
     # Retryable: another replica (or this one, restarted) can take it.
     ErrorKind.INTERRUPTED: Wire(503, "server_shutting_down"),
     ErrorKind.INTERNAL: Wire(500, "agent_error"),
+    ErrorKind.UNAVAILABLE: Wire(503, "store_unavailable"),
 }
 """Each kind of run failure in the OpenAI envelope."""
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +31,7 @@ from agenthost.adapters.openai.convert_responses import compact, expand
 from agenthost.adapters.openai.errors import OpenAIError
 from agenthost.adapters.openai.items import Item
 from agenthost.agents import MemoryManager, SessionKey
+from agenthost.agents.sessions import entry_lock
 
 RESPONSES = "responses"
 CONVERSATIONS = "conversations"
@@ -129,8 +131,10 @@ def _lost(id: str, missing: str) -> OpenAIError:
 class ConversationStore:
     """Conversations of every principal: the resource and its items, in order.
 
-    An update reads the entry and writes it back whole; the in-process store
-    does both without yielding to the event loop, so no update is lost.
+    An update reads the entry and writes it back whole under the entry's lock
+    (:func:`~agenthost.agents.sessions.entry_lock`: a Redis lock across
+    replicas; the in-process store does both without yielding), so no update
+    is lost.
     """
 
     def __init__(self, memory: MemoryManager) -> None:
@@ -145,22 +149,28 @@ class ConversationStore:
         return resource, [orjson.loads(i) for i in items]
 
     async def append(self, principal: str, id: str, items: Sequence[Item]) -> None:
-        resource, stored = await self._read(principal, id)
-        await self._write(principal, resource, [*stored, *(_dumps(i) for i in items)])
+        async with self._locked(principal, id):
+            resource, stored = await self._read(principal, id)
+            await self._write(principal, resource, [*stored, *(_dumps(i) for i in items)])
 
     async def update(self, principal: str, id: str, metadata: dict[str, str]) -> dict[str, Any]:
-        resource, stored = await self._read(principal, id)
-        resource = {**resource, "metadata": metadata}
-        await self._write(principal, resource, stored)
+        async with self._locked(principal, id):
+            resource, stored = await self._read(principal, id)
+            resource = {**resource, "metadata": metadata}
+            await self._write(principal, resource, stored)
         return resource
 
     async def delete_item(self, principal: str, id: str, item_id: str) -> dict[str, Any]:
-        resource, stored = await self._read(principal, id)
-        kept = [i for i in stored if orjson.loads(i)["id"] != item_id]
-        if len(kept) == len(stored):
-            raise item_not_found(item_id)
-        await self._write(principal, resource, kept)
+        async with self._locked(principal, id):
+            resource, stored = await self._read(principal, id)
+            kept = [i for i in stored if orjson.loads(i)["id"] != item_id]
+            if len(kept) == len(stored):
+                raise item_not_found(item_id)
+            await self._write(principal, resource, kept)
         return resource
+
+    def _locked(self, principal: str, id: str) -> AbstractAsyncContextManager[Any]:
+        return entry_lock(self.memory, SessionKey(CONVERSATIONS, id, principal))
 
     async def delete(self, principal: str, id: str) -> bool:
         return await self.memory.delete(SessionKey(CONVERSATIONS, id, principal))

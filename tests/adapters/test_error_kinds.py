@@ -40,6 +40,7 @@ from agenthost.agents import (
     RunRefused,
     UserError,
 )
+from agenthost.agents.errors import StoreUnavailable
 from agenthost.app.memory import LRUMemoryManager
 from agenthost.app.server import create_app
 from agenthost.app.settings import Settings
@@ -60,6 +61,7 @@ FAILURES: dict[ErrorKind, AgentError] = {
     ErrorKind.CANCELLED: RunCancelled("the user stopped it"),
     ErrorKind.INTERRUPTED: RunInterrupted("the server is stopping"),
     ErrorKind.INTERNAL: AgentError("the agent broke"),
+    ErrorKind.UNAVAILABLE: StoreUnavailable("redis is down"),
 }
 
 
@@ -101,6 +103,7 @@ OPENAI = {
     ErrorKind.CANCELLED: (499, "client_closed_request", None, None),
     ErrorKind.INTERRUPTED: (503, "server_shutting_down", None, None),
     ErrorKind.INTERNAL: (500, "agent_error", None, "false"),
+    ErrorKind.UNAVAILABLE: (503, "store_unavailable", None, None),
 }
 """status, error code, retry-after, x-should-retry."""
 
@@ -115,6 +118,7 @@ A2A = {
     ErrorKind.CANCELLED: (TaskState.TASK_STATE_CANCELED, False),
     ErrorKind.INTERRUPTED: (TaskState.TASK_STATE_FAILED, True),
     ErrorKind.INTERNAL: (TaskState.TASK_STATE_FAILED, False),
+    ErrorKind.UNAVAILABLE: (TaskState.TASK_STATE_FAILED, True),
 }
 """The task's final state, and whether its message says retrying can help."""
 
@@ -129,6 +133,7 @@ MCP = {
     ErrorKind.CANCELLED: "the run was cancelled: the user stopped it",
     ErrorKind.INTERRUPTED: "the server is shutting down, try again: the server is stopping",
     ErrorKind.INTERNAL: "the agent failed: the agent broke",
+    ErrorKind.UNAVAILABLE: "a store is unavailable, try again: redis is down",
 }
 """The text of the ``isError`` result."""
 
@@ -143,6 +148,7 @@ ACP = {
     ErrorKind.CANCELLED: (RunStatus.CANCELLED, None, None),
     ErrorKind.INTERRUPTED: (RunStatus.FAILED, "server_error", True),
     ErrorKind.INTERNAL: (RunStatus.FAILED, "server_error", False),
+    ErrorKind.UNAVAILABLE: (RunStatus.FAILED, "server_error", True),
 }
 """The run's status, its error's code, and the error data's ``retryable``."""
 
@@ -157,6 +163,7 @@ ZED = {
     ErrorKind.CANCELLED: "cancelled",
     ErrorKind.INTERRUPTED: (-32603, True),
     ErrorKind.INTERNAL: (-32603, False),
+    ErrorKind.UNAVAILABLE: (-32603, True),
 }
 """The turn's stop reason, or the prompt's JSON-RPC error code and its data's ``retryable``."""
 

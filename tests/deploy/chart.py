@@ -44,6 +44,11 @@ ALL_ON: dict[str, Any] = {
         "tls": [{"secretName": "agents-tls", "hosts": ["agents.example.com"]}],
     },
     "autoscaling": {"enabled": True, "minReplicas": 2, "maxReplicas": 6},
+    "sessionStore": {"backend": "redis", "redis": {"existingSecret": "agenthost-redis"}},
+    "a2aTaskStore": {
+        "backend": "postgresql",
+        "postgresql": {"url": "postgresql+asyncpg://agenthost:pw@postgres/agenthost"},
+    },
     "podDisruptionBudget": {"enabled": True, "maxUnavailable": 1},
     "serviceAccount": {"annotations": {"example.com/role": "agents"}},
     "terminationGracePeriodSeconds": 60,

@@ -62,6 +62,7 @@ def test_every_object_validates_against_the_kubernetes_schemas(values: dict[str,
             "PodDisruptionBudget",
             "Secret",
             "Secret",
+            "Secret",  # the stores' URLs
             "Service",
             "ServiceAccount",
         ]
@@ -246,7 +247,17 @@ def test_every_agenthost_variable_is_a_setting_the_app_reads(values: dict[str, A
     [
         ({"settings": {"port": 9000}}, "propertyName 'port'"),
         ({"settings": {"adapters": ["smtp"]}}, "/settings/adapters/0"),
-        ({"sessionStore": {"backend": "redis"}}, "/sessionStore/backend"),
+        ({"sessionStore": {"backend": "mongodb"}}, "/sessionStore/backend"),
+        ({"sessionStore": {"backend": "redis"}}, "needs sessionStore.redis.existingSecret or"),
+        ({"replicaCount": 2}, "needs sessionStore.backend: redis: with memory each pod"),
+        ({"autoscaling": {"enabled": True}}, "needs sessionStore.backend: redis"),
+        (
+            {
+                "replicaCount": 2,
+                "sessionStore": {"backend": "redis", "redis": {"url": "redis://r:6379/0"}},
+            },
+            "with the a2a adapter needs a2aTaskStore.backend: postgresql",
+        ),
         ({"apiKeys": {"keys": {"alice": "has space"}}}, "/apiKeys/keys/alice"),
         ({"replicas": 2}, "'replicas' not allowed"),
     ],
@@ -267,7 +278,8 @@ def test_the_notes_say_where_each_protocol_is() -> None:
     assert "https://agents.example.com/a2a/AGENT" in notes
     assert "https://agents.example.com/mcp" in notes
     assert "demo-agenthost.agents.svc:50051" in notes
-    assert "pod's memory" in notes  # several replicas do not share sessions yet
+    assert "Sessions: in Redis, shared by every replica" in notes
+    assert "A2A tasks: in PostgreSQL, shared by every replica" in notes
     default = render_files()["agenthost/templates/NOTES.txt"]
     assert "port-forward svc/demo-agenthost 8000:80" in default
     assert "Auth is OFF" in default
@@ -409,3 +421,41 @@ def test_the_playground_is_off_unless_asked_for() -> None:
     on = env_of(container(render({"settings": {"playground": True}})))
     assert on["AGENTHOST_PLAYGROUND"] == "true"
     assert Settings(playground=on["AGENTHOST_PLAYGROUND"]).playground is True  # type: ignore[arg-type]
+
+
+def _secret_ref(objects: list[dict[str, Any]], name: str) -> dict[str, Any]:
+    (variable,) = [v for v in container(objects)["env"] if v["name"] == name]
+    ref: dict[str, Any] = variable["valueFrom"]["secretKeyRef"]
+    return ref
+
+
+def test_shared_stores_reach_the_app_from_secrets() -> None:
+    objects = render(ALL_ON)
+    # An existing Secret for Redis, the chart's own for PostgreSQL.
+    assert _secret_ref(objects, "AGENTHOST_SESSION_STORE") == {
+        "name": "agenthost-redis",
+        "key": "url",
+    }
+    assert _secret_ref(objects, "AGENTHOST_A2A_TASK_STORE") == {
+        "name": "demo-agenthost-stores",
+        "key": "a2a-task-store",
+    }
+    secrets = [
+        o for o in objects if o["kind"] == "Secret" and o["metadata"]["name"].endswith("-stores")
+    ]
+    assert secrets[0]["stringData"] == {
+        "a2a-task-store": "postgresql+asyncpg://agenthost:pw@postgres/agenthost"
+    }
+    settings = Settings(
+        session_store="redis://r:6379/0",
+        a2a_task_store=secrets[0]["stringData"]["a2a-task-store"],
+    )
+    assert settings.session_store.startswith("redis://")
+
+
+def test_one_replica_keeps_the_in_memory_stores() -> None:
+    objects = render({})
+    names = {v["name"] for v in container(objects)["env"]}
+    assert not names & {"AGENTHOST_SESSION_STORE", "AGENTHOST_A2A_TASK_STORE"}
+    notes = render_files()["agenthost/templates/NOTES.txt"]
+    assert "Sessions: in each pod's memory" in notes

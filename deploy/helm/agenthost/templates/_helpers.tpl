@@ -74,11 +74,29 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- if and .Values.a2a.grpc.enabled (not (has "a2a" .Values.settings.adapters)) }}
 {{- fail "a2a.grpc.enabled needs \"a2a\" in settings.adapters" }}
 {{- end }}
-{{- if ne .Values.sessionStore.backend "memory" }}
-{{- fail "sessionStore: only \"memory\" is available until the scale-out work lands" }}
+{{- if or .Values.autoscaling.enabled (gt (int .Values.replicaCount) 1) }}
+{{- if eq .Values.sessionStore.backend "memory" }}
+{{- fail "more than one replica (replicaCount > 1 or autoscaling) needs sessionStore.backend: redis: with memory each pod keeps its own sessions, and a conversation continued on another pod is not found" }}
 {{- end }}
-{{- if ne .Values.a2aTaskStore.backend "memory" }}
-{{- fail "a2aTaskStore: only \"memory\" is available until the scale-out work lands" }}
+{{- if and (has "a2a" .Values.settings.adapters) (eq .Values.a2aTaskStore.backend "memory") }}
+{{- fail "more than one replica (replicaCount > 1 or autoscaling) with the a2a adapter needs a2aTaskStore.backend: postgresql: with memory each pod keeps its own A2A tasks" }}
+{{- end }}
+{{- end }}
+{{- if and (eq .Values.sessionStore.backend "redis") (not (or .Values.sessionStore.redis.existingSecret .Values.sessionStore.redis.url)) }}
+{{- fail "sessionStore.backend: redis needs sessionStore.redis.existingSecret or sessionStore.redis.url" }}
+{{- end }}
+{{- if and (eq .Values.a2aTaskStore.backend "postgresql") (not (or .Values.a2aTaskStore.postgresql.existingSecret .Values.a2aTaskStore.postgresql.url)) }}
+{{- fail "a2aTaskStore.backend: postgresql needs a2aTaskStore.postgresql.existingSecret or a2aTaskStore.postgresql.url" }}
+{{- end }}
+{{- end }}
+
+{{/* The Secret holding a store's URL, and its key: ``(list name key)``. */}}
+{{- define "agenthost.storeSecret" -}}
+{{- $store := index . 0 }}{{- $key := index . 1 }}{{- $root := index . 2 }}
+{{- if $store.existingSecret }}
+{{- list $store.existingSecret $store.secretKey | toJson }}
+{{- else }}
+{{- list (printf "%s-stores" (include "agenthost.fullname" $root)) $key | toJson }}
 {{- end }}
 {{- end }}
 

@@ -1,0 +1,53 @@
+"""A2A across replicas: a cancel on one replica stops the run on the one running it.
+
+With tasks in PostgreSQL, the SDK records a cancel of a task that runs on
+another replica in the database; the running replica would notice only at
+the run's next write (a silent tool call or a slow model would go on). So
+such a cancel also goes over the cross-replica cancel channel
+(:mod:`agenthost.adapters.cancels`), and the replica that holds the task
+cancels it at once: its run (model call, tools) is stopped.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from a2a.server.context import ServerCallContext
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.types import CancelTaskRequest, Task
+
+from agenthost.adapters.a2a.users import PrincipalUser
+from agenthost.adapters.cancels import CancelChannel
+
+logger = logging.getLogger("agenthost.a2a")
+
+
+class ClusterRequestHandler(DefaultRequestHandler):
+    """The SDK's handler, whose cancels also reach the replica that runs the task."""
+
+    def __init__(self, *args: Any, cancels: CancelChannel | None, agent: str, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.cancels = cancels
+        self.agent = agent
+
+    async def on_cancel_task(
+        self, params: CancelTaskRequest, context: ServerCallContext
+    ) -> Task | None:
+        held_here = await self._active_task_registry.get(params.id) is not None
+        task: Task | None = await super().on_cancel_task(params, context)
+        if self.cancels is not None and not held_here:
+            owner = f"{self.agent}/{context.user.user_name}"
+            await self.cancels.send(owner, params.id)
+        return task
+
+    async def cancel_here(self, principal: str, task_id: str) -> None:
+        """Stop the task's run if this replica holds it (the store says cancelled already)."""
+        active = await self._active_task_registry.get(task_id)
+        if active is None:
+            return
+        try:
+            await active.cancel(ServerCallContext(user=PrincipalUser(principal)))
+        except Exception:
+            # The task is cancelled in the store; writing it again may conflict.
+            logger.debug("A2A task %s: cancelled by another replica", task_id, exc_info=True)

@@ -1,0 +1,79 @@
+"""IBM ACP runs across replicas: snapshots in the shared store, cancels by message.
+
+With a shared session store (Redis), every run is also kept there as a
+snapshot: its ``Run`` (status, output, await request), its session key,
+the tool calls it waits on and its events so far. The snapshot is written
+when the run is created and whenever its status changes, so any replica can
+read a run, list its events, resume an ``awaiting`` run (the resuming
+replica runs it from then on) or cancel it. A cancel of a run that works on
+another replica goes over the cross-replica cancel channel
+(:mod:`agenthost.adapters.cancels`); the replica running it cancels its
+task, which stops the model call and the tools, and writes the
+``cancelled`` snapshot.
+
+A run's text parts between two status changes are only on the replica that
+runs it: a stream (``mode: stream``) is followed on that replica.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from acp_sdk.models import Run
+
+from agenthost.adapters.acp.runs import RunRecord
+from agenthost.adapters.base import AdapterContext
+from agenthost.adapters.cancels import CancelChannel, Stop, is_shared
+from agenthost.agents import MemoryManager, SessionKey, ToolCallPart
+
+NAMESPACE = "acp-runs"
+_RUN = "run"  # the SessionKey.agent of every snapshot
+
+
+class SharedRuns:
+    """Run snapshots in ``memory`` and the cancel messages between replicas."""
+
+    def __init__(self, memory: MemoryManager, cancels: CancelChannel) -> None:
+        self.memory = memory
+        self.cancels = cancels
+
+    @classmethod
+    def of(cls, context: AdapterContext) -> SharedRuns | None:
+        """Shared runs when the context's store is shared by replicas; else None."""
+        if not is_shared(context.memory) or context.new_memory is None:
+            return None
+        memory = context.new_memory(NAMESPACE)
+        cancels = CancelChannel.of(memory, "acp")
+        return cls(memory, cancels) if cancels is not None else None
+
+    async def save(self, record: RunRecord) -> None:
+        snapshot: dict[str, Any] = {
+            "run": record.run.model_dump(mode="json"),
+            "session": [record.session.agent, record.session.session, record.session.principal],
+            "pending": [call.model_dump() for call in record.pending],
+            "events": "[" + ",".join(event.decode() for event in record.events) + "]",
+        }
+        key = SessionKey(_RUN, str(record.run.run_id), record.principal)
+        await self.memory.append(key, (), meta=snapshot)
+
+    async def load(self, principal: str, run_id: str) -> RunRecord | None:
+        stored = await self.memory.get(SessionKey(_RUN, run_id, principal))
+        if stored is None or "run" not in stored.meta:
+            return None
+        meta = stored.meta
+        return RunRecord(
+            Run.model_validate(meta["run"]),
+            principal,
+            SessionKey(*meta["session"]),
+            events=[orjson.dumps(event) for event in orjson.loads(meta["events"])],
+            pending=[ToolCallPart.model_validate(call) for call in meta["pending"]],
+        )
+
+    async def cancel(self, principal: str, run_id: str) -> None:
+        """Ask the replica running the run to cancel it."""
+        await self.cancels.send(principal, run_id)
+
+    async def listen(self, cancel: Stop) -> None:
+        """Call ``cancel(principal, run id)`` for every cancel sent, until cancelled."""
+        await self.cancels.listen(cancel)

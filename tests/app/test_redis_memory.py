@@ -1,0 +1,142 @@
+"""The Redis session store against a real redis-server: the MemoryManager contract."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import pytest
+
+from agenthost.agents import Message, SessionKey
+from agenthost.agents.errors import StoreUnavailable
+from agenthost.agents.sessions import ManagedSession, entry_lock
+from agenthost.app.memory import memory_factory
+from agenthost.app.redis_memory import RedisMemoryManager, redis_client
+from tests.stores import RedisServer, redis  # noqa: F401 (a fixture)
+
+pytestmark = pytest.mark.anyio
+
+
+def key(session: str = "") -> SessionKey:
+    return SessionKey("echo", session or uuid.uuid4().hex, "alice")
+
+
+async def test_the_factory_makes_redis_stores_that_share_one_client(redis: RedisServer) -> None:  # noqa: F811
+    new_memory = memory_factory(10, 60, store=redis.url)
+    one, two = new_memory("a"), new_memory("b")
+    assert isinstance(one, RedisMemoryManager) and isinstance(two, RedisMemoryManager)
+    assert one.client is two.client
+    k = key()
+    await one.append(k, [Message.user("hi")])
+    assert await two.get(k) is None  # namespaces never meet
+    assert [m.text for m in (await one.get(k) or pytest.fail("missing")).messages] == ["hi"]
+    await one.aclose()
+    await two.aclose()
+
+
+async def test_append_get_delete_and_meta(redis: RedisServer) -> None:  # noqa: F811
+    memory = RedisMemoryManager(redis_client(redis.url, timeout=2), "t", ttl=60)
+    k = key()
+    assert await memory.get(k) is None
+    await memory.append(k, [], meta={"cwd": "/tmp"})
+    stored = await memory.get(k)
+    assert stored is not None and stored.messages == [] and stored.meta == {"cwd": "/tmp"}
+    await memory.append(k, [Message.user("a"), Message.assistant("b")], meta={"n": [1, {"x": 2}]})
+    stored = await memory.get(k)
+    assert stored is not None
+    assert [(m.role, m.text) for m in stored.messages] == [("user", "a"), ("assistant", "b")]
+    assert stored.meta == {"cwd": "/tmp", "n": [1, {"x": 2}]}
+    other = SessionKey(k.agent, k.session, "mallory")
+    assert await memory.get(other) is None
+    assert await memory.delete(k) is True
+    assert await memory.delete(k) is False
+    assert await memory.get(k) is None
+    await memory.aclose()
+
+
+async def test_the_ttl_is_idle_time_and_reading_refreshes_it(redis: RedisServer) -> None:  # noqa: F811
+    memory = RedisMemoryManager(redis_client(redis.url, timeout=2), "t", ttl=0.6)
+    k = key()
+    await memory.append(k, [Message.user("a")])
+    for _ in range(4):
+        await asyncio.sleep(0.3)
+        assert await memory.get(k) is not None  # each read keeps it
+    await asyncio.sleep(0.9)
+    assert await memory.get(k) is None
+    await memory.aclose()
+
+
+async def test_concurrent_turns_from_many_clients_all_land_whole(redis: RedisServer) -> None:  # noqa: F811
+    # Two clients (two pools, as two replicas would have) appending at once.
+    stores = [RedisMemoryManager(redis_client(redis.url, timeout=5), "t", ttl=60) for _ in "ab"]
+    k = key()
+
+    async def turn(i: int) -> None:
+        session = ManagedSession(stores[i % 2], k)
+        await session.append([Message.user(f"q{i}"), Message.assistant(f"a{i}")])
+
+    await asyncio.gather(*(turn(i) for i in range(200)))
+    stored = await stores[0].get(k)
+    assert stored is not None
+    texts = [m.text for m in stored.messages]
+    assert len(texts) == 400
+    pairs = list(zip(texts[::2], texts[1::2], strict=True))
+    assert sorted(pairs) == sorted((f"q{i}", f"a{i}") for i in range(200))
+    for store in stores:
+        await store.aclose()
+
+
+async def test_the_entry_lock_serialises_read_modify_writes(redis: RedisServer) -> None:  # noqa: F811
+    stores = [RedisMemoryManager(redis_client(redis.url, timeout=5), "t", ttl=60) for _ in "ab"]
+    k = key()
+    await stores[0].append(k, [], meta={"count": 0})
+
+    async def bump(i: int) -> None:
+        store = stores[i % 2]
+        async with entry_lock(store, k):
+            stored = await store.get(k)
+            assert stored is not None
+            await store.append(k, [], meta={"count": stored.meta["count"] + 1})
+
+    await asyncio.gather(*(bump(i) for i in range(50)))
+    assert (await stores[1].get(k) or pytest.fail("missing")).meta["count"] == 50
+    for store in stores:
+        await store.aclose()
+
+
+async def test_an_unreachable_redis_is_a_quick_store_unavailable() -> None:
+    from tests.upstream import free_port
+
+    memory = RedisMemoryManager(
+        redis_client(f"redis://127.0.0.1:{free_port()}/0", timeout=0.5), "t", ttl=60
+    )
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    with pytest.raises(StoreUnavailable, match="unavailable"):
+        await memory.get(key())
+    with pytest.raises(StoreUnavailable):
+        await memory.append(key(), [Message.user("a")])
+    assert loop.time() - started < 5
+    assert await memory.ping() is False
+    await memory.aclose()
+
+
+async def test_a_restarted_redis_is_used_again_without_a_restart_of_ours(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    server = RedisServer(tmp_path_factory.mktemp("redis"))
+    server.start()
+    memory = RedisMemoryManager(redis_client(server.url, timeout=0.5), "t", ttl=60)
+    k = key()
+    try:
+        await memory.append(k, [Message.user("before")])
+        server.stop()
+        with pytest.raises(StoreUnavailable):
+            await memory.append(k, [Message.user("during")])
+        server.start()
+        await memory.append(k, [Message.user("after")])
+        stored = await memory.get(k)
+        assert stored is not None and [m.text for m in stored.messages] == ["before", "after"]
+    finally:
+        await memory.aclose()
+        server.stop()

@@ -1,0 +1,35 @@
+"""The agent every replica of the scale tests serves (loaded by ``import:``).
+
+"ask …" asks the user's name (a run that awaits its client), "slow <tag>" takes
+a minute (a run to cancel: when cancelled it leaves a file named <tag> in
+``$RECALL_CANCELLED``), anything else is answered with the transcript:
+the user turns the model was sent, so a reply shows what history it saw.
+"""
+
+import os
+from pathlib import Path
+
+import anyio
+
+from agenthost.agents import ASK_USER, ChatAgent
+from agenthost.agents.models import FunctionModel, ModelRequest
+from agenthost.agents.models.testing import Reply, call
+
+
+async def _reply(request: ModelRequest) -> Reply:
+    last = request.messages[-1]
+    if last.role == "tool":
+        return f"Nice to meet you, {getattr(last.parts[0], 'content', '')}."
+    if last.text.startswith("ask"):
+        return call("ask_user", '{"question": "What is your name?"}')
+    if last.text.startswith("slow"):
+        try:
+            await anyio.sleep(60)
+        except anyio.get_cancelled_exc_class():
+            folder = Path(os.environ["RECALL_CANCELLED"])
+            (folder / last.text.removeprefix("slow").strip()).touch()
+            raise
+    return " | ".join(m.text for m in request.messages if m.role == "user")
+
+
+recall = ChatAgent("recall", FunctionModel(_reply), tools=(ASK_USER,))

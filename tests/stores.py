@@ -1,0 +1,151 @@
+"""Real Redis and PostgreSQL servers for the tests, on free ports in temporary folders.
+
+Each is started once per test session (``redis_url``, ``postgres_url``
+fixtures; import them into a conftest or a test module) and stopped at the
+end. A test that needs one is skipped, with the reason, only when the
+server's binaries are not installed (``apt-get install -y redis-server
+postgresql``: CI's Makefile does it).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from tests.upstream import free_port
+
+POSTGRES_BIN = Path("/usr/lib/postgresql/15/bin")
+
+
+def _wait_for_port(port: int, process: subprocess.Popen[bytes], what: str) -> None:
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"{what} did not start on port {port}") from None
+            time.sleep(0.05)
+
+
+class RedisServer:
+    """A ``redis-server`` on 127.0.0.1 that a test can stop and start again (same data)."""
+
+    def __init__(self, folder: Path, port: int | None = None) -> None:
+        self.folder = folder
+        self.port = port or free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        binary = shutil.which("redis-server")
+        assert binary is not None
+        self.process = subprocess.Popen(
+            [
+                binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                str(self.folder),
+                "--save",
+                "",
+                "--appendonly",
+                "yes",  # a restart keeps what was written
+                "--appendfsync",
+                "always",
+                "--maxmemory-policy",
+                "allkeys-lru",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        _wait_for_port(self.port, self.process, "redis-server")
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(timeout=30)
+            self.process = None
+
+
+@contextmanager
+def redis_server() -> Iterator[RedisServer]:
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server is not installed (apt-get install -y redis-server)")
+    with tempfile.TemporaryDirectory(prefix="agenthost-redis-") as folder:
+        server = RedisServer(Path(folder))
+        server.start()
+        try:
+            yield server
+        finally:
+            server.stop()
+
+
+def _as_postgres(*command: str) -> list[str]:
+    if os.geteuid() == 0:
+        return ["runuser", "-u", "postgres", "--", *command]
+    return list(command)
+
+
+@contextmanager
+def postgres_server(port: int | None = None) -> Iterator[str]:
+    """A PostgreSQL cluster in a temporary folder; yields a ``postgresql+asyncpg://`` URL."""
+    initdb = POSTGRES_BIN / "initdb"
+    if not initdb.exists():
+        pytest.skip("PostgreSQL 15 is not installed (apt-get install -y postgresql)")
+    folder = Path(tempfile.mkdtemp(prefix="agenthost-pg-"))
+    data = folder / "data"
+    if os.geteuid() == 0:
+        shutil.chown(folder, "postgres", "postgres")
+    port = port or free_port()
+    subprocess.run(
+        _as_postgres(str(initdb), "-D", str(data), "-U", "agenthost", "--auth=trust", "-E", "UTF8"),
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off"
+    process = subprocess.Popen(
+        _as_postgres(str(POSTGRES_BIN / "postgres"), "-D", str(data), *options.split()),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _wait_for_port(port, process, "postgres")
+        subprocess.run(
+            [str(POSTGRES_BIN / "createdb"), *("-h", "127.0.0.1", "-p", str(port)), "agenthost"],
+            env={**os.environ, "PGUSER": "agenthost"},
+            check=True,
+        )
+        yield f"postgresql+asyncpg://agenthost@127.0.0.1:{port}/agenthost"
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def redis() -> Iterator[RedisServer]:
+    """One Redis for the test session (tests use their own key prefixes or flush it)."""
+    with redis_server() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    with postgres_server() as url:
+        yield url
