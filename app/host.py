@@ -32,6 +32,7 @@ from agenthost.app.principals import check_allow
 from agenthost.app.protocols import ADAPTERS
 from agenthost.app.registry import Registry
 from agenthost.app.settings import Settings
+from agenthost.app.watchdog import LoopWatchdog, watch_loop
 
 logger = logging.getLogger("agenthost")
 
@@ -68,6 +69,7 @@ class Host:
                 agent.serve_under(bounds)
         self._memory_for = memory_factory(settings.session_max, settings.session_ttl)
         self._memories: list[MemoryManager] = []
+        self.watchdog: LoopWatchdog | None = None
 
     def new_memory(self, namespace: str) -> MemoryManager:
         """A bounded session store of the settings' size, closed when the host stops."""
@@ -116,6 +118,9 @@ class Host:
         """Shared resources, then agents, then ``adapters`` are up inside; all closed after."""
         async with AsyncExitStack() as stack:
             stack.push_async_callback(self._close_memories)
+            self.watchdog = await stack.enter_async_context(
+                watch_loop(self.settings.loop_stall_seconds)
+            )
             for resource in self.registry.resources:
                 await stack.enter_async_context(resource.lifespan())
             for agent in self.registry.values():

@@ -101,6 +101,12 @@ class Settings(BaseSettings):
         description="After SIGTERM (and the drain), seconds for runs to finish; then they end "
         "with an error event and the process exits 0.",
     )
+    loop_stall_seconds: float = Field(
+        0.1,
+        ge=0,
+        description="The event loop watchdog logs (and counts) every stall longer than this, "
+        "naming the task that held the loop; 0 turns it off.",
+    )
 
     # A2A (adapters/a2a): public URLs, gRPC, task store.
     a2a_public_url: str | None = Field(
