@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from agenthost.app.principals import KeysError, build_principals, read_keys_file
+from agenthost.app.principals import KeysError, build_principals, read_keys_file_lines
 from agenthost.app.protocols import ADAPTERS, AdapterName
 
 
@@ -37,14 +37,16 @@ class Settings(BaseSettings):
     api_keys: Annotated[list[SecretStr], NoDecode] = Field(
         default_factory=list,
         description="Accepted API keys, comma-separated, each 'name:KEY' (the name is the "
-        "key's principal) or a bare KEY; unset or empty means no auth, and a value that lists "
-        "no key (' , ') stops start-up. Checked on every surface (gRPC too) except /healthz, "
+        "key's principal) or a bare KEY, each key at least 16 characters; unset or empty means "
+        "no auth, and a value that lists no key (' ', ' , '), an empty or short key stops "
+        "start-up. Checked on every surface (gRPC too) except /healthz, "
         "/readyz, /docs, /openapi.json and agent cards.",
     )
     api_keys_file: Path | None = Field(
         None,
         description="A file of API keys, one 'name:KEY' per line ('#' comments), such as a "
-        "mounted Secret; adds to AGENTHOST_API_KEYS. A file with no key stops start-up.",
+        "mounted Secret; adds to AGENTHOST_API_KEYS, same rules. A file with no key stops "
+        "start-up.",
     )
 
     cors_origins: Annotated[list[str], NoDecode] = Field(
@@ -161,7 +163,7 @@ class Settings(BaseSettings):
     def _split_commas(cls, value: object) -> object:
         if isinstance(value, str):
             items = [item.strip() for item in value.split(",") if item.strip()]
-            if value.strip() and not items:
+            if value and not items:
                 # " , " must not silently mean "no auth" (or "no adapters").
                 raise ValueError(f"{value!r} lists nothing; leave it unset or empty instead")
             return items
@@ -169,12 +171,15 @@ class Settings(BaseSettings):
 
     def principals(self) -> dict[str, str]:
         """API key → principal name, from ``api_keys`` and ``api_keys_file``; empty = no auth."""
-        entries = [key.get_secret_value() for key in self.api_keys]
+        entries = [
+            (f"AGENTHOST_API_KEYS entry {n}", key.get_secret_value())
+            for n, key in enumerate(self.api_keys, 1)
+        ]
         if self.api_keys_file is not None:
-            from_file = read_keys_file(self.api_keys_file)
+            from_file = read_keys_file_lines(self.api_keys_file)
             if not from_file:
                 raise KeysError(f"the API keys file {self.api_keys_file} holds no key")
-            entries += from_file
+            entries += [(f"{self.api_keys_file} line {n}", entry) for n, entry in from_file]
         return build_principals(entries)
 
     # MCP (adapters/mcp): the /mcp endpoint and the mcp-stdio command.
