@@ -118,15 +118,16 @@ class Host:
         """Shared resources, then agents, then ``adapters`` are up inside; all closed after."""
         async with AsyncExitStack() as stack:
             stack.push_async_callback(self._close_memories)
-            self.watchdog = await stack.enter_async_context(
-                watch_loop(self.settings.loop_stall_seconds)
-            )
             for resource in self.registry.resources:
                 await stack.enter_async_context(resource.lifespan())
             for agent in self.registry.values():
                 await stack.enter_async_context(agent.lifespan())
             for adapter in adapters:
                 await stack.enter_async_context(adapter.lifespan())
+            # Started last, so the start-up work (imports, connections) is no stall.
+            self.watchdog = await stack.enter_async_context(
+                watch_loop(self.settings.loop_stall_seconds)
+            )
             yield
 
     async def _close_memories(self) -> None:

@@ -84,8 +84,10 @@ class LoopWatchdog:
         if frame is not None:
             code = frame.f_code
             where = f" at {code.co_filename}:{frame.f_lineno} in {code.co_name}"
-        name = f" by task {task.get_name()!r}" if task is not None else ""
-        return f"{name}{where}"
+        if task is None:
+            # Between callbacks: the loop itself waited for the CPU or the GIL.
+            return " with no task running (the process was short of CPU, or a thread held the GIL)"
+        return f" by task {task.get_name()!r}{where}"
 
 
 @asynccontextmanager

@@ -20,7 +20,7 @@ from agenthost.agents.tools.builtin import evaluate
 )
 def test_results_too_large_are_refused_before_they_are_computed(expression: str) -> None:
     started = time.perf_counter()
-    with pytest.raises(FatalToolError, match="digits|exponent"):
+    with pytest.raises(FatalToolError, match=r"digits|exponent"):
         evaluate(expression)
     assert time.perf_counter() - started < 0.01
 
