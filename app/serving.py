@@ -47,7 +47,7 @@ def _sse_streams(should_exit: bool | None = None) -> None:
         from sse_starlette.sse import AppStatus
     except ImportError:  # no protocol that streams through it is installed
         return
-    AppStatus.disable_automatic_graceful_drain()
+    AppStatus.enable_automatic_graceful_drain = False
     if should_exit is not None:
         AppStatus.should_exit = should_exit
 
