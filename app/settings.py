@@ -52,7 +52,17 @@ class Settings(BaseSettings):
     cors_origins: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description="Browser origins allowed to call the API, comma-separated ('*' for any); "
-        "empty means no CORS headers.",
+        "empty means no CORS headers. A request with another Origin gets 403 on every surface "
+        "(the server's own and loopback origins are always allowed).",
+    )
+
+    allowed_hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Host headers every surface accepts besides localhost, 127.0.0.1 and [::1] "
+        "and the host of AGENTHOST_A2A_PUBLIC_URL, comma-separated; a name without a port "
+        "allows any port, '*' any host. Others get 421 (DNS-rebinding protection). Checked "
+        "when the server binds a loopback address or this is set; /healthz and /readyz answer "
+        "any Host.",
     )
 
     session_max: int = Field(
@@ -158,7 +168,7 @@ class Settings(BaseSettings):
         "agent cards; off gives a strict 1.0 card.",
     )
 
-    @field_validator("adapters", "api_keys", "cors_origins", mode="before")
+    @field_validator("adapters", "api_keys", "cors_origins", "allowed_hosts", mode="before")
     @classmethod
     def _split_commas(cls, value: object) -> object:
         if isinstance(value, str):

@@ -30,7 +30,7 @@ def echo() -> dict[str, Agent]:
 async def test_ready_only_while_the_lifespan_runs() -> None:
     app = create_app(Settings(), echo())
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
         assert (await client.get("/readyz")).status_code == 503
         assert (await client.get("/healthz")).status_code == 200
     async with running(echo()) as (_, client):

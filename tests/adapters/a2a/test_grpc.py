@@ -32,7 +32,7 @@ async def test_ready_only_once_grpc_listens_and_calls_pick_their_agent_by_tenant
     port = free_port()
     app = create_app(a2a_settings(a2a_grpc_port=port, a2a_default_agent="other"), AGENTS)
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as http:
         assert (await http.get("/readyz")).status_code == 503
         async with LifespanManager(app):
             assert (await http.get("/readyz")).status_code == 200

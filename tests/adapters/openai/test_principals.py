@@ -127,7 +127,7 @@ async def test_an_agent_limited_to_a_principal_is_unknown_to_others() -> None:
     agents = {"t": ChatAgent("t", EchoModel()), "private": ChatAgent("private", EchoModel())}
     app = create_app(keyed_settings(), agents, allow={"private": frozenset({"alice"})})
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
         listed = await client.get("/v1/models", headers=bearer("bob"))
         assert [m["id"] for m in listed.json()["data"]] == ["t"]
         body = {"model": "private", "messages": [{"role": "user", "content": "hi"}]}
