@@ -27,7 +27,7 @@ from agenthost.adapters.base import Adapter, AdapterContext, AdapterPackage
 from agenthost.agents import Agent, BaseAgent, MemoryManager
 from agenthost.agents.limits import HostBounds, LiveRuns, RunLimits
 from agenthost.app.build import load_agents
-from agenthost.app.memory import memory_factory
+from agenthost.app.memory import LRUMemoryManager, memory_factory
 from agenthost.app.principals import check_allow
 from agenthost.app.protocols import ADAPTERS
 from agenthost.app.registry import Registry
@@ -74,6 +74,8 @@ class Host:
     def new_memory(self, namespace: str) -> MemoryManager:
         """A bounded session store of the settings' size, closed when the host stops."""
         memory = self._memory_for(namespace)
+        if isinstance(memory, LRUMemoryManager):
+            memory.max_bytes = self.settings.session_max_bytes
         self._memories.append(memory)
         return memory
 

@@ -68,6 +68,12 @@ class Settings(BaseSettings):
     session_max: int = Field(
         10_000, ge=1, description="Sessions and stored responses kept per protocol (LRU)."
     )
+    session_max_bytes: int = Field(
+        64 * 1024 * 1024,
+        ge=1024,
+        description="Bytes of sessions and stored responses kept per protocol (an estimate: "
+        "their text plus ~200 bytes a message); least recently used dropped beyond.",
+    )
     session_ttl: float = Field(
         3600.0, gt=0, description="Seconds an idle session is kept (reading it refreshes it)."
     )
