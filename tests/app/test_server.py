@@ -116,7 +116,7 @@ def agenthost_serve(
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 90  # a loaded 2-core machine can take 30 s to start
         while not _ready(url):
             if process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError("agenthost serve did not become ready")
