@@ -236,3 +236,61 @@ async def test_a_body_that_is_not_utf8_is_a_400_on_every_binding() -> None:
         )
         assert sent.status_code == 200, sent.text
         assert sent.json()["task"]["artifacts"][0]["parts"][0]["text"] == "ok"
+
+
+MESSAGE = '{"messageId":"m","role":"ROLE_USER","parts":[{"text":"x"}]}'
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        (
+            '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"x":' + "1" * 4400 + "}}",
+            -32700,
+        ),
+        (
+            '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":'
+            + "[" * 1000
+            + "]" * 1000
+            + "}",
+            -32700,
+        ),
+        ('{"jsonrpc":"2.0","id":1,"method":"\xff"}', -32700),
+        ('[{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"}}]', -32600),
+        ('{"jsonrpc":"2.0","id":{"a":1},"method":"GetTask","params":{"id":"x"}}', -32600),
+        ('{"jsonrpc":"2.0","id":1}', -32600),
+        ('{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":3}}', -32602),
+        (
+            '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":'
+            + MESSAGE
+            + ',"x":'
+            + "9" * 30
+            + "}}",
+            None,
+        ),
+    ],
+    ids=[
+        "4,400-digit int",
+        "1,000 deep",
+        "not UTF-8",
+        "batch",
+        "object id",
+        "no method",
+        "bad params",
+        "big int ok",
+    ],
+)
+async def test_malformed_json_rpc_gets_its_spec_code_and_logs_no_error(
+    body: str, code: int | None, caplog: pytest.LogCaptureFixture
+) -> None:
+    raw = body.encode("latin-1") if "\xff" in body else body.encode()
+    async with in_process(AGENTS) as http:
+        answer = await http.post(
+            "/a2a/echo", content=raw, headers={**V1, "content-type": "application/json"}
+        )
+    assert answer.status_code == 200
+    if code is None:
+        assert "result" in answer.json(), answer.text
+    else:
+        assert answer.json()["error"]["code"] == code, answer.text
+    assert not [r for r in caplog.records if r.levelno >= 40 or r.exc_info], caplog.text
