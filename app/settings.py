@@ -223,6 +223,13 @@ class Settings(BaseSettings):
         1800.0, gt=0, description="Seconds an idle MCP session is kept (stateful mode only)."
     )
 
+    mcp_max_sessions: int = Field(
+        1000,
+        ge=1,
+        description="Open MCP transport sessions at most (stateful mode only); a request that "
+        "would open another gets 503 until one ends or idles out.",
+    )
+
     @field_validator("mcp_allowed_hosts", "mcp_allowed_origins", mode="before")
     @classmethod
     def _split_mcp_lists(cls, value: object) -> object:

@@ -48,6 +48,7 @@ class MCPOptions:
     allowed_origins: Sequence[str] = ()
     progress_interval: float = 0.1
     session_idle_timeout: float = 1800.0
+    max_sessions: int = 1000
     max_body_bytes: int = 4 * 1024 * 1024
     protocols: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
@@ -92,6 +93,7 @@ class MCPAdapter:
             stateless=options.stateless,
             security_settings=transport_security(options),
             session_idle_timeout=options.session_idle_timeout,
+            max_sessions=options.max_sessions,
             max_request_body_size=options.max_body_bytes,
         )
         self._router = APIRouter(tags=["mcp"])
