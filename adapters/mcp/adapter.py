@@ -27,6 +27,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from agenthost.adapters.base import AdapterContext, principal_of
+from agenthost.adapters.mcp.requests import refuse_invalid
 from agenthost.adapters.mcp.server import ServerOptions, build_server
 
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
@@ -137,4 +138,9 @@ class _Endpoint:
         # The SDK binds a handshake-era session to the user that opened it.
         token = AccessToken(token="", client_id=principal, scopes=[])
         scope["user"] = AuthenticatedUser(token)
+        if scope["method"] == "POST":
+            replay = await refuse_invalid(scope, receive, send)
+            if replay is None:
+                return
+            receive = replay
         await self.manager.handle_request(scope, receive, send)
