@@ -72,3 +72,15 @@ def test_sigterm_ends_an_mcp_tool_call_stream_with_an_error_result(
     result = events[-1]["result"]
     assert events[-1]["id"] == 7 and result["isError"] is True
     assert "shutting down" in result["content"][0]["text"]
+
+
+def test_sigterm_ends_an_a2a_http_json_stream_with_a_failed_status(tmp_path: Path) -> None:
+    env = {"AGENTHOST_GRACEFUL_SHUTDOWN_SECONDS": "2"}
+    with agenthost_serve(tmp_path, config=PACED, **env) as (process, url):
+        headers = {**SSE, "A2A-Version": "1.0"}
+        body = A2A_STREAM["params"]
+        events = stream_through_sigterm(process, f"{url}/a2a/paced/message:stream", body, headers)
+    assert len(events) > 3
+    last = events[-1]["statusUpdate"]["status"]
+    assert last["state"] == "TASK_STATE_FAILED", events[-1]
+    assert "shutting down" in json.dumps(last)
