@@ -55,6 +55,7 @@ class LimitedHTTPProtocol(HttpToolsProtocol):
         self._timer: asyncio.TimerHandle | None = None
         self._in_head = True
         self._head_bytes = 0
+        self._head_tail = b""  # the last bytes of the head so far, where its end may start
         self._header_count = 0
         self._refusal: _Refused | None = None
         self._idle_since = 0.0
@@ -126,16 +127,23 @@ class LimitedHTTPProtocol(HttpToolsProtocol):
     # Parsing
 
     def data_received(self, data: bytes) -> None:
-        if self._in_head and self._head_bytes > self.limits.max_header_bytes:
+        limit = self.limits.max_header_bytes
+        if self._in_head and self._head_bytes > limit:
             return
+        if self._in_head and self._head_bytes + len(data) > limit:
+            # Count the head's bytes in this chunk too, up to where the head ends.
+            end = (self._head_tail + data).find(b"\r\n\r\n")
+            in_head = len(data) if end < 0 else end + 4 - len(self._head_tail)
+            if self._head_bytes + in_head > limit:
+                self._head_bytes += in_head
+                self._answer(431, f"request head larger than {limit} bytes")
+                return
         in_head_before = self._in_head
         super().data_received(data)
         if in_head_before and self._in_head and not self.transport.is_closing():
             # The head did not end in this chunk: all of it counts against the limit.
             self._head_bytes += len(data)
-            if self._head_bytes > self.limits.max_header_bytes:
-                limit = self.limits.max_header_bytes
-                self._answer(431, f"request head larger than {limit} bytes")
+            self._head_tail = (self._head_tail + data)[-3:]
 
     def send_400_response(self, msg: str) -> None:
         refusal, self._refusal = self._refusal, None
@@ -149,6 +157,7 @@ class LimitedHTTPProtocol(HttpToolsProtocol):
         if not self._in_head:
             # The next request on a kept-alive connection: its head is timed from now.
             self._in_head, self._head_bytes, self._header_count = True, 0, 0
+            self._head_tail = b""
             self._arm(self.limits.header_timeout, "the request head took too long")
 
     def on_header(self, name: bytes, value: bytes) -> None:

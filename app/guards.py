@@ -124,3 +124,96 @@ class BodyLimitGuard:
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
         message = f"request body larger than {self.max_bytes} bytes"
         await self.error_for(scope["path"], 413, message, "request_too_large")(scope, receive, send)
+
+
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
+JSON_METHODS = frozenset({"POST", "PUT", "PATCH"})
+
+
+class SiteGuard:
+    """One origin policy for every surface, with auth on or off.
+
+    - ``Host`` must be allowed (DNS rebinding): loopback names and ``hosts``
+      (a name without a port allows any port; ``*`` allows any host), else 421.
+      ``check_host=False`` skips it. ``exempt`` paths (health probes, which
+      Kubernetes sends with the pod's IP as ``Host``) skip it too.
+    - A browser's ``Origin``, when sent, must be allowed: the request's own
+      host (a page this server served), a loopback origin, or one of
+      ``origins`` (``*`` allows any), else 403.
+    - A body sent with a content type that is not JSON gets 415 (a
+      cross-site "simple" request can only send ``text/plain``, forms or
+      multipart).
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        hosts: Iterable[str],
+        origins: Iterable[str],
+        check_host: bool,
+        exempt: Iterable[str],
+        error_for: ErrorFor,
+    ) -> None:
+        self.app = app
+        hosts = [h.lower() for h in (*LOCAL_HOSTS, *hosts)]
+        self.any_host = "*" in hosts
+        self.hosts = frozenset(h for h in hosts if _port_of(h))
+        self.names = frozenset(h for h in hosts if not _port_of(h))
+        origins = [o.lower().rstrip("/") for o in origins]
+        self.any_origin = "*" in origins
+        self.origins = frozenset(origins)
+        self.check_host = check_host and not self.any_host
+        self.exempt = frozenset(exempt)
+        self.error_for = error_for
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket") or scope["path"] in self.exempt:
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        host = headers.get("host", "").lower()
+        refusal = None
+        if self.check_host and not self._host_allowed(host):
+            refusal = (421, f"the Host header {host!r} is not allowed", "host_not_allowed")
+        elif not self._origin_allowed(headers.get("origin"), host):
+            refusal = (403, "requests from this Origin are not allowed", "origin_not_allowed")
+        elif scope["type"] == "http" and scope["method"] in JSON_METHODS:
+            content_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
+            if content_type and not _is_json(content_type):
+                message = f"Content-Type {content_type!r} is not JSON; send application/json"
+                refusal = (415, message, "unsupported_media_type")
+        if refusal is None:
+            await self.app(scope, receive, send)
+            return
+        status, message, code = refusal
+        await self.error_for(scope["path"], status, message, code)(scope, receive, send)
+
+    def _host_allowed(self, host: str) -> bool:
+        return host in self.hosts or _name_of(host) in self.names
+
+    def _origin_allowed(self, origin: str | None, host: str) -> bool:
+        if origin is None or self.any_origin:
+            return True
+        origin = origin.lower().rstrip("/")
+        if origin in self.origins:
+            return True
+        scheme, _, netloc = origin.partition("://")
+        if scheme not in ("http", "https"):
+            return False
+        return netloc == host or _name_of(netloc) in LOCAL_HOSTS
+
+
+def _is_json(content_type: str) -> bool:
+    return content_type == "application/json" or content_type.endswith("+json")
+
+
+def _port_of(host: str) -> str:
+    """The port of ``host`` (``name:port`` or ``[v6]:port``), or ''."""
+    tail = host.rsplit("]", 1)[-1]
+    return tail.rpartition(":")[2] if ":" in tail else ""
+
+
+def _name_of(host: str) -> str:
+    port = _port_of(host)
+    return host[: -len(port) - 1] if port else host

@@ -28,12 +28,13 @@ from agenthost.adapters.base import Adapter, AdapterContext, AdapterPackage
 from agenthost.agents import Agent, BaseAgent, MemoryManager
 from agenthost.agents.limits import HostBounds, LiveRuns, RunLimits
 from agenthost.app.build import load_agents
-from agenthost.app.memory import memory_factory
+from agenthost.app.memory import LRUMemoryManager, memory_factory
 from agenthost.app.metrics import Metrics, attach, current_protocol, serve_metrics_port
 from agenthost.app.principals import check_allow
 from agenthost.app.protocols import ADAPTERS
 from agenthost.app.registry import Registry
 from agenthost.app.settings import Settings
+from agenthost.app.watchdog import LoopWatchdog, watch_loop
 
 if TYPE_CHECKING:
     from agenthost.app.tracing import Tracing
@@ -87,10 +88,13 @@ class Host:
             self.metrics.watch_sessions(lambda: self._memories)
         if self.tracing is not None:
             self.tracing.attach(self.registry)
+        self.watchdog: LoopWatchdog | None = None
 
     def new_memory(self, namespace: str) -> MemoryManager:
         """A bounded session store of the settings' size, closed when the host stops."""
         memory = self._memory_for(namespace)
+        if isinstance(memory, LRUMemoryManager):
+            memory.max_bytes = self.settings.session_max_bytes
         self._memories.append(memory)
         return memory
 
@@ -150,6 +154,10 @@ class Host:
                     await stack.enter_async_context(adapter.lifespan())
                 finally:
                     current_protocol.reset(token)
+            # Started last, so the start-up work (imports, connections) is no stall.
+            self.watchdog = await stack.enter_async_context(
+                watch_loop(self.settings.loop_stall_seconds)
+            )
             yield
 
     async def store_health(self) -> dict[str, str]:

@@ -1,4 +1,6 @@
-"""Session memory managers. The default is an in-process LRU with a TTL.
+"""Session memory managers. The default is an in-process LRU with a TTL,
+bounded by count and by bytes (an estimate: the characters of every part
+and of the metadata, plus a fixed overhead per message).
 
 Each adapter gets its own instance (own capacity, TTL and namespace). The
 LRU backend lives in one event loop: every operation completes without
@@ -13,32 +15,52 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import orjson
 from cachetools import TTLCache
 
 from agenthost.agents import Conversation, MemoryManager, Message, SessionKey
+from agenthost.agents.messages import DataPart, FilePart, TextPart, ToolCallPart, ToolResultPart
+
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+_MESSAGE_OVERHEAD = 200  # bytes a stored message and its parts cost besides their text
 
 
 class _CountingTTLCache(TTLCache[SessionKey, Conversation]):
     """A TTL + LRU cache that counts what it drops."""
 
-    def __init__(self, maxsize: int, ttl: float, timer: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        maxsize: int,
+        ttl: float,
+        timer: Callable[[], float],
+        dropped: Callable[[SessionKey], None] = lambda key: None,
+    ) -> None:
         super().__init__(maxsize=maxsize, ttl=ttl, timer=timer)
         self.evicted = 0  # dropped for room
         self.expired = 0  # dropped for idleness
+        self.dropped = dropped
 
     def popitem(self) -> tuple[SessionKey, Conversation]:
         item = super().popitem()
         self.evicted += 1
+        self.dropped(item[0])
         return item
 
     def expire(self, time: float | None = None) -> list[tuple[SessionKey, Conversation]]:
         items = super().expire(time)
         self.expired += len(items)
+        for key, _ in items:
+            self.dropped(key)
         return items
 
 
 class LRUMemoryManager:
-    """Bounded in-process sessions: least recently used go first, idle ones expire."""
+    """Bounded in-process sessions: least recently used go first, idle ones expire.
+
+    At most ``max_sessions`` sessions and about ``max_bytes`` bytes of them
+    (:func:`message_bytes`): past either, the least recently used go. A
+    session larger than the whole budget is not kept.
+    """
 
     def __init__(
         self,
@@ -47,9 +69,19 @@ class LRUMemoryManager:
         max_sessions: int,
         ttl: float,
         timer: Callable[[], float] = time.monotonic,
+        max_bytes: int = DEFAULT_MAX_BYTES,
     ) -> None:
         self.namespace = namespace
-        self._cache = _CountingTTLCache(maxsize=max_sessions, ttl=ttl, timer=timer)
+        self.max_bytes = max_bytes
+        self.bytes = 0
+        self._sizes: dict[SessionKey, tuple[int, int]] = {}  # key → (messages, meta) bytes
+        self._cache = _CountingTTLCache(
+            maxsize=max_sessions, ttl=ttl, timer=timer, dropped=self._forget
+        )
+
+    def _forget(self, key: SessionKey) -> None:
+        messages, meta = self._sizes.pop(key, (0, 0))
+        self.bytes -= messages + meta
 
     async def get(self, key: SessionKey) -> Conversation | None:
         conversation = self._cache.get(key)
@@ -67,12 +99,27 @@ class LRUMemoryManager:
             conversation.meta.update(meta)
         # Re-assigning refreshes the entry's TTL and LRU position.
         self._cache[key] = conversation
+        old_messages, old_meta = self._sizes.get(key, (0, 0))
+        new_messages = old_messages + sum(message_bytes(m) for m in messages)
+        new_meta = len(orjson.dumps(conversation.meta, default=str)) if meta else old_meta
+        self._sizes[key] = (new_messages, new_meta)
+        self.bytes += new_messages + new_meta - old_messages - old_meta
+        if new_messages + new_meta > self.max_bytes:  # alone over budget: only it goes
+            self._cache.pop(key, None)
+            self._cache.evicted += 1
+            self._forget(key)
+        while self.bytes > self.max_bytes and self._cache:
+            self._cache.popitem()  # least recently used first, this one last
 
     async def delete(self, key: SessionKey) -> bool:
-        return self._cache.pop(key, None) is not None
+        found = self._cache.pop(key, None) is not None
+        self._forget(key)
+        return found
 
     async def aclose(self) -> None:
         self._cache.clear()
+        self._sizes.clear()
+        self.bytes = 0
 
     @property
     def size(self) -> int:
@@ -82,6 +129,23 @@ class LRUMemoryManager:
     def evictions(self) -> int:
         """Sessions dropped for room or for idleness since start."""
         return self._cache.evicted + self._cache.expired
+
+
+def message_bytes(message: Message) -> int:
+    """A cheap estimate of what one stored message costs: its characters plus an overhead."""
+    size = _MESSAGE_OVERHEAD
+    for part in message.parts:
+        if isinstance(part, TextPart):
+            size += len(part.text)
+        elif isinstance(part, ToolCallPart):
+            size += len(part.arguments) + len(part.name) + len(part.id)
+        elif isinstance(part, ToolResultPart):
+            size += len(part.content) + len(part.name) + len(part.call_id)
+        elif isinstance(part, FilePart):
+            size += len(part.data or "") + len(part.url or "")
+        elif isinstance(part, DataPart):
+            size += len(orjson.dumps(part.data, default=str))
+    return size
 
 
 def memory_factory(

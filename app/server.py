@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from http import HTTPStatus
 from typing import Any
+from urllib.parse import urlsplit
 
 import orjson
 from fastapi import FastAPI
@@ -19,7 +21,7 @@ from starlette.routing import Route
 from agenthost.adapters.base import Adapter
 from agenthost.agents import Agent
 from agenthost.app.docs_ui import ASSET_PATHS, REDOC_PATHS, add_docs
-from agenthost.app.guards import APIKeyGuard, BodyLimitGuard
+from agenthost.app.guards import APIKeyGuard, BodyLimitGuard, SiteGuard
 from agenthost.app.head import HeadAsGet
 from agenthost.app.host import Host
 from agenthost.app.logs import RequestContext
@@ -167,6 +169,19 @@ def create_app(
             public_suffixes=PUBLIC_SUFFIXES,
             error_for=error_for,
         )
+    public_hosts = [urlsplit(url).netloc for url in public_urls(settings)]
+    app.add_middleware(
+        SiteGuard,
+        hosts=[*settings.allowed_hosts, *settings.mcp_allowed_hosts, *public_hosts],
+        origins=[
+            *settings.cors_origins,
+            *settings.mcp_allowed_origins,
+            *(f"{urlsplit(url).scheme}://{urlsplit(url).netloc}" for url in public_urls(settings)),
+        ],
+        check_host=bool(settings.allowed_hosts) or _is_loopback(settings.host),
+        exempt=("/healthz", "/readyz"),
+        error_for=error_for,
+    )
     if settings.cors_origins:
         # Outermost, so that browsers' preflight requests need no key.
         app.add_middleware(
@@ -183,3 +198,15 @@ def create_app(
 
         app.add_middleware(ServerSpans, tracing=host.tracing)
     return app
+
+
+def public_urls(settings: Settings) -> list[str]:
+    """The public URLs the settings name (where the server is reached from outside)."""
+    return [url for url in (settings.a2a_public_url,) if url]
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return host == "localhost"

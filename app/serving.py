@@ -7,6 +7,14 @@ stops sending new requests, while the server keeps serving for
 interrupted (``agents.limits``): each protocol ends its stream with its own
 error event (and ``[DONE]`` on Chat Completions) instead of a cut body, and
 the process exits 0. A second signal exits without waiting.
+
+That is the one drain for every protocol. sse-starlette, which streams the
+A2A SDK's and the MCP SDK's SSE bodies, would cancel each of its streams as
+soon as uvicorn sees the signal (it patches ``Server.handle_exit``), cutting
+A2A JSON-RPC, HTTP+JSON and MCP streams mid-body 0.1 s after SIGTERM: its
+automatic drain is turned off here, and its streams told to stop only after
+the interrupted runs have had :data:`FINAL_EVENTS_SECONDS` for their last
+events (which ends the streams no run feeds, such as MCP's GET stream).
 """
 
 from __future__ import annotations
@@ -29,6 +37,19 @@ logger = logging.getLogger("agenthost")
 
 # Time for interrupted runs to write their last events before uvicorn cancels tasks.
 FINAL_EVENTS_SECONDS = 5.0
+# Of which, before SSE streams that are still open (no run feeds them) are closed.
+SSE_CLOSE_SECONDS = 1.0
+
+
+def _sse_streams(should_exit: bool | None = None) -> None:
+    """Hand sse-starlette's streams to the drain; ``should_exit`` ends them (or resets)."""
+    try:
+        from sse_starlette.sse import AppStatus
+    except ImportError:  # no protocol that streams through it is installed
+        return
+    AppStatus.enable_automatic_graceful_drain = False
+    if should_exit is not None:
+        AppStatus.should_exit = should_exit
 
 
 def raise_open_files_limit() -> tuple[int, int]:
@@ -88,6 +109,7 @@ class DrainingServer(uvicorn.Server):
         self.drain_seconds = drain_seconds
         self.grace_seconds = grace_seconds
         self._draining = False
+        _sse_streams(should_exit=False)
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         self.app.state.ready = False
@@ -110,6 +132,8 @@ class DrainingServer(uvicorn.Server):
             timer.cancel()
 
     def _interrupt_runs(self) -> None:
+        loop = asyncio.get_running_loop()
+        loop.call_later(SSE_CLOSE_SECONDS, _sse_streams, True)
         count = self.app.state.host.interrupt_runs("the server is shutting down; retry the request")
         if count:
             logger.warning(

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from agenthost.app.principals import KeysError, build_principals, read_keys_file
+from agenthost.app.principals import KeysError, build_principals, read_keys_file_lines
 from agenthost.app.protocols import ADAPTERS, AdapterName
 
 
@@ -37,24 +37,42 @@ class Settings(BaseSettings):
     api_keys: Annotated[list[SecretStr], NoDecode] = Field(
         default_factory=list,
         description="Accepted API keys, comma-separated, each 'name:KEY' (the name is the "
-        "key's principal) or a bare KEY; unset or empty means no auth, and a value that lists "
-        "no key (' , ') stops start-up. Checked on every surface (gRPC too) except /healthz, "
-        "/readyz, /docs, /redoc, /openapi.json, the playground's page and agent cards.",
+        "key's principal) or a bare KEY, each key at least 16 characters; unset or empty means "
+        "no auth, and a value that lists no key (' ', ' , '), an empty or short key stops "
+        "start-up. Checked on every surface (gRPC too) except /healthz, /readyz, /docs, "
+        "/redoc, /openapi.json, the playground's page and agent cards.",
     )
     api_keys_file: Path | None = Field(
         None,
         description="A file of API keys, one 'name:KEY' per line ('#' comments), such as a "
-        "mounted Secret; adds to AGENTHOST_API_KEYS. A file with no key stops start-up.",
+        "mounted Secret; adds to AGENTHOST_API_KEYS, same rules. A file with no key stops "
+        "start-up.",
     )
 
     cors_origins: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description="Browser origins allowed to call the API, comma-separated ('*' for any); "
-        "empty means no CORS headers.",
+        "empty means no CORS headers. A request with another Origin gets 403 on every surface "
+        "(the server's own and loopback origins are always allowed).",
+    )
+
+    allowed_hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Host headers every surface accepts besides localhost, 127.0.0.1 and [::1] "
+        "and the host of AGENTHOST_A2A_PUBLIC_URL, comma-separated; a name without a port "
+        "allows any port, '*' any host. Others get 421 (DNS-rebinding protection). Checked "
+        "when the server binds a loopback address or this is set; /healthz and /readyz answer "
+        "any Host.",
     )
 
     session_max: int = Field(
         10_000, ge=1, description="Sessions and stored responses kept per protocol (LRU)."
+    )
+    session_max_bytes: int = Field(
+        64 * 1024 * 1024,
+        ge=1024,
+        description="Bytes of sessions and stored responses kept per protocol (an estimate: "
+        "their text plus ~200 bytes a message); least recently used dropped beyond.",
     )
     session_ttl: float = Field(
         3600.0, gt=0, description="Seconds an idle session is kept (reading it refreshes it)."
@@ -113,6 +131,12 @@ class Settings(BaseSettings):
         description="After SIGTERM (and the drain), seconds for runs to finish; then they end "
         "with an error event and the process exits 0.",
     )
+    loop_stall_seconds: float = Field(
+        0.1,
+        ge=0,
+        description="The event loop watchdog logs (and counts) every stall longer than this, "
+        "naming the task that held the loop; 0 turns it off.",
+    )
 
     # A2A (adapters/a2a): public URLs, gRPC, task store.
     a2a_public_url: str | None = Field(
@@ -163,12 +187,12 @@ class Settings(BaseSettings):
         "agent cards; off gives a strict 1.0 card.",
     )
 
-    @field_validator("adapters", "api_keys", "cors_origins", mode="before")
+    @field_validator("adapters", "api_keys", "cors_origins", "allowed_hosts", mode="before")
     @classmethod
     def _split_commas(cls, value: object) -> object:
         if isinstance(value, str):
             items = [item.strip() for item in value.split(",") if item.strip()]
-            if value.strip() and not items:
+            if value and not items:
                 # " , " must not silently mean "no auth" (or "no adapters").
                 raise ValueError(f"{value!r} lists nothing; leave it unset or empty instead")
             return items
@@ -176,12 +200,15 @@ class Settings(BaseSettings):
 
     def principals(self) -> dict[str, str]:
         """API key → principal name, from ``api_keys`` and ``api_keys_file``; empty = no auth."""
-        entries = [key.get_secret_value() for key in self.api_keys]
+        entries = [
+            (f"AGENTHOST_API_KEYS entry {n}", key.get_secret_value())
+            for n, key in enumerate(self.api_keys, 1)
+        ]
         if self.api_keys_file is not None:
-            from_file = read_keys_file(self.api_keys_file)
+            from_file = read_keys_file_lines(self.api_keys_file)
             if not from_file:
                 raise KeysError(f"the API keys file {self.api_keys_file} holds no key")
-            entries += from_file
+            entries += [(f"{self.api_keys_file} line {n}", entry) for n, entry in from_file]
         return build_principals(entries)
 
     # MCP (adapters/mcp): the /mcp endpoint and the mcp-stdio command.
@@ -207,6 +234,13 @@ class Settings(BaseSettings):
     )
     mcp_session_idle_timeout: float = Field(
         1800.0, gt=0, description="Seconds an idle MCP session is kept (stateful mode only)."
+    )
+
+    mcp_max_sessions: int = Field(
+        1000,
+        ge=1,
+        description="Open MCP transport sessions at most (stateful mode only); a request that "
+        "would open another gets 503 until one ends or idles out.",
     )
 
     @field_validator("mcp_allowed_hosts", "mcp_allowed_origins", mode="before")

@@ -60,7 +60,7 @@ async def running(
         transport: httpx.AsyncBaseTransport = httpx.ASGITransport(app=manager.app)
         if wrap is not None:
             transport = wrap(transport)
-        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
             yield app, client
 
 
@@ -71,5 +71,5 @@ async def openai_client(
     """The official SDK talking to the app in-process."""
     async with running(agents, settings) as (_, http):
         yield openai.AsyncOpenAI(
-            base_url="http://test/v1", api_key=api_key, http_client=http, max_retries=2
+            base_url="http://localhost/v1", api_key=api_key, http_client=http, max_retries=2
         )

@@ -14,7 +14,7 @@ from agenthost.agents import Message
 from agenthost.agents.models import FunctionModel, ModelRequest
 from agenthost.app.settings import Settings
 
-KEYS = {"alice": "key-of-alice", "bob": "key-of-bob"}
+KEYS = {"alice": "key-of-alice-0123456789", "bob": "key-of-bob-0123456789"}
 SECRET = "my card number is 4111-1111"
 
 

@@ -31,6 +31,7 @@ from agenthost.adapters.a2a import cards, push
 from agenthost.adapters.a2a.cluster import ClusterRequestHandler
 from agenthost.adapters.a2a.executor import AgentRunExecutor
 from agenthost.adapters.a2a.grpc_server import GrpcServer
+from agenthost.adapters.a2a.jsonrpc import install_log_filter, refuse_unparsable
 from agenthost.adapters.a2a.options import A2AOptions
 from agenthost.adapters.a2a.service import AgentService, card_response
 from agenthost.adapters.a2a.tasks import TaskStores
@@ -190,11 +191,18 @@ class _AgentDispatch:
 
     def __init__(self, adapter: A2AAdapter) -> None:
         self.adapter = adapter
+        install_log_filter()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         name = scope["path_params"]["agent"]
         service = self.adapter.service_for(principal_of(scope), name)
         app = service.app if service is not None else unknown_agent(name)
+        if service is not None and scope["method"] == "POST" and scope["path"].endswith("/"):
+            # The JSON-RPC endpoint: a body that is not JSON is -32700, not -32603.
+            replay = await refuse_unparsable(scope, receive, send)
+            if replay is None:
+                return
+            receive = replay
         await app(scope, receive, send)
 
 

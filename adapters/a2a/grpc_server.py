@@ -5,9 +5,10 @@ name; the card's gRPC interface carries it, so SDK clients set it
 themselves). A call without a tenant reaches the default agent. The 0.3
 gRPC service, which has no tenant, always reaches the default agent.
 
-With API keys on, every call needs ``authorization: Bearer <key>`` in its
-metadata (checked by an interceptor with the app's keys); the call's
-principal owns its tasks, as on HTTP.
+With API keys on, every call needs ``authorization: Bearer <key>`` (or
+``x-api-key: <key>``, as on HTTP) in its metadata (checked by an interceptor
+with the app's keys); the call's principal owns its tasks, as on HTTP. A
+request whose protobuf does not parse gets ``INVALID_ARGUMENT``.
 """
 
 from __future__ import annotations
@@ -44,9 +45,11 @@ Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
 
 
 def bearer_key(metadata: Any) -> str | None:
-    """The key of an ``authorization: Bearer <key>`` metadata entry."""
+    """The key of an ``authorization: Bearer <key>`` metadata entry, else of ``x-api-key``."""
     scheme, _, token = (_metadata_value(metadata, "authorization") or "").partition(" ")
-    return token.strip() if scheme.lower() == "bearer" else None
+    if scheme.lower() == "bearer" and token.strip():
+        return token.strip()
+    return _metadata_value(metadata, "x-api-key") or None
 
 
 def principal_of_call(metadata: Any, principal_for_key: PrincipalForKey | None) -> str | None:
@@ -92,7 +95,53 @@ class _CallChecks(grpc.aio.ServerInterceptor):
         if principal_of_call(metadata, self.principal_for_key) is None:
             message = "a valid API key is required: send 'authorization: Bearer <key>'"
             return _refusal(handler, grpc.StatusCode.UNAUTHENTICATED, message)
+        return _parsing_strictly(handler)
+
+
+class _Malformed:
+    """A request whose bytes did not parse, handed to the call to refuse."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+
+def _parsing_strictly(handler: Handler) -> Handler:
+    """``handler`` answering ``INVALID_ARGUMENT`` (not ``UNKNOWN``) to a malformed request."""
+    deserialize = handler.request_deserializer
+    if deserialize is None or handler.request_streaming:
         return handler
+
+    def tolerant(data: bytes) -> Any:
+        try:
+            return deserialize(data)
+        except Exception as exc:  # a DecodeError, or a recursion limit
+            return _Malformed(exc)
+
+    async def refuse(request: _Malformed, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        message = f"the request is not a valid protobuf message: {request.error}"
+        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, message)
+
+    codec = {"request_deserializer": tolerant, "response_serializer": handler.response_serializer}
+    if handler.unary_stream:
+        stream: Any = handler.unary_stream
+
+        async def unary_stream(request: Any, context: Any) -> AsyncIterator[Any]:
+            if isinstance(request, _Malformed):
+                await refuse(request, context)
+            async for item in stream(request, context):
+                yield item
+
+        return grpc.unary_stream_rpc_method_handler(unary_stream, **codec)
+    if handler.unary_unary:
+        unary: Any = handler.unary_unary
+
+        async def unary_unary(request: Any, context: Any) -> Any:
+            if isinstance(request, _Malformed):
+                await refuse(request, context)
+            return await unary(request, context)
+
+        return grpc.unary_unary_rpc_method_handler(unary_unary, **codec)
+    return handler
 
 
 def _metadata_value(metadata: Any, name: str) -> str | None:

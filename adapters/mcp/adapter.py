@@ -27,6 +27,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from agenthost.adapters.base import AdapterContext, principal_of
+from agenthost.adapters.mcp.requests import refuse_invalid
 from agenthost.adapters.mcp.server import ServerOptions, build_server
 
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
@@ -48,6 +49,7 @@ class MCPOptions:
     allowed_origins: Sequence[str] = ()
     progress_interval: float = 0.1
     session_idle_timeout: float = 1800.0
+    max_sessions: int = 1000
     max_body_bytes: int = 4 * 1024 * 1024
     protocols: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
@@ -92,6 +94,7 @@ class MCPAdapter:
             stateless=options.stateless,
             security_settings=transport_security(options),
             session_idle_timeout=options.session_idle_timeout,
+            max_sessions=options.max_sessions,
             max_request_body_size=options.max_body_bytes,
         )
         self._router = APIRouter(tags=["mcp"])
@@ -135,4 +138,9 @@ class _Endpoint:
         # The SDK binds a handshake-era session to the user that opened it.
         token = AccessToken(token="", client_id=principal, scopes=[])
         scope["user"] = AuthenticatedUser(token)
+        if scope["method"] == "POST":
+            replay = await refuse_invalid(scope, receive, send)
+            if replay is None:
+                return
+            receive = replay
         await self.manager.handle_request(scope, receive, send)

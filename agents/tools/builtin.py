@@ -43,9 +43,14 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "tan": math.tan,
 }
 _CONSTANTS = {"pi": math.pi, "e": math.e}
-# Bounds that keep one expression from eating the CPU or memory (9**9**9...).
+# Bounds that keep one expression from eating the CPU or memory. One big-int
+# operation holds the GIL until it ends, so a worker thread does not help:
+# every intermediate is bounded instead, and a power is refused *before* it is
+# computed when its result would be too large (``((9**999)**999)**999``).
 _MAX_EXPONENT = 1000
 _MAX_LENGTH = 500
+_MAX_DIGITS = 1000
+_LOG10_2 = math.log10(2)
 
 
 def evaluate(expression: str) -> int | float:
@@ -71,9 +76,8 @@ def _eval(node: ast.expr) -> Any:
         return _CONSTANTS[node.id]
     if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
         left, right = _eval(node.left), _eval(node.right)
-        if isinstance(node.op, ast.Pow) and abs(right) > _MAX_EXPONENT:
-            raise FatalToolError(f"exponent larger than {_MAX_EXPONENT}")
-        return _BINARY[type(node.op)](left, right)
+        _check_cost(node.op, left, right)
+        return _bounded(_BINARY[type(node.op)](left, right))
     if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
         return _UNARY[type(node.op)](_eval(node.operand))
     if (
@@ -82,8 +86,34 @@ def _eval(node: ast.expr) -> Any:
         and node.func.id in _FUNCTIONS
         and not node.keywords
     ):
-        return _FUNCTIONS[node.func.id](*(_eval(arg) for arg in node.args))
+        args = [_eval(arg) for arg in node.args]
+        if node.func.id == "round" and len(args) > 1 and abs(args[1]) > _MAX_DIGITS:
+            raise FatalToolError(f"round to more than {_MAX_DIGITS} digits")
+        return _bounded(_FUNCTIONS[node.func.id](*args))
     raise FatalToolError(f"unsupported syntax: {ast.unparse(node)!r}")
+
+
+def _digits(value: Any) -> float:
+    """Decimal digits of an int (an estimate from its bit length); 0 for a float."""
+    return value.bit_length() * _LOG10_2 if isinstance(value, int) else 0.0
+
+
+def _check_cost(op: ast.operator, left: Any, right: Any) -> None:
+    """Refuse an operation whose result would exceed the bounds, before running it."""
+    if isinstance(op, ast.Pow):
+        if abs(right) > _MAX_EXPONENT:
+            raise FatalToolError(f"exponent larger than {_MAX_EXPONENT}")
+        big = isinstance(left, int) and isinstance(right, int) and right > 0
+        if big and right * math.log10(max(abs(left), 1)) > _MAX_DIGITS:
+            raise FatalToolError(f"result longer than {_MAX_DIGITS} digits")
+    elif isinstance(op, ast.Mult) and _digits(left) + _digits(right) > _MAX_DIGITS + 1:
+        raise FatalToolError(f"result longer than {_MAX_DIGITS} digits")
+
+
+def _bounded(value: Any) -> Any:
+    if isinstance(value, int) and _digits(value) > _MAX_DIGITS + 1:
+        raise FatalToolError(f"result longer than {_MAX_DIGITS} digits")
+    return value
 
 
 @tool

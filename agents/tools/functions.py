@@ -3,16 +3,24 @@
 The name comes from the function, the description from its docstring (a
 function without one is refused when the tool is defined), the input schema
 from the signature: annotations, defaults and ``**kwargs`` (extra fields
-allowed and passed through). Sync functions run in a worker thread.
+allowed and passed through). Sync functions run in a worker thread, never
+on the event loop, with a time-out (``ToolOptions.timeout``, else
+:data:`SYNC_TIMEOUT`): the thread is a daemon, so a call that never ends is
+abandoned on time-out and cannot hold the process at exit (SIGTERM). At most
+:data:`MAX_SYNC_THREADS` run at once, abandoned ones included.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import contextvars
 import inspect
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, get_type_hints, overload
 
-import anyio.to_thread
+import anyio
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from agenthost.agents.errors import ToolError
@@ -22,6 +30,11 @@ if TYPE_CHECKING:
     from agenthost.agents.tools.events import ToolHooks
 
 ToolFunction = Callable[..., Any]
+
+SYNC_TIMEOUT = 60.0
+"""Seconds a sync tool may run when its options set no time-out."""
+MAX_SYNC_THREADS = 40
+_threads = threading.BoundedSemaphore(MAX_SYNC_THREADS)
 
 
 class Tool(BaseTool):
@@ -72,9 +85,44 @@ class Tool(BaseTool):
             return await self.function(**arguments)
         # A sync function cannot be interrupted; on time-out the caller stops
         # waiting and the thread finishes in the background.
-        return await anyio.to_thread.run_sync(
-            lambda: self.function(**arguments), abandon_on_cancel=True
-        )
+        timeout = self.options.timeout or SYNC_TIMEOUT
+        with anyio.move_on_after(timeout) as deadline:
+            return await in_daemon_thread(lambda: self.function(**arguments), self.name)
+        if deadline.cancelled_caught:
+            raise ToolError(f"{self.name} timed out after {timeout:g} s")
+        raise AssertionError("unreachable")  # pragma: no cover
+
+
+async def in_daemon_thread(function: Callable[[], Any], name: str) -> Any:
+    """``function()`` in a new daemon thread; cancelling the wait abandons the thread."""
+    # A thread-safe semaphore (threads release it), so it is polled, not awaited.
+    while not _threads.acquire(blocking=False):  # noqa: ASYNC110
+        await anyio.sleep(0.01)
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def settle(result: Any, error: BaseException | None) -> None:
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
+
+    def run() -> None:
+        result, error = None, None
+        try:
+            result = context.run(function)
+        except BaseException as exc:  # handed to the awaiting task
+            error = exc
+        finally:
+            _threads.release()
+        with contextlib.suppress(RuntimeError):  # the loop closed while the tool ran
+            loop.call_soon_threadsafe(settle, result, error)
+
+    threading.Thread(target=run, name=f"tool {name}", daemon=True).start()
+    return await future
 
 
 @overload

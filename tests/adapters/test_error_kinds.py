@@ -173,7 +173,7 @@ async def seen_over_openai() -> dict[ErrorKind, Any]:
     app = create_app(Settings(adapters=["openai"]), AGENTS)
     async with LifespanManager(app) as manager:
         transport = httpx.ASGITransport(app=manager.app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
             for kind in ErrorKind:
                 answer = await client.post(
                     "/v1/chat/completions",
@@ -193,9 +193,9 @@ async def seen_over_a2a() -> dict[ErrorKind, Any]:
     app = create_app(a2a_settings(), AGENTS)
     async with LifespanManager(app) as manager:
         transport = httpx.ASGITransport(app=manager.app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as http:
             for kind in ErrorKind:
-                url = f"http://test/a2a/{kind.value}"
+                url = f"http://localhost/a2a/{kind.value}"
                 async with await sdk_client(url, "JSONRPC", http=http, streaming=False) as client:
                     task = final_task(await collect(client, user_message("do it")))
                 metadata = task.status.message.metadata

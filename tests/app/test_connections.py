@@ -58,7 +58,7 @@ def answer(sock: socket.socket) -> bytes:
 
 @pytest.mark.parametrize(
     "sent",
-    [b"", b"GET /heal", b"GET /healthz HTTP/1.1\r\nHost: x\r\n"],
+    [b"", b"GET /heal", b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n"],
     ids=["idle", "half a request line", "headers never ended"],
 )
 def test_a_head_that_never_completes_is_closed_with_408(
@@ -78,7 +78,7 @@ def test_trickled_headers_are_cut_at_the_head_time_out(server: tuple[str, int]) 
     url, port = server
     with connect(port) as sock:
         started = time.monotonic()
-        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Slow: ")
         closed = False
         for _ in range(30):  # one byte every 0.1 s, for at most 3 s
             try:
@@ -97,7 +97,7 @@ def test_a_trickled_body_is_cut_at_the_body_time_out(server: tuple[str, int]) ->
     url, port = server
     with connect(port) as sock:
         sock.sendall(
-            b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+            b"POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\n"
             b'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"mod'
         )
         started = time.monotonic()
@@ -110,7 +110,7 @@ def test_a_trickled_body_is_cut_at_the_body_time_out(server: tuple[str, int]) ->
 def test_an_oversized_head_gets_431_without_parsing_it_all(server: tuple[str, int]) -> None:
     url, port = server
     with connect(port) as sock:
-        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ")
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Big: ")
         started = time.monotonic()
         sent = 0
         try:
@@ -126,11 +126,27 @@ def test_an_oversized_head_gets_431_without_parsing_it_all(server: tuple[str, in
     healthy_within_a_second(url)
 
 
+@pytest.mark.parametrize("size", [8193, 9000, 12_000])
+def test_a_head_just_over_the_limit_sent_at_once_gets_431(
+    server: tuple[str, int], size: int
+) -> None:
+    _, port = server
+    start = b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Big: "
+    head = start + b"a" * (size - len(start) - 4) + b"\r\n\r\n"
+    assert len(head) == size
+    with connect(port) as sock:
+        sock.sendall(head)
+        assert answer(sock).startswith(b"HTTP/1.1 431 ")
+    with connect(port) as sock:  # at the limit it is served
+        sock.sendall(start + b"a" * (8192 - len(start) - 4) + b"\r\n\r\n")
+        assert sock.recv(65536).startswith(b"HTTP/1.1 200 ")
+
+
 def test_too_many_headers_get_431(server: tuple[str, int]) -> None:
     url, port = server
     headers = b"".join(b"X-H%d: v\r\n" % i for i in range(30))
     with connect(port) as sock:
-        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + headers + b"\r\n")
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n" + headers + b"\r\n")
         assert answer(sock).startswith(b"HTTP/1.1 431 ")
     healthy_within_a_second(url)
 

@@ -67,7 +67,7 @@ async def test_the_docs_page_follows_the_root_path() -> None:
     # Behind a proxy that mounts the app under a prefix (uvicorn --root-path).
     app = create_app(Settings(), echo())
     transport = httpx.ASGITransport(app=app, root_path="/agents")
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
         page = await client.get("/agents/docs")
     assert page.status_code == 200
     assert "url: '/agents/openapi.json'" in page.text

@@ -1,9 +1,11 @@
+import secrets
+
 import pytest
 
 from agenthost.agents import ChatAgent, Message, SessionKey
 from agenthost.agents.models import EchoModel
 from agenthost.agents.sessions import ManagedSession
-from agenthost.app.memory import LRUMemoryManager
+from agenthost.app.memory import LRUMemoryManager, message_bytes
 
 pytestmark = pytest.mark.anyio
 
@@ -55,3 +57,43 @@ async def test_an_agent_continues_a_managed_session() -> None:
     stored = await memory.get(SessionKey("echo", "s1", "p"))
     assert stored is not None
     assert [m.text for m in stored.messages] == ["one", "one", "two", "two"]
+
+
+async def test_the_byte_budget_drops_least_recently_used_sessions() -> None:
+    memory = LRUMemoryManager("test", max_sessions=100, ttl=60, max_bytes=10_000)
+    keys = [SessionKey("agent", str(n), "p") for n in range(5)]
+    for key in keys:
+        await memory.append(key, [Message.user("x" * 3000)])
+        assert memory.bytes <= 10_000
+    assert memory.size == 3 and memory.evictions == 2
+    assert [await memory.get(k) is not None for k in keys] == [False, False, True, True, True]
+    await memory.append(keys[2], [Message.user("y" * 3000)])  # grows: the oldest other goes
+    assert await memory.get(keys[3]) is None and await memory.get(keys[2]) is not None
+    too_big = SessionKey("agent", "big", "p")
+    await memory.append(too_big, [Message.user("z" * 20_000)])  # larger than the budget
+    assert await memory.get(too_big) is None and memory.bytes <= 10_000
+    assert await memory.get(keys[4]) is not None  # the others stay
+    assert await memory.delete(keys[4]) and memory.bytes == await memory_bytes(memory, keys[2])
+
+
+async def test_many_large_requests_keep_every_store_under_its_byte_budget() -> None:
+    from agenthost.app.settings import Settings
+    from tests.conftest import running
+
+    budget = 4 * 1024 * 1024
+    settings = Settings(adapters=["openai"], session_max_bytes=budget, max_output_chars=2_000_000)
+    big = secrets.token_hex(500_000)  # 1 MB that deflates to ~0.5 MB, echoed back
+    agents = {"echo": ChatAgent("echo", EchoModel())}
+    async with running(agents, settings) as (app, http):
+        for _ in range(12):
+            answer = await http.post("/v1/responses", json={"model": "echo", "input": big})
+            assert answer.status_code == 200, answer.text
+        stores = app.state.host._memories
+        assert stores and all(store.bytes <= budget for store in stores)
+        assert sum(store.evictions for store in stores) > 0
+
+
+async def memory_bytes(memory: LRUMemoryManager, key: SessionKey) -> int:
+    conversation = await memory.get(key)
+    assert conversation is not None
+    return sum(message_bytes(m) for m in conversation.messages)

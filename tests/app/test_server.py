@@ -30,7 +30,7 @@ def echo() -> dict[str, Agent]:
 async def test_ready_only_while_the_lifespan_runs() -> None:
     app = create_app(Settings(), echo())
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
         assert (await client.get("/readyz")).status_code == 503
         assert (await client.get("/healthz")).status_code == 200
     async with running(echo()) as (_, client):
@@ -39,18 +39,20 @@ async def test_ready_only_while_the_lifespan_runs() -> None:
 
 
 async def test_api_keys_guard_every_surface_in_its_own_error_shape() -> None:
-    settings = Settings(api_keys=["k-one", "k-two"])
+    settings = Settings(api_keys=["k-one-0123456789abcdef", "k-two-0123456789abcdef"])
     async with openai_client(echo(), settings, api_key="wrong") as client:
         with pytest.raises(openai.AuthenticationError) as caught:
             await client.models.list()
         assert caught.value.status_code == 401
         assert caught.value.code == "invalid_api_key"
-    async with openai_client(echo(), settings, api_key="k-two") as client:
+    async with openai_client(echo(), settings, api_key="k-two-0123456789abcdef") as client:
         assert [m.id for m in (await client.models.list()).data] == ["echo"]
     async with running(echo(), settings) as (_, client):
         assert (await client.get("/healthz")).status_code == 200
         assert (await client.get("/readyz")).status_code == 200
-        assert (await client.get("/v1/models", headers={"x-api-key": "k-one"})).status_code == 200
+        assert (
+            await client.get("/v1/models", headers={"x-api-key": "k-one-0123456789abcdef"})
+        ).status_code == 200
         missing = await client.post("/v1/chat/completions", json={})
         assert missing.status_code == 401
         assert missing.json()["error"]["type"] == "authentication_error"
@@ -114,7 +116,7 @@ def agenthost_serve(
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 90  # a loaded 2-core machine can take 30 s to start
         while not _ready(url):
             if process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError("agenthost serve did not become ready")
@@ -134,7 +136,9 @@ def _ready(url: str) -> bool:
 
 @pytest.fixture(scope="module")
 def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with agenthost_serve(tmp_path_factory.mktemp("live"), AGENTHOST_API_KEYS="live-key") as (
+    with agenthost_serve(
+        tmp_path_factory.mktemp("live"), AGENTHOST_API_KEYS="live-key-0123456789"
+    ) as (
         _,
         url,
     ):
@@ -142,7 +146,7 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def test_the_sdk_against_a_live_server(live_server: str) -> None:
-    with openai.OpenAI(base_url=f"{live_server}/v1", api_key="live-key") as client:
+    with openai.OpenAI(base_url=f"{live_server}/v1", api_key="live-key-0123456789") as client:
         assert [m.id for m in client.models.list().data] == ["echo"]
         completion = client.chat.completions.create(
             model="echo", messages=[{"role": "user", "content": "over a socket"}]
@@ -173,7 +177,7 @@ def test_the_sdk_against_a_live_server(live_server: str) -> None:
         bad = httpx.post(
             f"{live_server}/v1/chat/completions",
             content=b"{not json",
-            headers={"authorization": "Bearer live-key"},
+            headers={"authorization": "Bearer live-key-0123456789"},
         )
         assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_json"
         assert client.models.retrieve("echo").id == "echo"
@@ -195,7 +199,7 @@ def test_sigterm_turns_readiness_off_then_drains(tmp_path: Path) -> None:
 
 
 async def test_browsers_get_cors_headers_and_preflights_need_no_key() -> None:
-    settings = Settings(api_keys=["k"], cors_origins=["https://chat.example"])
+    settings = Settings(api_keys=["k-0123456789abcdef"], cors_origins=["https://chat.example"])
     async with running(echo(), settings) as (_, client):
         preflight = await client.options(
             "/v1/chat/completions",
@@ -208,11 +212,19 @@ async def test_browsers_get_cors_headers_and_preflights_need_no_key() -> None:
         assert preflight.status_code == 200
         assert preflight.headers["access-control-allow-origin"] == "https://chat.example"
         listed = await client.get(
-            "/v1/models", headers={"origin": "https://chat.example", "authorization": "Bearer k"}
+            "/v1/models",
+            headers={
+                "origin": "https://chat.example",
+                "authorization": "Bearer k-0123456789abcdef",
+            },
         )
         assert listed.headers["access-control-allow-origin"] == "https://chat.example"
         other = await client.get(
-            "/v1/models", headers={"origin": "https://evil.example", "authorization": "Bearer k"}
+            "/v1/models",
+            headers={
+                "origin": "https://evil.example",
+                "authorization": "Bearer k-0123456789abcdef",
+            },
         )
         assert "access-control-allow-origin" not in other.headers
 

@@ -29,7 +29,7 @@ CONFIG = Path(__file__).with_name("agents.yaml")
 async def client() -> AsyncIterator[Client]:
     _, agents = load_agents(CONFIG)
     async with in_process(agents, a2a_settings(a2a_grpc_port=0)) as http:
-        yield await sdk_client("http://test/a2a/tck", "JSONRPC", http=http, streaming=False)
+        yield await sdk_client("http://localhost/a2a/tck", "JSONRPC", http=http, streaming=False)
 
 
 async def run(client: Client, message_id: str) -> dict[str, object]:

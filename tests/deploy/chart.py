@@ -28,7 +28,7 @@ ALL_ON: dict[str, Any] = {
         "cors_origins": ["https://app.example.com", "https://admin.example.com"],
         "access_log": False,
     },
-    "apiKeys": {"keys": {"alice": "sk-alice-1", "bob": "sk-bob-2"}},
+    "apiKeys": {"keys": {"alice": "sk-alice-0123456789", "bob": "sk-bob-0123456789"}},
     "secretEnv": {
         "values": {"OPENAI_API_KEY": "sk-upstream", "OPENAI_BASE_URL": "http://llm:8080/v1"},
         "existingSecrets": ["more-model-keys"],

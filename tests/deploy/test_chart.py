@@ -196,10 +196,10 @@ def test_the_api_keys_secret_becomes_the_keys_file(tmp_path: Path) -> None:
     keys_file = tmp_path / key
     keys_file.write_text(secret["stringData"][key])
     assert Settings(api_keys_file=keys_file).principals() == {
-        "sk-alice-1": "alice",
-        "sk-bob-2": "bob",
+        "sk-alice-0123456789": "alice",
+        "sk-bob-0123456789": "bob",
     }
-    assert read_keys_file(keys_file) == ["alice:sk-alice-1", "bob:sk-bob-2"]
+    assert read_keys_file(keys_file) == ["alice:sk-alice-0123456789", "bob:sk-bob-0123456789"]
     # No keys: no Secret, no keys file, auth off.
     assert "AGENTHOST_API_KEYS_FILE" not in env_of(container(render()))
 

@@ -46,7 +46,7 @@ UNSHARE = ["unshare", "--user", "--map-root-user", "--mount", "--propagation", "
 
 def _pod_files(root: Path) -> tuple[dict[str, str], Path]:
     """The rendered pod's environment, its mounted files laid out under ``root``."""
-    objects = render({"apiKeys": {"keys": {"alice": "sk-alice-test"}}})
+    objects = render({"apiKeys": {"keys": {"alice": "sk-alice-test-0123456789"}}})
     env = env_of(container(objects))
     config = root / "config"
     keys = root / "keys"
@@ -126,7 +126,7 @@ def _ready(url: str) -> bool:
 
 def test_the_pod_serves_its_agents_from_a_read_only_file_system(pod: tuple[str, Path]) -> None:
     url, _ = pod
-    with openai.OpenAI(base_url=f"{url}/v1", api_key="sk-alice-test") as client:
+    with openai.OpenAI(base_url=f"{url}/v1", api_key="sk-alice-test-0123456789") as client:
         assert [m.id for m in client.models.list().data] == ["echo", "assistant"]
         echoed = client.chat.completions.create(
             model="echo", messages=[{"role": "user", "content": "read-only"}]

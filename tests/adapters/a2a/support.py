@@ -58,7 +58,7 @@ async def in_process(
     app = create_app(settings or a2a_settings(), agents, allow=allow)
     async with LifespanManager(app) as manager:
         transport = httpx.ASGITransport(app=manager.app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as http:
             yield http
 
 

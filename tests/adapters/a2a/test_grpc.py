@@ -32,7 +32,7 @@ async def test_ready_only_once_grpc_listens_and_calls_pick_their_agent_by_tenant
     port = free_port()
     app = create_app(a2a_settings(a2a_grpc_port=port, a2a_default_agent="other"), AGENTS)
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as http:
         assert (await http.get("/readyz")).status_code == 503
         async with LifespanManager(app):
             assert (await http.get("/readyz")).status_code == 200
@@ -83,3 +83,29 @@ async def test_a_taken_grpc_port_stops_start_up() -> None:
             async with LifespanManager(app):
                 pass
         assert app.state.ready is False
+
+
+async def test_malformed_protobufs_get_invalid_argument_and_x_api_key_works() -> None:
+    from tests.principals import KEYS, keyed_settings
+
+    port = free_port()
+    settings = keyed_settings(adapters=["openai", "a2a"], a2a_grpc_port=port)
+    app = create_app(settings, AGENTS)
+    async with LifespanManager(app), grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        key = [("x-api-key", KEYS["alice"])]
+        raw = channel.unary_unary("/lf.a2a.v1.A2AService/SendMessage")
+        for garbage in (b"\xff\xff\xff", b"\x0a" * 3, b"\x0a\x05ab"):
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                await raw(garbage, metadata=key)
+            assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT, caught.value
+        stream = channel.unary_stream("/lf.a2a.v1.A2AService/SendStreamingMessage")
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            async for _ in stream(b"\xff\xff\xff", metadata=key):
+                pass
+        assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        stub = a2a_pb2_grpc.A2AServiceStub(channel)  # type: ignore[no-untyped-call]
+        answer = await stub.SendMessage(hello("keyed", tenant="echo"), metadata=key)
+        assert answer.task.artifacts[0].parts[0].text == "keyed"
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await stub.SendMessage(hello("no key", tenant="echo"))
+        assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED

@@ -122,7 +122,7 @@ async def test_the_index_and_cards_give_urls_a_client_can_use() -> None:
     async with in_process(AGENTS, settings) as http:
         index = (await http.get("/a2a")).json()["agents"]
         assert [a["name"] for a in index] == ["echo", "memory"]
-        assert index[0]["card"] == "http://test/a2a/echo/.well-known/agent-card.json"
+        assert index[0]["card"] == "http://localhost/a2a/echo/.well-known/agent-card.json"
         card = (await http.get(index[0]["card"])).json()
         assert card["name"] == "echo" and card["description"] == "Repeats what you say."
         assert card["capabilities"]["streaming"] is True
@@ -130,15 +130,15 @@ async def test_the_index_and_cards_give_urls_a_client_can_use() -> None:
         interfaces = {
             (i["protocolBinding"], i["protocolVersion"]): i for i in card["supportedInterfaces"]
         }
-        assert interfaces["JSONRPC", "1.0"]["url"] == "http://test/a2a/echo"
-        assert interfaces["HTTP+JSON", "1.0"]["url"] == "http://test/a2a/echo"
+        assert interfaces["JSONRPC", "1.0"]["url"] == "http://localhost/a2a/echo"
+        assert interfaces["HTTP+JSON", "1.0"]["url"] == "http://localhost/a2a/echo"
         assert interfaces["GRPC", "1.0"] == {
             "url": "grpc.example.com:443",
             "protocolBinding": "GRPC",
             "protocolVersion": "1.0",
             "tenant": "echo",
         }
-        assert card["url"] == "http://test/a2a/echo"  # the 0.3 fields, for 0.3 clients
+        assert card["url"] == "http://localhost/a2a/echo"  # the 0.3 fields, for 0.3 clients
         assert "securitySchemes" not in card  # auth is off
         # No default agent among two: the root card is 404.
         assert (await http.get("/.well-known/agent-card.json")).status_code == 404
@@ -149,7 +149,7 @@ async def test_card_urls_follow_the_public_url_or_a_trusted_proxy() -> None:
     card_path = "/a2a/echo/.well-known/agent-card.json"
     async with in_process(AGENTS, a2a_settings(a2a_grpc_port=0)) as http:
         untrusted = (await http.get(card_path, headers=headers)).json()
-        assert untrusted["supportedInterfaces"][0]["url"] == "http://test/a2a/echo"
+        assert untrusted["supportedInterfaces"][0]["url"] == "http://localhost/a2a/echo"
         assert not any(i["protocolBinding"] == "GRPC" for i in untrusted["supportedInterfaces"])
     trusted = a2a_settings(a2a_trust_forwarded=True, a2a_default_agent="echo")
     async with in_process(AGENTS, trusted) as http:
@@ -236,3 +236,61 @@ async def test_a_body_that_is_not_utf8_is_a_400_on_every_binding() -> None:
         )
         assert sent.status_code == 200, sent.text
         assert sent.json()["task"]["artifacts"][0]["parts"][0]["text"] == "ok"
+
+
+MESSAGE = '{"messageId":"m","role":"ROLE_USER","parts":[{"text":"x"}]}'
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        (
+            '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"x":' + "1" * 4400 + "}}",
+            -32700,
+        ),
+        (
+            '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":'
+            + "[" * 1000
+            + "]" * 1000
+            + "}",
+            -32700,
+        ),
+        ('{"jsonrpc":"2.0","id":1,"method":"\xff"}', -32700),
+        ('[{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"}}]', -32600),
+        ('{"jsonrpc":"2.0","id":{"a":1},"method":"GetTask","params":{"id":"x"}}', -32600),
+        ('{"jsonrpc":"2.0","id":1}', -32600),
+        ('{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":3}}', -32602),
+        (
+            '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":'
+            + MESSAGE
+            + ',"x":'
+            + "9" * 30
+            + "}}",
+            None,
+        ),
+    ],
+    ids=[
+        "4,400-digit int",
+        "1,000 deep",
+        "not UTF-8",
+        "batch",
+        "object id",
+        "no method",
+        "bad params",
+        "big int ok",
+    ],
+)
+async def test_malformed_json_rpc_gets_its_spec_code_and_logs_no_error(
+    body: str, code: int | None, caplog: pytest.LogCaptureFixture
+) -> None:
+    raw = body.encode("latin-1") if "\xff" in body else body.encode()
+    async with in_process(AGENTS) as http:
+        answer = await http.post(
+            "/a2a/echo", content=raw, headers={**V1, "content-type": "application/json"}
+        )
+    assert answer.status_code == 200
+    if code is None:
+        assert "result" in answer.json(), answer.text
+    else:
+        assert answer.json()["error"]["code"] == code, answer.text
+    assert not [r for r in caplog.records if r.levelno >= 40 or r.exc_info], caplog.text

@@ -107,7 +107,7 @@ async def test_with_keys_on_http_needs_a_key_but_cards_stay_public_and_declare_i
         )
         assert card.json()["securityRequirements"] == [{"schemes": {"bearer": {}}}]
         client = await sdk_client(
-            "http://test/a2a/memory", "JSONRPC", http=http, streaming=False, key=KEYS["alice"]
+            "http://localhost/a2a/memory", "JSONRPC", http=http, streaming=False, key=KEYS["alice"]
         )
         async with client:
             task = final_task(await collect(client, user_message("hello with a key")))
@@ -118,7 +118,7 @@ async def test_with_keys_on_grpc_needs_a_key_and_keeps_principals_apart() -> Non
     port = free_port()
     settings = keyed(a2a_grpc_port=port, a2a_grpc_public_host=f"127.0.0.1:{port}")
     async with in_process(AGENTS, settings) as http:
-        url = "http://test/a2a/memory"
+        url = "http://localhost/a2a/memory"
         async with await sdk_client(
             url, "GRPC", http=http, key=KEYS["alice"], streaming=False
         ) as alice:
@@ -153,13 +153,13 @@ async def test_an_agent_allowed_to_others_is_unknown_to_you_everywhere() -> None
         assert [a["name"] for a in index.json()["agents"]] == ["memory"]
         # The SDK fetches cards without the key: start from a public card, pick the tenant.
         client = await sdk_client(
-            "http://test/a2a/memory", "GRPC", http=http, key=KEYS["alice"], streaming=False
+            "http://localhost/a2a/memory", "GRPC", http=http, key=KEYS["alice"], streaming=False
         )
         async with client:
             client._transport._tenant = "twin"  # type: ignore[attr-defined]
             assert final_task(await collect(client, user_message("hi"))).id
         bob = await sdk_client(
-            "http://test/a2a/memory", "GRPC", http=http, key=KEYS["bob"], streaming=False
+            "http://localhost/a2a/memory", "GRPC", http=http, key=KEYS["bob"], streaming=False
         )
         async with bob:
             bob._transport._tenant = "twin"  # type: ignore[attr-defined]

@@ -94,7 +94,9 @@ async def test_updates_are_posted_to_the_webhook_with_its_token(
     hook, url = webhook
     async with (
         in_process(AGENTS) as http,
-        await sdk_client("http://test/a2a/paced", "JSONRPC", http=http, streaming=False) as client,
+        await sdk_client(
+            "http://localhost/a2a/paced", "JSONRPC", http=http, streaming=False
+        ) as client,
     ):
         task = await send_with_push(client, f"{url}/hook")
         for _ in range(100):
@@ -115,7 +117,9 @@ async def test_configs_are_set_read_listed_and_deleted_and_a_failing_hook_fails_
     _, url = webhook
     async with (
         in_process(AGENTS) as http,
-        await sdk_client("http://test/a2a/paced", "JSONRPC", http=http, streaming=False) as client,
+        await sdk_client(
+            "http://localhost/a2a/paced", "JSONRPC", http=http, streaming=False
+        ) as client,
     ):
         task = await send_with_push(client, f"{url}/broken")
         assert task.status.state == TaskState.TASK_STATE_COMPLETED  # despite the failing hook
@@ -146,7 +150,9 @@ async def test_configs_are_set_read_listed_and_deleted_and_a_failing_hook_fails_
 
 async def test_by_default_webhooks_into_private_networks_are_refused() -> None:
     async with in_process(AGENTS, a2a_settings(a2a_push_private_networks=False)) as http:
-        client = await sdk_client("http://test/a2a/paced", "JSONRPC", http=http, streaming=False)
+        client = await sdk_client(
+            "http://localhost/a2a/paced", "JSONRPC", http=http, streaming=False
+        )
         async with client:
             task = final_task(await collect(client, user_message("go")))
             config = push_config("http://127.0.0.1:9/hook")

@@ -77,7 +77,9 @@ async def http() -> AsyncIterator[httpx.AsyncClient]:
 
 
 async def client_for(http: httpx.AsyncClient, agent: str, *, streaming: bool = False) -> Client:
-    return await sdk_client(f"http://test/a2a/{agent}", "JSONRPC", http=http, streaming=streaming)
+    return await sdk_client(
+        f"http://localhost/a2a/{agent}", "JSONRPC", http=http, streaming=streaming
+    )
 
 
 async def test_a_question_to_the_user_is_input_required_and_the_reply_resumes_the_run(

@@ -30,6 +30,6 @@ async def acp_client(
     async with LifespanManager(app) as manager:
         transport = httpx.ASGITransport(app=manager.app)
         async with Client(
-            transport=transport, base_url="http://test/acp", headers=dict(headers or {})
+            transport=transport, base_url="http://localhost/acp", headers=dict(headers or {})
         ) as client:
             yield client

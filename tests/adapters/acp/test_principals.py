@@ -118,8 +118,10 @@ async def test_an_agent_limited_to_a_principal_is_unknown_to_others() -> None:
     app = create_app(keyed(), agents, allow={"private": frozenset({"alice"})})  # type: ignore[arg-type]
     async with LifespanManager(app) as manager:
         transport = httpx.ASGITransport(app=manager.app)
-        bob = Client(transport=transport, base_url="http://test/acp", headers=bearer("bob"))
-        alice = Client(transport=transport, base_url="http://test/acp", headers=bearer("alice"))
+        bob = Client(transport=transport, base_url="http://localhost/acp", headers=bearer("bob"))
+        alice = Client(
+            transport=transport, base_url="http://localhost/acp", headers=bearer("alice")
+        )
         async with bob, alice:
             assert [a.name async for a in bob.agents()] == ["t"]
             for attempt in (bob.agent(name="private"), bob.run_sync("hi", agent="private")):

@@ -235,7 +235,7 @@ async def test_every_run_answer_names_the_run_in_a_header() -> None:
 async def test_the_openai_surface_still_answers_beside_acp() -> None:
     async with acp_client(AGENTS) as client:
         transport = client.client._transport
-        async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as http:
             models = await http.get("/v1/models")
         assert [m["id"] for m in models.json()["data"]] == ["echo", "t"]
 

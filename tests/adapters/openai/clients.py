@@ -31,5 +31,8 @@ async def openai_client(
     """The official SDK talking to the app in-process."""
     async with running(agents, settings) as (_, http):
         yield openai.AsyncOpenAI(
-            base_url="http://test/v1", api_key="unused", http_client=http, max_retries=max_retries
+            base_url="http://localhost/v1",
+            api_key="unused",
+            http_client=http,
+            max_retries=max_retries,
         )

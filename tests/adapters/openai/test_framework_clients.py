@@ -49,7 +49,7 @@ async def test_pydantic_ai_tools_and_structured_output(relay: ChatAgent) -> None
     from pydantic_ai.providers.openai import OpenAIProvider
 
     async with running({"relay": relay}) as (_, http):
-        client = AsyncOpenAI(base_url="http://test/v1", api_key="k", http_client=http)
+        client = AsyncOpenAI(base_url="http://localhost/v1", api_key="k", http_client=http)
         model = OpenAIChatModel("relay", provider=OpenAIProvider(openai_client=client))
         structured = Agent(model, output_type=City)
         result = await structured.run(

@@ -1,5 +1,7 @@
 """Principals on /v1: stored responses, their items and conversations belong to one API key."""
 
+import re
+
 import httpx
 import pytest
 
@@ -125,7 +127,7 @@ async def test_an_agent_limited_to_a_principal_is_unknown_to_others() -> None:
     agents = {"t": ChatAgent("t", EchoModel()), "private": ChatAgent("private", EchoModel())}
     app = create_app(keyed_settings(), agents, allow={"private": frozenset({"alice"})})
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
         listed = await client.get("/v1/models", headers=bearer("bob"))
         assert [m["id"] for m in listed.json()["data"]] == ["t"]
         body = {"model": "private", "messages": [{"role": "user", "content": "hi"}]}
@@ -162,18 +164,68 @@ def test_named_bare_and_file_keys_give_principals(tmp_path: object) -> None:
     from pathlib import Path
 
     keys = Path(str(tmp_path)) / "keys"
-    keys.write_text("# team keys\ncarol:key-c\n\n dave:key-d  # on call\n")
-    settings = Settings(api_keys=["alice:key-a", "bare-key"], api_keys_file=keys)
+    keys.write_text(
+        "# team keys\ncarol:key-c-0123456789ab\n\n dave:key-d-0123456789ab  # on call\n"
+    )
+    settings = Settings(
+        api_keys=["alice:key-a-0123456789ab", "bare-key-0123456789"], api_keys_file=keys
+    )
     principals = settings.principals()
-    assert principals["key-a"] == "alice"
-    assert principals["key-c"] == "carol" and principals["key-d"] == "dave"
-    assert principals["bare-key"].startswith("key-") and "bare" not in principals["bare-key"]
+    assert principals["key-a-0123456789ab"] == "alice"
+    assert principals["key-c-0123456789ab"] == "carol"
+    assert principals["key-d-0123456789ab"] == "dave"
+    bare = principals["bare-key-0123456789"]
+    assert bare.startswith("key-") and "bare" not in bare
     empty = Path(str(tmp_path)) / "empty"
     empty.write_text("# nothing\n")
     from agenthost.app.principals import KeysError
 
     with pytest.raises(KeysError, match="holds no key"):
         Settings(api_keys_file=empty).principals()
+
+
+@pytest.mark.parametrize(
+    ("value", "error"),
+    [
+        ("alice:", "entry 1 (named 'alice'): the key after ':' is empty"),
+        (":", "entry 1: the key after ':' is empty"),
+        (":0123456789abcdefgh", "entry 1: the name before ':' is empty"),
+        ("alice:0123456789abcdef,bob:tiny", "entry 2 (named 'bob'): the key is shorter than 16"),
+        ("a-bare-short-key", None),
+        ("short-bare-key", "entry 1: the key is shorter than 16 characters"),
+    ],
+)
+def test_empty_and_short_keys_stop_start_up_naming_the_entry_not_the_key(
+    value: str, error: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agenthost.app.principals import KeysError
+
+    monkeypatch.setenv("AGENTHOST_API_KEYS", value)
+    if error is None:
+        assert len(Settings().principals()) == 1
+        return
+    with pytest.raises(KeysError, match=re.escape(error)) as caught:
+        Settings().principals()
+    assert "tiny" not in str(caught.value) and "0123456789" not in str(caught.value)
+
+
+def test_the_keys_file_follows_the_same_rules_naming_the_line(tmp_path: object) -> None:
+    from pathlib import Path
+
+    from agenthost.app.principals import KeysError
+
+    keys = Path(str(tmp_path)) / "keys"
+    keys.write_text("# team\ncarol:key-c-0123456789ab\nalice:\n")
+    with pytest.raises(KeysError, match=f"{re.escape(str(keys))} line 3 \\(named 'alice'\\)"):
+        Settings(api_keys_file=keys).principals()
+
+
+def test_a_whitespace_only_setting_is_a_start_up_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pydantic import ValidationError
+
+    monkeypatch.setenv("AGENTHOST_API_KEYS", "   ")
+    with pytest.raises(ValidationError, match="lists nothing"):
+        Settings()
 
 
 async def test_the_start_up_log_says_whether_auth_is_on_never_the_keys(

@@ -1,0 +1,80 @@
+"""No tool can freeze the server: a real served process keeps answering
+/healthz within 100 ms while a tool attacks it, and SIGTERM still ends it."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+from tests.app.test_server import agenthost_serve
+
+TOOLS = (
+    "agents:\n"
+    "  - {name: calculating, import: 'tests.app.sample_agents:calculating'}\n"
+    "  - {name: spinning, import: 'tests.app.sample_agents:spinning'}\n"
+)
+
+
+def ask(url: str, agent: str, text: str, answers: list[str]) -> None:
+    body = {"model": agent, "messages": [{"role": "user", "content": text}]}
+    try:
+        reply = httpx.post(f"{url}/v1/chat/completions", json=body, timeout=120)
+        answers.append(reply.text)
+    except httpx.TransportError as exc:
+        answers.append(repr(exc))
+
+
+def health_latencies(url: str, seconds: float) -> list[float]:
+    """Seconds each /healthz took, probed every 20 ms for ``seconds``."""
+    latencies = []
+    with httpx.Client(timeout=10) as client:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            started = time.perf_counter()
+            assert client.get(f"{url}/healthz").status_code == 200
+            latencies.append(time.perf_counter() - started)
+            time.sleep(0.02)
+    return latencies
+
+
+def test_healthz_answers_within_100_ms_while_a_tool_attacks(tmp_path: Path) -> None:
+    with agenthost_serve(tmp_path, config=TOOLS) as (_, url):
+        answers: list[str] = []
+        attacks = [
+            threading.Thread(
+                target=ask, args=(url, "calculating", "((9**999)**999)**999", answers)
+            ),
+            threading.Thread(target=ask, args=(url, "spinning", "3", answers)),
+        ]
+        for attack in attacks:
+            attack.start()
+        latencies = health_latencies(url, 2.5)
+        for attack in attacks:
+            attack.join(timeout=30)
+    assert len(latencies) > 20
+    assert max(latencies) < 0.1, sorted(latencies)[-5:]
+    assert any("result longer than 1000 digits" in answer for answer in answers), answers
+    assert any("result: " in answer for answer in answers), answers
+
+
+def test_sigterm_ends_the_process_within_the_grace_time_while_a_tool_spins(
+    tmp_path: Path,
+) -> None:
+    env = {"AGENTHOST_GRACEFUL_SHUTDOWN_SECONDS": "2"}
+    with agenthost_serve(tmp_path, config=TOOLS, **env) as (process, url):
+        answers: list[str] = []
+        spinner = threading.Thread(target=ask, args=(url, "spinning", "600", answers))
+        spinner.start()
+        time.sleep(1)
+        signalled = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+        took = time.monotonic() - signalled
+        spinner.join(timeout=10)
+    # The grace time, then the interrupted run's last events (app/serving.py).
+    assert took < 2 + 5, took
+    assert "server_shutting_down" in answers[0], answers
