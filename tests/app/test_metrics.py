@@ -171,23 +171,23 @@ async def test_promtool_accepts_the_exposition(served: str) -> None:
 
 async def test_metrics_need_a_key_unless_public(upstream: tuple[FakeUpstream, str]) -> None:
     for public in (False, True):
-        settings = Settings(adapters=["openai"], api_keys=["k1"], metrics_public=public)
+        settings = Settings(adapters=["openai"], api_keys=["metrics-key-0123456789"], metrics_public=public)
         app = create_app(settings, {"echo": echo()})
         with serve_in_thread(app, lifespan=True) as url:
             async with httpx.AsyncClient() as http:
                 anonymous = await http.get(f"{url}/metrics")
-                keyed = await http.get(f"{url}/metrics", headers={"authorization": "Bearer k1"})
+                keyed = await http.get(f"{url}/metrics", headers={"authorization": "Bearer metrics-key-0123456789"})
         assert anonymous.status_code == (200 if public else 401)
         assert keyed.status_code == 200
 
 
 async def test_a_metrics_port_of_its_own() -> None:
     port = free_port()
-    settings = Settings(adapters=["openai"], api_keys=["k1"], metrics_port=port)
+    settings = Settings(adapters=["openai"], api_keys=["metrics-key-0123456789"], metrics_port=port)
     app = create_app(settings, {"echo": echo()})
     with serve_in_thread(app, lifespan=True) as url:
         async with httpx.AsyncClient() as http:
-            headers = {"authorization": "Bearer k1"}
+            headers = {"authorization": "Bearer metrics-key-0123456789"}
             body = {"model": "echo", "messages": [{"role": "user", "content": "x"}]}
             await http.post(f"{url}/v1/chat/completions", json=body, headers=headers)
             response = await http.get(f"http://127.0.0.1:{port}/metrics")
