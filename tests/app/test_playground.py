@@ -56,7 +56,7 @@ def _lead(request: ModelRequest) -> Reply:
 
 async def get(app: object, path: str, **headers: str) -> httpx.Response:
     transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
-    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
         return await client.get(path, headers=headers)
 
 
@@ -83,7 +83,7 @@ async def test_the_agent_list_needs_a_key_and_hides_what_the_key_may_not_use() -
         alice = (await get(app, "/playground/agents.json", **bearer("alice"))).json()
         bob = (await get(app, "/playground/agents.json", **bearer("bob"))).json()
     assert alice["auth"] is True
-    assert alice["base_url"] == "http://testserver"
+    assert alice["base_url"] == "http://localhost"
     assert alice["prefixes"] == {"openai": "/v1", "a2a": "/a2a", "mcp": "/mcp", "acp": "/acp"}
     assert [a["name"] for a in alice["agents"]] == ["echo", "sums", "lead", "loud"]
     assert [a["name"] for a in bob["agents"]] == ["echo", "lead", "loud"]
@@ -128,7 +128,7 @@ def progress(stream: str) -> list[dict[str, object]]:
 
 async def stream(app: object, model: str, text: str) -> str:
     transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
-    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
         body = {"model": model, "input": text, "stream": True}
         answer = await client.post("/v1/responses", json=body)
         assert answer.status_code == 200
