@@ -15,7 +15,9 @@ import json
 import logging
 
 import orjson
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
+
+from agenthost.adapters.bodies import read_body, replaying, send_jsonrpc_error
 
 DISPATCHER_LOGGER = "a2a.server.routes.jsonrpc_dispatcher"
 _CLIENT_MISTAKES = (
@@ -50,32 +52,13 @@ def install_log_filter() -> None:
 
 async def refuse_unparsable(scope: Scope, receive: Receive, send: Send) -> Receive | None:
     """Read the body; answer -32700 and return None if it is not JSON, else a replaying receive."""
-    chunks: list[bytes] = []
-    more = True
-    while more:
-        message = await receive()
-        if message["type"] != "http.request":
-            return receive  # disconnected: let the app see it
-        chunks.append(message.get("body", b""))
-        more = message.get("more_body", False)
-    body = b"".join(chunks)
+    body = await read_body(receive)
+    if body is None:
+        return receive  # disconnected: let the app see it
     problem = _parse_problem(body)
     if problem is None:
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if replayed:
-                return await receive()
-            replayed = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        return replay
-    error = {"code": -32700, "message": f"Parse error: {problem}"}
-    payload = orjson.dumps({"jsonrpc": "2.0", "id": None, "error": error})
-    headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(payload))]
-    await send({"type": "http.response.start", "status": 200, "headers": headers})
-    await send({"type": "http.response.body", "body": payload})
+        return replaying(body, receive)
+    await send_jsonrpc_error(send, 200, -32700, f"Parse error: {problem}")
     logging.getLogger(DISPATCHER_LOGGER).info("refused a JSON-RPC body: %s", problem)
     return None
 

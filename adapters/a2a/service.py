@@ -25,9 +25,10 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agenthost.adapters.a2a.users import PrincipalContextBuilder
+from agenthost.adapters.bodies import read_body, replaying
 
 CardFor = Callable[[Request], AgentCard]
 
@@ -68,15 +69,9 @@ class UTF8Bodies:
         if scope["type"] != "http" or scope["method"] != "POST" or relative in ("", "/"):
             await self.app(scope, receive, send)
             return
-        chunks: list[bytes] = []
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return  # the client is gone: nobody to answer
-            chunks.append(message.get("body", b""))
-            if not message.get("more_body", False):
-                break
-        body = b"".join(chunks)
+        body = await read_body(receive)
+        if body is None:
+            return  # the client is gone: nobody to answer
         try:
             body.decode("utf-8")
         except UnicodeDecodeError:
@@ -89,16 +84,7 @@ class UTF8Bodies:
                 scope, receive, send
             )
             return
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if replayed:
-                return await receive()
-            replayed = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replaying(body, receive), send)
 
 
 CARD_MAX_AGE = 300

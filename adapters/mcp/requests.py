@@ -12,37 +12,20 @@ import json
 from typing import Any
 
 import orjson
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
+
+from agenthost.adapters.bodies import read_body, replaying, send_jsonrpc_error
 
 
 async def refuse_invalid(scope: Scope, receive: Receive, send: Send) -> Receive | None:
     """Answer -32600 and return None for a batch or a bad id; else a replaying receive."""
-    chunks: list[bytes] = []
-    more = True
-    while more:
-        message = await receive()
-        if message["type"] != "http.request":
-            return receive
-        chunks.append(message.get("body", b""))
-        more = message.get("more_body", False)
-    body = b"".join(chunks)
+    body = await read_body(receive)
+    if body is None:
+        return receive
     problem = _problem(body)
     if problem is None:
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if replayed:
-                return await receive()
-            replayed = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        return replay
-    error = {"code": -32600, "message": f"Invalid Request: {problem}"}
-    payload = orjson.dumps({"jsonrpc": "2.0", "id": None, "error": error})
-    headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(payload))]
-    await send({"type": "http.response.start", "status": 400, "headers": headers})
-    await send({"type": "http.response.body", "body": payload})
+        return replaying(body, receive)
+    await send_jsonrpc_error(send, 400, -32600, f"Invalid Request: {problem}")
     return None
 
 

@@ -171,12 +171,16 @@ async def test_promtool_accepts_the_exposition(served: str) -> None:
 
 async def test_metrics_need_a_key_unless_public(upstream: tuple[FakeUpstream, str]) -> None:
     for public in (False, True):
-        settings = Settings(adapters=["openai"], api_keys=["metrics-key-0123456789"], metrics_public=public)
+        settings = Settings(
+            adapters=["openai"], api_keys=["metrics-key-0123456789"], metrics_public=public
+        )
         app = create_app(settings, {"echo": echo()})
         with serve_in_thread(app, lifespan=True) as url:
             async with httpx.AsyncClient() as http:
                 anonymous = await http.get(f"{url}/metrics")
-                keyed = await http.get(f"{url}/metrics", headers={"authorization": "Bearer metrics-key-0123456789"})
+                keyed = await http.get(
+                    f"{url}/metrics", headers={"authorization": "Bearer metrics-key-0123456789"}
+                )
         assert anonymous.status_code == (200 if public else 401)
         assert keyed.status_code == 200
 
