@@ -76,5 +76,8 @@ def test_sigterm_ends_the_process_within_the_grace_time_while_a_tool_spins(
         took = time.monotonic() - signalled
         spinner.join(timeout=10)
     # The grace time, then the interrupted run's last events (app/serving.py).
-    assert took < 2 + 5, took
+    # Before the fix the process never exited (the 30 s wait above fails); on a
+    # loaded 2-core CI machine, with coverage tracing the spinning thread in the
+    # served process, the exit has taken up to 11 s, hence the slack.
+    assert took < 2 + 15, took
     assert "server_shutting_down" in answers[0], answers
