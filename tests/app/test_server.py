@@ -17,6 +17,7 @@ from agenthost.agents import Agent, ChatAgent
 from agenthost.agents.models import EchoModel
 from agenthost.app.server import create_app
 from agenthost.app.settings import Settings
+from tests.commands import serve_command
 from tests.conftest import openai_client, running
 from tests.upstream import free_port
 
@@ -100,17 +101,7 @@ def agenthost_serve(
     path = folder / "agents.yaml"
     path.write_text(config)
     port = free_port()
-    command = [
-        sys.executable,
-        "-P",
-        "-m",
-        "agenthost.app",
-        "serve",
-        "--config",
-        str(path),
-        "--port",
-        str(port),
-    ]
+    command = serve_command(path, port)
     process = subprocess.Popen(
         command, env={**os.environ, **env}, cwd=Path(__file__).parents[2], preexec_fn=preexec_fn
     )

@@ -2,7 +2,6 @@
 
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,6 +10,7 @@ import httpx
 import pytest
 from acp_sdk.client import Client
 
+from tests.commands import serve_command
 from tests.upstream import free_port
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -32,17 +32,7 @@ def served(tmp_path: Path) -> Iterator[str]:
     config.write_text(CONFIG)
     port = free_port()
     env = {**os.environ, "AGENTHOST_ADAPTERS": "openai,acp"}
-    command = [
-        sys.executable,
-        "-P",
-        "-m",
-        "agenthost.app",
-        "serve",
-        "--config",
-        str(config),
-        "--port",
-        str(port),
-    ]
+    command = serve_command(config, port)
     server = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{port}"
     try:

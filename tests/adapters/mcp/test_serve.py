@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 
@@ -16,6 +15,7 @@ from agenthost.agents import ChatAgent
 from agenthost.agents.models import EchoModel
 from agenthost.app.server import create_app
 from tests.adapters.mcp.helpers import mcp_settings
+from tests.commands import serve_command
 from tests.upstream import free_port
 
 pytestmark = pytest.mark.anyio
@@ -29,17 +29,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     config.write_text(CONFIG)
     port = free_port()
     env = {**os.environ, "AGENTHOST_ADAPTERS": "openai,mcp", "AGENTHOST_ACCESS_LOG": "false"}
-    argv = [
-        sys.executable,
-        "-P",
-        "-m",
-        "agenthost.app",
-        "serve",
-        "--config",
-        str(config),
-        "--port",
-        str(port),
-    ]
+    argv = serve_command(config, port)
     url = f"http://127.0.0.1:{port}"
     with subprocess.Popen(argv, env=env, stderr=subprocess.PIPE, text=True) as process:
         try:
