@@ -22,7 +22,7 @@ from agenthost.agents.limits import HostBounds, RunBound, RunLimits
 from agenthost.agents.messages import Message, MessageInput, to_messages
 from agenthost.agents.options import RunOptions
 from agenthost.agents.results import RunFinished, RunResult, RunUpdate
-from agenthost.agents.sessions import Session
+from agenthost.agents.sessions import Session, conversation_of
 
 
 @runtime_checkable
@@ -110,7 +110,7 @@ class BaseAgent:
         session: Session | None = None,
         options: RunOptions | None = None,
     ) -> AsyncGenerator[RunUpdate, None]:
-        bound = self.host_bounds.bound(self.limits, self.name)
+        bound = self.host_bounds.bound(self.limits, self.name, conversation_of(session))
         return bound.stream(self._session_run(input, session, options, bound, stream=True))
 
     async def run(
@@ -120,7 +120,7 @@ class BaseAgent:
         session: Session | None = None,
         options: RunOptions | None = None,
     ) -> RunResult:
-        bound = self.host_bounds.bound(self.limits, self.name)
+        bound = self.host_bounds.bound(self.limits, self.name, conversation_of(session))
         return await bound.result(self._drain(input, session, options, bound))
 
     async def _drain(

@@ -86,10 +86,11 @@ class RunBound:
         self,
         limits: RunLimits,
         runs: LiveRuns | None = None,
-        observer: tuple[RunObserver, str] | None = None,
+        observer: tuple[RunObserver, str, str | None] | None = None,
     ) -> None:
         self._limits = limits
-        self._observer = observer  # (observer, agent name): probed once the run starts
+        # (observer, agent name, conversation id): probed once the run starts
+        self._observer = observer
         self._scope: ScopedRunProbe | None = None  # the current context while it works
         self._text = 0
         self._reason: AgentError | None = None
@@ -185,8 +186,8 @@ class RunBound:
     def _probe(self) -> RunProbe | None:
         if self._observer is None:
             return None
-        observer, agent = self._observer
-        probe = observer.run_started(agent)
+        observer, agent, conversation = self._observer
+        probe = observer.run_started(agent, conversation)
         if hasattr(probe, "attach"):
             self._scope = cast(ScopedRunProbe, probe)
         return probe
@@ -252,7 +253,8 @@ class HostBounds:
     observer: RunObserver | None = None
     """What watches the runs (metrics): see :mod:`agents.observe`."""
 
-    def bound(self, own: RunLimits, agent: str = "") -> RunBound:
-        """A bound for one run of agent ``agent`` with ``own`` limits."""
-        observer = (self.observer, agent) if self.observer is not None else None
+    def bound(self, own: RunLimits, agent: str = "", conversation: str | None = None) -> RunBound:
+        """A bound for one run of agent ``agent`` with ``own`` limits, in the session
+        ``conversation`` (its id, for the observer) if any."""
+        observer = (self.observer, agent, conversation) if self.observer is not None else None
         return RunBound(self.defaults.merged(own), self.runs, observer)

@@ -10,10 +10,19 @@ begins (the first wait on its updates, or on its result), then
 text), then :meth:`RunProbe.finished` exactly once, with the result or the
 error, or with neither when the caller closed the run before its end (a
 client gone, a cancel). Hooks must not raise and must not await.
+
+Trace context in and out (:class:`TraceHooks`): a surface that is not an HTTP
+request (a gRPC call, an MCP request's ``_meta``) wraps its work in
+:func:`incoming`; a call going out (an MCP tool server, a push webhook) adds
+:func:`outgoing`'s W3C headers. Both do nothing unless the app's tracing set
+:data:`current_tracing` (per HTTP request, and around the adapters' lifespans).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from contextlib import AbstractContextManager, nullcontext
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agenthost.agents.results import RunResult
@@ -43,7 +52,9 @@ class ScopedRunProbe(RunProbe, Protocol):
 class RunObserver(Protocol):
     """Watches every run of the agents it is attached to (through ``HostBounds``)."""
 
-    def run_started(self, agent: str) -> RunProbe: ...
+    def run_started(self, agent: str, conversation: str | None = None) -> RunProbe:
+        """A run of ``agent`` begins, in the session ``conversation`` (its id) if any."""
+        ...
 
 
 class ModelCallProbe(Protocol):
@@ -65,3 +76,36 @@ class UpstreamObserver(Protocol):
     def model_call(self, model: str, params: dict[str, Any]) -> ModelCallProbe | None:
         """A call of ``model`` with the request body ``params`` begins (None: not watched)."""
         ...
+
+
+class TraceHooks(Protocol):
+    """Trace context across protocols (the app's tracing implements it)."""
+
+    def server_call(
+        self, name: str, carrier: Mapping[str, Any], attributes: Mapping[str, Any]
+    ) -> AbstractContextManager[None]:
+        """A ``SERVER`` span current inside, its parent from ``carrier``'s ``traceparent``
+        (else the current span)."""
+        ...
+
+    def outgoing(self) -> dict[str, str]:
+        """The W3C headers (``traceparent``) of the current span, for a call going out."""
+        ...
+
+
+current_tracing: ContextVar[TraceHooks | None] = ContextVar("agenthost_tracing", default=None)
+"""The tracing of the host serving the current request (None: tracing off)."""
+
+
+def incoming(
+    name: str, carrier: Mapping[str, Any], **attributes: Any
+) -> AbstractContextManager[None]:
+    """Work of a request named ``name`` whose trace context ``carrier`` carries."""
+    hooks = current_tracing.get()
+    return nullcontext() if hooks is None else hooks.server_call(name, carrier, attributes)
+
+
+def outgoing() -> dict[str, str]:
+    """Headers carrying the current trace context out (empty when tracing is off)."""
+    hooks = current_tracing.get()
+    return {} if hooks is None else hooks.outgoing()

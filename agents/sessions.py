@@ -121,6 +121,12 @@ class ManagedSession:
         await self.manager.append(self.key, [], meta={NOTES: dict(notes)})
 
 
+def conversation_of(session: Session | None) -> str | None:
+    """The id the client gave ``session`` (a :class:`ManagedSession`'s), else None."""
+    key = getattr(session, "key", None)
+    return key.session if isinstance(key, SessionKey) else None
+
+
 class InMemorySession:
     """A session that is just a list, for scripts and tests."""
 

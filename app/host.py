@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, cast
 from agenthost.adapters.base import Adapter, AdapterContext, AdapterPackage
 from agenthost.agents import Agent, BaseAgent, MemoryManager
 from agenthost.agents.limits import HostBounds, LiveRuns, RunLimits
+from agenthost.agents.observe import current_tracing
 from agenthost.app.build import load_agents
 from agenthost.app.memory import LRUMemoryManager, memory_factory
 from agenthost.app.metrics import Metrics, attach, current_protocol, serve_metrics_port
@@ -142,6 +143,8 @@ class Host:
             await stack.enter_async_context(serve_metrics_port(self.metrics, self.settings))
             if self.tracing is not None:
                 stack.callback(self.tracing.shutdown)
+                # What runs inside (adapters' servers, stdio commands) carries trace context.
+                stack.callback(current_tracing.reset, current_tracing.set(self.tracing))
             for resource in self.registry.resources:
                 await stack.enter_async_context(resource.lifespan())
             for agent in self.registry.values():

@@ -153,7 +153,7 @@ class Metrics:
         return generate_latest(self.registry)
 
     # RunObserver
-    def run_started(self, agent: str) -> _Run:
+    def run_started(self, agent: str, conversation: str | None = None) -> _Run:
         protocol = current_protocol.get()
         key = (protocol, agent)
         series = self._series.get(key)

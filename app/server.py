@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 import orjson
 from fastapi import FastAPI
+from fastapi.telemetry import TelemetryConfig
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
@@ -79,7 +80,17 @@ def create_app(
             finally:
                 app.state.ready = False
 
-    app = FastAPI(title="agenthost", lifespan=lifespan, docs_url=None, redoc_url=None)
+    # FastAPI's own OpenTelemetry is off: app/tracing.py makes the one server span per
+    # request (FastAPI's would double it under a global provider, and its checks of the
+    # global providers cost every request).
+    no_telemetry: TelemetryConfig = {"tracing": False, "metrics": False, "logs": False}
+    app = FastAPI(
+        title="agenthost",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        telemetry=no_telemetry,
+    )
     add_docs(app)
     if settings.playground:
         app.include_router(build_router())

@@ -22,7 +22,8 @@ Each host has a tracer provider of its own (not the global one), shut down
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import orjson
@@ -30,14 +31,20 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agenthost.agents import Agent, ChatAgent, RunResult
 from agenthost.agents.models.base import ModelResponse
-from agenthost.agents.observe import ModelCallProbe, RunObserver, RunProbe, UpstreamObserver
+from agenthost.agents.observe import (
+    ModelCallProbe,
+    RunObserver,
+    RunProbe,
+    UpstreamObserver,
+    current_tracing,
+)
 from agenthost.agents.tools import ToolEvent
 from agenthost.app.metrics import outcome_of
 
 try:
     from opentelemetry import context as otel_context
     from opentelemetry import trace
-    from opentelemetry.propagate import extract, inject
+    from opentelemetry.propagate import inject
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import (
@@ -46,8 +53,14 @@ try:
         SpanExporter,
     )
     from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 except ImportError as exc:  # pragma: no cover - the extra is missing
     raise ImportError('tracing needs the otel extra: pip install "agenthost[otel]"') from exc
+
+
+_W3C = TraceContextTextMapPropagator()
+_ROOT = otel_context.Context()
+_TRACE_HEADERS = (b"traceparent", b"tracestate")
 
 
 def _exporters(environ: Mapping[str, str]) -> list[SpanExporter]:
@@ -82,7 +95,8 @@ class Tracing:
 
     def __init__(self, environ: Mapping[str, str] = os.environ) -> None:
         service = environ.get("OTEL_SERVICE_NAME") or "agenthost"
-        self.provider = TracerProvider(resource=Resource.create({"service.name": service}))
+        resource = Resource.create({"service.name": service})
+        self.provider = TracerProvider(resource=_Resource(resource.attributes, resource.schema_url))
         for exporter in _exporters(environ):
             self.provider.add_span_processor(BatchSpanProcessor(exporter))
         self.tracer = self.provider.get_tracer("agenthost")
@@ -92,6 +106,32 @@ class Tracing:
     def shutdown(self) -> None:
         """Flush the spans not yet exported, and stop."""
         self.provider.shutdown()
+
+    # TraceHooks (agents.observe): gRPC calls, MCP _meta, calls going out
+    @contextmanager
+    def server_call(
+        self, name: str, carrier: Mapping[str, Any], attributes: Mapping[str, Any]
+    ) -> Iterator[None]:
+        # Only well-formed W3C values: an MCP _meta is whatever the client sent.
+        w3c = {k: v for k in ("traceparent", "tracestate") if isinstance(v := carrier.get(k), str)}
+        parent = _W3C.extract(w3c, otel_context.get_current()) if w3c else None
+        span = self.tracer.start_span(
+            name, context=parent, kind=SpanKind.SERVER, attributes=attributes
+        )
+        token = otel_context.attach(trace.set_span_in_context(span))
+        try:
+            yield
+        except BaseException as exc:
+            _failed(span, exc)
+            raise
+        finally:
+            otel_context.detach(token)
+            span.end()
+
+    def outgoing(self) -> dict[str, str]:
+        headers: dict[str, str] = {}
+        _W3C.inject(headers)
+        return headers
 
     def observer(self, inner: RunObserver | None) -> RunObserver:
         """A run observer making ``invoke_agent`` spans, telling ``inner`` too (metrics)."""
@@ -112,18 +152,33 @@ class Tracing:
                 agent.model.observer = _Upstream(self, name, inner)
 
 
+class _Resource(Resource):
+    """A resource hashed once: the OTLP encoder groups each span by its resource,
+    and :class:`Resource` hashes a sorted JSON dump of its attributes every time."""
+
+    def __hash__(self) -> int:
+        cached: int | None = self.__dict__.get("_hash")
+        if cached is None:
+            cached = self.__dict__["_hash"] = super().__hash__()
+        return cached
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or super().__eq__(other)
+
+
 class _Runs:
     def __init__(self, tracing: Tracing, inner: RunObserver | None) -> None:
         self.tracing = tracing
         self.inner = inner
 
-    def run_started(self, agent: str) -> RunProbe:
+    def run_started(self, agent: str, conversation: str | None = None) -> RunProbe:
+        attributes = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent}
+        if conversation is not None:
+            attributes["gen_ai.conversation.id"] = conversation
         span = self.tracing.tracer.start_span(
-            f"invoke_agent {agent}",
-            kind=SpanKind.INTERNAL,
-            attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent},
+            f"invoke_agent {agent}", kind=SpanKind.INTERNAL, attributes=attributes
         )
-        inner = self.inner.run_started(agent) if self.inner is not None else None
+        inner = self.inner.run_started(agent, conversation) if self.inner is not None else None
         return _RunSpan(span, inner)
 
 
@@ -153,9 +208,13 @@ class _RunSpan:
             self.inner.finished(result, error)
         span = self.span
         if result is not None:
-            span.set_attribute("gen_ai.usage.input_tokens", result.usage.input_tokens)
-            span.set_attribute("gen_ai.usage.output_tokens", result.usage.output_tokens)
-            span.set_attribute("gen_ai.response.finish_reasons", [result.finish_reason])
+            span.set_attributes(
+                {
+                    "gen_ai.usage.input_tokens": result.usage.input_tokens,
+                    "gen_ai.usage.output_tokens": result.usage.output_tokens,
+                    "gen_ai.response.finish_reasons": [result.finish_reason],
+                }
+            )
         else:
             _failed(span, error)
         span.end()
@@ -248,36 +307,51 @@ class _ToolSpans:
 
 
 class ServerSpans:
-    """Pure ASGI: one ``SERVER`` span per HTTP request, its parent from ``traceparent``."""
+    """Pure ASGI: one ``SERVER`` span per HTTP request, its parent from ``traceparent``.
+
+    Cheap on purpose (it runs on every request): only the two W3C headers are
+    read (no baggage, no dict of every header), the status is set once, and
+    nothing else is recorded per response chunk.
+    """
 
     def __init__(self, app: ASGIApp, tracing: Tracing) -> None:
         self.app = app
+        self.tracing = tracing
         self.tracer = tracing.tracer
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        carrier = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        carrier = {
+            k.decode("latin-1"): v.decode("latin-1")
+            for k, v in scope["headers"]
+            if k in _TRACE_HEADERS
+        }
         method, path = scope["method"], scope["path"]
         span = self.tracer.start_span(
             f"{method} {path}",
-            context=extract(carrier),
+            context=_W3C.extract(carrier) if carrier else _ROOT,
             kind=SpanKind.SERVER,
             attributes={"http.request.method": method, "url.path": path},
         )
         token = otel_context.attach(trace.set_span_in_context(span))
+        hooks = current_tracing.set(self.tracing)
+        status = 0
 
         async def send_status(message: Message) -> None:
-            if message["type"] == "http.response.start":
+            nonlocal status
+            if not status and message["type"] == "http.response.start":
                 status = message["status"]
-                span.set_attribute("http.response.status_code", status)
-                if status >= 500:
-                    span.set_status(Status(StatusCode.ERROR))
             await send(message)
 
         try:
             await self.app(scope, receive, send_status)
         finally:
+            current_tracing.reset(hooks)
             otel_context.detach(token)
+            if status:
+                span.set_attribute("http.response.status_code", status)
+                if status >= 500:
+                    span.set_status(Status(StatusCode.ERROR))
             span.end()

@@ -18,7 +18,6 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 
-import httpx
 import orjson
 from a2a.types import AgentCard
 from fastapi import APIRouter
@@ -65,7 +64,7 @@ class A2AAdapter:
         self.default_agent = self._default_agent()
         # Only tasks shared by replicas can be cancelled from another one.
         self.cancels = CancelChannel.of(context.memory, "a2a") if self.stores.shared else None
-        self._push_client = httpx.AsyncClient(timeout=push.TIMEOUT)
+        self._push_client = push.new_client()
         self.services: dict[str, AgentService] = {
             name: self._service(agent) for name, agent in context.agents.items()
         }

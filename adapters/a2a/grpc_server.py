@@ -34,6 +34,7 @@ from a2a.utils.constants import VERSION_HEADER
 
 from agenthost.adapters.a2a.users import PrincipalForKey, PrincipalUser
 from agenthost.agents import ANONYMOUS
+from agenthost.agents.observe import incoming
 
 if TYPE_CHECKING:
     from agenthost.adapters.a2a.adapter import A2AAdapter
@@ -95,7 +96,7 @@ class _CallChecks(grpc.aio.ServerInterceptor):
         if principal_of_call(metadata, self.principal_for_key) is None:
             message = "a valid API key is required: send 'authorization: Bearer <key>'"
             return _refusal(handler, grpc.StatusCode.UNAUTHENTICATED, message)
-        return _parsing_strictly(handler)
+        return _parsing_strictly(handler, method, metadata)
 
 
 class _Malformed:
@@ -105,11 +106,16 @@ class _Malformed:
         self.error = error
 
 
-def _parsing_strictly(handler: Handler) -> Handler:
-    """``handler`` answering ``INVALID_ARGUMENT`` (not ``UNKNOWN``) to a malformed request."""
+def _parsing_strictly(handler: Handler, method: str = "", metadata: Any = ()) -> Handler:
+    """``handler`` answering ``INVALID_ARGUMENT`` (not ``UNKNOWN``) to a malformed request,
+    its work traced (a ``SERVER`` span whose parent is the metadata's ``traceparent``)."""
     deserialize = handler.request_deserializer
     if deserialize is None or handler.request_streaming:
         return handler
+    name = method.lstrip("/")
+    service, _, rpc = name.rpartition("/")
+    carrier = {k: v for k, v in metadata or () if isinstance(v, str)}
+    attributes = {"rpc.system": "grpc", "rpc.service": service, "rpc.method": rpc}
 
     def tolerant(data: bytes) -> Any:
         try:
@@ -128,8 +134,9 @@ def _parsing_strictly(handler: Handler) -> Handler:
         async def unary_stream(request: Any, context: Any) -> AsyncIterator[Any]:
             if isinstance(request, _Malformed):
                 await refuse(request, context)
-            async for item in stream(request, context):
-                yield item
+            with incoming(name, carrier, **attributes):
+                async for item in stream(request, context):
+                    yield item
 
         return grpc.unary_stream_rpc_method_handler(unary_stream, **codec)
     if handler.unary_unary:
@@ -138,7 +145,8 @@ def _parsing_strictly(handler: Handler) -> Handler:
         async def unary_unary(request: Any, context: Any) -> Any:
             if isinstance(request, _Malformed):
                 await refuse(request, context)
-            return await unary(request, context)
+            with incoming(name, carrier, **attributes):
+                return await unary(request, context)
 
         return grpc.unary_unary_rpc_method_handler(unary_unary, **codec)
     return handler

@@ -4,7 +4,7 @@ Only http(s) URLs are accepted. Unless private networks are allowed, a URL
 whose host resolves to a loopback, private, link-local or cloud-metadata
 address is refused too (the SDK's policy), so a client cannot make the
 server POST into its own network. A webhook that fails is logged; the
-task goes on.
+task goes on. When traced, each POST carries the trace (``traceparent``).
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from urllib.parse import urlsplit
 import httpx
 from a2a.server.tasks import BasePushNotificationSender, PushNotificationConfigStore
 from a2a.utils.push_url_validator import validate_push_notification_url
+
+from agenthost.agents.observe import outgoing
 
 PushURLValidator = Callable[[str], Awaitable[bool]]
 TIMEOUT = httpx.Timeout(10.0, connect=5.0)
@@ -27,6 +29,15 @@ async def http_url(url: str) -> bool:
     except ValueError:
         return False
     return parts.scheme in ("http", "https") and bool(parts.hostname)
+
+
+async def _with_trace(request: httpx.Request) -> None:
+    request.headers.update(outgoing())
+
+
+def new_client() -> httpx.AsyncClient:
+    """The client posting to webhooks: bounded in time, the trace context sent along."""
+    return httpx.AsyncClient(timeout=TIMEOUT, event_hooks={"request": [_with_trace]})
 
 
 def url_validator(*, private_networks: bool) -> PushURLValidator:

@@ -25,6 +25,7 @@ from agenthost.adapters.base import AdapterContext, principal_of
 from agenthost.adapters.mcp import convert
 from agenthost.adapters.mcp.calls import AgentCall
 from agenthost.agents import ANONYMOUS, Agent
+from agenthost.agents.observe import incoming
 
 INSTRUCTIONS = (
     "Each tool is an agent. Send it a message; pass the same session_id on later calls "
@@ -71,7 +72,9 @@ def build_server(context: AdapterContext, options: ServerOptions) -> Server[Any]
         if agent is None:
             raise convert.unknown_tool(params.name)
         call = AgentCall(agent, params, ctx, context.memory, caller(ctx), options.progress_interval)
-        return await call.result()
+        # Traced under the client's _meta.traceparent when it sends one.
+        with incoming(f"tools/call {params.name}", params.meta or {}, **_call_attributes(params)):
+            return await call.result()
 
     async def list_resources(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -118,6 +121,10 @@ def build_server(context: AdapterContext, options: ServerOptions) -> Server[Any]
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
     )
+
+
+def _call_attributes(params: types.CallToolRequestParams) -> dict[str, str]:
+    return {"mcp.method.name": "tools/call", "gen_ai.tool.name": params.name}
 
 
 def _version() -> str:

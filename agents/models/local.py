@@ -69,6 +69,7 @@ from agenthost.agents.models.openai_format import (
     to_chat_messages,
     to_chat_settings,
 )
+from agenthost.agents.observe import UpstreamObserver
 from agenthost.agents.results import TextDelta
 from agenthost.agents.tools.base import ToolDefinition
 
@@ -258,6 +259,8 @@ class LocalModel(BaseChatModel):
     """A chat model served by an in-process llama.cpp runtime."""
 
     supports_response_format = True
+    observer: UpstreamObserver | None = None
+    """What watches its calls (see :mod:`agents.observe`); set by the app."""
 
     def __init__(
         self, name: str, *, context_size: int = 4096, parallel: int = 2, threads: int = 1
@@ -304,11 +307,20 @@ class LocalModel(BaseChatModel):
                 "json_schema": {"name": "tool_call", "schema": call_schema(forced)},
             }
         accumulator = ChatStreamAccumulator()
-        async for chunk in self._runtime.chunks(body):
-            # A forced call's text is the call itself, not an answer to stream.
-            if (text := accumulator.add(chunk)) and not forced:
-                yield TextDelta(text)
-        response = accumulator.response()
+        # The observer (traces: a ``chat`` span) watches the call, as an upstream's.
+        call = self.observer.model_call(self.name, body) if self.observer is not None else None
+        try:
+            async for chunk in self._runtime.chunks(body):
+                # A forced call's text is the call itself, not an answer to stream.
+                if (text := accumulator.add(chunk)) and not forced:
+                    yield TextDelta(text)
+            response = accumulator.response()
+        except BaseException as exc:
+            if call is not None:
+                call.finished(None, exc)
+            raise
+        if call is not None:
+            call.finished(response, None)
         yield as_tool_call(response, self.name) if forced else response
 
 

@@ -26,6 +26,7 @@ import anyio
 import anyio.abc
 
 from agenthost.agents.errors import AgentError, ToolError
+from agenthost.agents.observe import outgoing
 
 try:
     import httpx2
@@ -125,7 +126,9 @@ class MCPConnection:
         """Call a tool; a lost session becomes a ToolError and is reopened by the next call."""
         client = await self._ready_client()
         try:
-            return await client.call_tool(tool, arguments)
+            # The trace goes along in the request's _meta (traceparent), when traced.
+            meta: Any = outgoing() or None
+            return await client.call_tool(tool, arguments, meta=meta)
         except MCPError as exc:
             if exc.code == CONNECTION_CLOSED:
                 self._lose(client, exc.message)
