@@ -9,9 +9,11 @@ from collections.abc import Iterator
 import openai
 import pytest
 from acp_sdk.client import Client as ACPClient
+from acp_sdk.models import Session
 
-from agenthost.agents import ChatAgent
+from agenthost.agents import ChatAgent, ModelSettings
 from agenthost.agents.models import EchoModel
+from agenthost.agents.models.local import LocalModel
 from agenthost.agents.models.openai import OpenAIModel
 from agenthost.agents.tools import calculator
 from agenthost.app.server import create_app
@@ -111,3 +113,24 @@ async def test_message_contents_only_when_asked(
 async def test_tracing_is_off_without_the_variables() -> None:
     app = create_app(Settings(adapters=["openai"]), {"echo": ChatAgent("echo", EchoModel())})
     assert app.state.host.tracing is None
+
+
+async def test_the_embedded_model_has_chat_spans_and_runs_name_their_conversation(
+    receiver: Receiver,
+) -> None:
+    settings = ModelSettings(max_tokens=8, temperature=0, seed=7)
+    agents = {"local": ChatAgent("local", LocalModel("smollm2"), model_settings=settings)}
+    with serve_in_thread(create_app(Settings(adapters=["acp"]), agents), lifespan=True) as url:
+        conversation = Session()
+        async with ACPClient(base_url=f"{url}/acp") as acp, acp.session(conversation) as session:
+            run = await session.run_sync("Say hello.", agent="local")
+            assert run.status == "completed"
+    (chat,) = receiver.named("chat smollm2")
+    (run_span,) = receiver.named("invoke_agent local")
+    assert chat.parent_id == run_span.span_id and chat.kind == 3  # CLIENT
+    assert chat.attributes["gen_ai.request.model"] == "smollm2"
+    assert chat.attributes["gen_ai.usage.input_tokens"] > 0
+    assert 0 < chat.attributes["gen_ai.usage.output_tokens"] <= 8
+    assert chat.attributes["gen_ai.response.finish_reasons"] in (["stop"], ["length"])
+    # The IBM ACP session is the run's conversation.
+    assert run_span.attributes["gen_ai.conversation.id"] == str(conversation.id)
