@@ -73,7 +73,7 @@ def _exporters(environ: Mapping[str, str]) -> list[SpanExporter]:
         )
         if protocol == "grpc":
             try:
-                from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (  # type: ignore[import-not-found]
+                from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (
                     OTLPSpanExporter as GRPCExporter,
                 )
             except ImportError as exc:

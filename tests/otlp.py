@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import gzip
 from collections.abc import Iterator
+from concurrent import futures
 from dataclasses import dataclass
 from typing import Any
 
+import grpc
 import pytest
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -52,7 +58,10 @@ class Receiver:
         body = await request.body()
         if request.headers.get("content-encoding") == "gzip":
             body = gzip.decompress(body)
-        export = ExportTraceServiceRequest.FromString(body)
+        self.add(ExportTraceServiceRequest.FromString(body))
+        return Response(b"", media_type="application/x-protobuf")
+
+    def add(self, export: ExportTraceServiceRequest) -> None:
         for resource in export.resource_spans:
             for attribute in resource.resource.attributes:
                 if attribute.key == "service.name":
@@ -70,7 +79,6 @@ class Receiver:
                             span.status.code == 2,
                         )
                     )
-        return Response(b"", media_type="application/x-protobuf")
 
     def named(self, name: str) -> list[Span]:
         return [span for span in self.spans if span.name == name]
@@ -87,3 +95,34 @@ def receiving(monkeypatch: pytest.MonkeyPatch) -> Iterator[Receiver]:
         monkeypatch.setenv("OTEL_SERVICE_NAME", "agenthost-test")
         monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "50")
         yield receiver
+
+
+class _TraceService(trace_service_pb2_grpc.TraceServiceServicer):
+    def __init__(self, receiver: Receiver) -> None:
+        self.receiver = receiver
+
+    def Export(
+        self, request: ExportTraceServiceRequest, context: grpc.ServicerContext
+    ) -> ExportTraceServiceResponse:
+        self.receiver.add(request)
+        return ExportTraceServiceResponse()
+
+
+def receiving_grpc(monkeypatch: pytest.MonkeyPatch) -> Iterator[Receiver]:
+    """As :func:`receiving`, the exports coming over OTLP/gRPC (opentelemetry-proto's
+    collector service on a real port)."""
+    receiver = Receiver()
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    service = _TraceService(receiver)
+    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(service, server)  # type: ignore[no-untyped-call]
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        monkeypatch.setenv("OTEL_TRACES_EXPORTER", "otlp")
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{port}")
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+        monkeypatch.setenv("OTEL_SERVICE_NAME", "agenthost-grpc")
+        monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "50")
+        yield receiver
+    finally:
+        server.stop(None)

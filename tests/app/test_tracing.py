@@ -19,7 +19,7 @@ from agenthost.agents.tools import calculator
 from agenthost.app.server import create_app
 from agenthost.app.settings import Settings
 from tests.app.conftest import Lines
-from tests.otlp import PARENT_ID, TRACE_ID, TRACEPARENT, Receiver, receiving
+from tests.otlp import PARENT_ID, TRACE_ID, TRACEPARENT, Receiver, receiving, receiving_grpc
 from tests.upstream import FakeUpstream, serve_in_thread
 
 pytestmark = pytest.mark.anyio
@@ -134,3 +134,24 @@ async def test_the_embedded_model_has_chat_spans_and_runs_name_their_conversatio
     assert chat.attributes["gen_ai.response.finish_reasons"] in (["stop"], ["length"])
     # The IBM ACP session is the run's conversation.
     assert run_span.attributes["gen_ai.conversation.id"] == str(conversation.id)
+
+
+@pytest.fixture
+def grpc_receiver(monkeypatch: pytest.MonkeyPatch) -> Iterator[Receiver]:
+    yield from receiving_grpc(monkeypatch)
+
+
+async def test_spans_go_over_otlp_grpc_when_asked(grpc_receiver: Receiver) -> None:
+    app = create_app(Settings(adapters=["openai"]), {"echo": ChatAgent("echo", EchoModel())})
+    with serve_in_thread(app, lifespan=True) as url:
+        async with openai.AsyncOpenAI(base_url=f"{url}/v1", api_key="unused") as client:
+            await client.chat.completions.create(
+                model="echo",
+                messages=[{"role": "user", "content": "over grpc"}],
+                extra_headers={"traceparent": TRACEPARENT},
+            )
+    assert grpc_receiver.services == {"agenthost-grpc"}
+    (run_span,) = grpc_receiver.named("invoke_agent echo")
+    (server,) = grpc_receiver.named("POST /v1/chat/completions")
+    assert run_span.trace_id == server.trace_id == TRACE_ID
+    assert run_span.parent_id == server.span_id and server.parent_id == PARENT_ID
