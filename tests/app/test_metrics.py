@@ -11,7 +11,6 @@ import openai
 import pytest
 from acp_sdk.client import Client as ACPClient
 from mcp import Client as MCPClient
-from prometheus_client.parser import text_string_to_metric_families
 
 from agenthost.agents import Agent, ChatAgent
 from agenthost.agents.models import EchoModel, ScriptedModel
@@ -21,24 +20,10 @@ from agenthost.agents.tools import calculator
 from agenthost.app.server import create_app
 from agenthost.app.settings import Settings
 from tests.adapters.a2a.support import collect, final_task, sdk_client, user_message
+from tests.prometheus import samples, value
 from tests.upstream import FakeUpstream, free_port, serve_in_thread
 
 pytestmark = pytest.mark.anyio
-
-Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
-
-
-def samples(text: str) -> Samples:
-    """Every sample of an exposition, by name and labels."""
-    return {
-        (sample.name, frozenset(sample.labels.items())): sample.value
-        for family in text_string_to_metric_families(text)
-        for sample in family.samples
-    }
-
-
-def value(all: Samples, name: str, **labels: str) -> float:
-    return all.get((name, frozenset(labels.items())), 0.0)
 
 
 def echo() -> ChatAgent:

@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process, text_block
 from acp.core import ClientSideConnection
@@ -30,7 +31,8 @@ from acp.schema import (
     UserMessageChunk,
 )
 
-from tests.upstream import FakeUpstream
+from tests.prometheus import samples, value
+from tests.upstream import FakeUpstream, free_port
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -279,3 +281,19 @@ def test_a_bad_agent_or_config_exits_before_writing_stdout(
     )
     assert done.returncode == 2 and done.stdout == ""
     assert message in done.stderr
+
+
+async def test_metrics_count_its_prompts_as_acp_zed(config: Path) -> None:
+    port = free_port()
+    async for conn, _ in _spawn("desk", config, {"AGENTHOST_METRICS_PORT": str(port)}):
+        session = await _session(conn)
+        for text in ("count me", "and me"):
+            answer = await conn.prompt(session_id=session, prompt=[text_block(text)])
+            assert answer.stop_reason == "end_turn"
+        async with httpx.AsyncClient() as http:
+            response = await http.get(f"http://127.0.0.1:{port}/metrics", timeout=30)
+    assert response.status_code == 200
+    all = samples(response.text)
+    ran = value(all, "agenthost_requests_total", protocol="acp_zed", agent="desk", outcome="ok")
+    assert ran == 2
+    assert value(all, "agenthost_request_duration_seconds_count", protocol="acp_zed", agent="desk")
