@@ -173,7 +173,17 @@ class Metrics:
 class _RunSeries:
     """The labelled children of one (protocol, agent), looked up once."""
 
-    __slots__ = ("active", "agent", "duration", "input", "metrics", "output", "protocol", "ttft")
+    __slots__ = (
+        "active",
+        "agent",
+        "duration",
+        "input",
+        "metrics",
+        "ok",
+        "output",
+        "protocol",
+        "ttft",
+    )
 
     def __init__(self, metrics: Metrics, protocol: str, agent: str) -> None:
         self.metrics = metrics
@@ -184,6 +194,7 @@ class _RunSeries:
         self.ttft = metrics.ttft.labels(protocol, agent)
         self.input = metrics.tokens.labels(agent, "input")
         self.output = metrics.tokens.labels(agent, "output")
+        self.ok = metrics.requests.labels(protocol, agent, "ok")  # the common outcome
 
 
 class _Run:
@@ -203,9 +214,11 @@ class _Run:
         series = self.series
         series.active.dec()
         series.duration.observe(time.perf_counter() - self.start)
-        outcome = outcome_of(error) if result is None else "ok"
-        series.metrics.requests.labels(series.protocol, series.agent, outcome).inc()
-        if result is not None:
+        if result is None:
+            outcome = outcome_of(error)
+            series.metrics.requests.labels(series.protocol, series.agent, outcome).inc()
+        else:
+            series.ok.inc()
             series.input.inc(result.usage.input_tokens)
             series.output.inc(result.usage.output_tokens)
 

@@ -6,7 +6,8 @@ On when ``OTEL_TRACES_EXPORTER`` names ``otlp`` (or ``console``) and
 ``OTEL_EXPORTER_OTLP_PROTOCOL`` (``http/protobuf``; ``grpc`` needs
 ``opentelemetry-exporter-otlp-proto-grpc``), ``OTEL_SERVICE_NAME``
 (default ``agenthost``), ``OTEL_TRACES_SAMPLER``/``_ARG``, ``OTEL_BSP_*``.
-Off, nothing of OpenTelemetry is imported or called.
+Off, the OpenTelemetry SDK is not imported and nothing of ours calls OTel
+(FastAPI >= 0.165 imports the API itself; its telemetry is turned off).
 
 Spans: one ``SERVER`` span per HTTP request (its parent from the request's
 W3C ``traceparent``); ``invoke_agent {agent}`` per run, current while the
