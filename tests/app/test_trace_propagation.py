@@ -120,6 +120,11 @@ async def test_grpc_and_mcp_carry_the_callers_trace_in_and_out(
             async with grpc.aio.insecure_channel(target) as channel:
                 stub = a2a_pb2_grpc.A2AServiceStub(channel)  # type: ignore[no-untyped-call]
                 answer = await stub.SendMessage(request, metadata=[("traceparent", TRACEPARENT)])
+                streamed = SendMessageRequest(message=_message("streamed", "ctx-s"), tenant="echo")
+                events = stub.SendStreamingMessage(
+                    streamed, metadata=[("traceparent", TRACEPARENT)]
+                )
+                assert [event async for event in events]
             assert answer.task.artifacts[0].parts[0].text == "over grpc"
             # MCP: the trace in the request's _meta (as MCP clients send it); the agent's
             # tool server gets it in its own _meta.
@@ -137,9 +142,14 @@ async def test_grpc_and_mcp_carry_the_callers_trace_in_and_out(
     (grpc_span,) = receiver.named("lf.a2a.v1.A2AService/SendMessage")
     assert (grpc_span.trace_id, grpc_span.parent_id, grpc_span.kind) == (TRACE_ID, PARENT_ID, 2)
     assert grpc_span.attributes["rpc.system"] == "grpc"
-    (echo_run,) = receiver.named("invoke_agent echo")
-    assert echo_run.trace_id == TRACE_ID and echo_run.parent_id == grpc_span.span_id
-    assert echo_run.attributes["gen_ai.conversation.id"] == "ctx-grpc"
+    (stream_span,) = receiver.named("lf.a2a.v1.A2AService/SendStreamingMessage")
+    assert (stream_span.trace_id, stream_span.parent_id) == (TRACE_ID, PARENT_ID)
+    runs = {
+        run.attributes["gen_ai.conversation.id"]: run for run in receiver.named("invoke_agent echo")
+    }
+    assert runs.keys() == {"ctx-grpc", "ctx-s"}
+    assert runs["ctx-grpc"].trace_id == TRACE_ID and runs["ctx-grpc"].parent_id == grpc_span.span_id
+    assert runs["ctx-s"].parent_id == stream_span.span_id
     assert record.hook_traceparents, "no push reached the webhook"
     assert {tp.split("-")[1] for tp in record.hook_traceparents if tp} == {TRACE_ID}
     assert None not in record.hook_traceparents
