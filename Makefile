@@ -63,6 +63,7 @@ bench: install
 	$(RUN) python bench/http_limits.py
 	$(RUN) python bench/tool_pipeline.py
 	$(RUN) python bench/observability_overhead.py
+	$(RUN) python bench/span_cost.py
 	$(RUN) python bench/redis_sessions.py
 
 schema: install
