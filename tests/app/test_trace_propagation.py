@@ -37,7 +37,7 @@ from tests.adapters.mcp.helpers import mcp_client
 from tests.otlp import PARENT_ID, TRACE_ID, TRACEPARENT, Receiver, receiving
 from tests.upstream import serve_in_thread
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 MCP_TRACE = "0af7651916cd43dd8448eb211c80319c"
 MCP_PARENT = "b7ad6b7169203331"

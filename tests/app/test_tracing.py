@@ -115,6 +115,7 @@ async def test_tracing_is_off_without_the_variables() -> None:
     assert app.state.host.tracing is None
 
 
+@pytest.mark.slow
 async def test_the_embedded_model_has_chat_spans_and_runs_name_their_conversation(
     receiver: Receiver,
 ) -> None:
