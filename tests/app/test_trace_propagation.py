@@ -10,7 +10,9 @@ from typing import Any
 import anyio
 import grpc
 import grpc.aio
+import httpx
 import pytest
+from a2a.client import ClientCallContext
 from a2a.types import (
     Message,
     Part,
@@ -32,7 +34,7 @@ from agenthost.agents.models import EchoModel, ScriptedModel
 from agenthost.agents.models.testing import call
 from agenthost.agents.tools.mcp import HTTPServer, MCPConnection, MCPServers, MCPToolset
 from agenthost.app.server import create_app
-from tests.adapters.a2a.support import a2a_settings
+from tests.adapters.a2a.support import a2a_settings, sdk_client
 from tests.adapters.mcp.helpers import mcp_client
 from tests.otlp import PARENT_ID, TRACE_ID, TRACEPARENT, Receiver, receiving
 from tests.upstream import serve_in_thread
@@ -120,11 +122,15 @@ async def test_grpc_and_mcp_carry_the_callers_trace_in_and_out(
             async with grpc.aio.insecure_channel(target) as channel:
                 stub = a2a_pb2_grpc.A2AServiceStub(channel)  # type: ignore[no-untyped-call]
                 answer = await stub.SendMessage(request, metadata=[("traceparent", TRACEPARENT)])
-                streamed = SendMessageRequest(message=_message("streamed", "ctx-s"), tenant="echo")
-                events = stub.SendStreamingMessage(
-                    streamed, metadata=[("traceparent", TRACEPARENT)]
-                )
-                assert [event async for event in events]
+            # The a2a-sdk client over gRPC: service parameters become call metadata.
+            transport = httpx.ASGITransport(app=manager.app)
+            async with (
+                httpx.AsyncClient(transport=transport, base_url="http://localhost") as http,
+                await sdk_client("http://localhost/a2a/echo", "GRPC", http=http) as client,
+            ):
+                traced = ClientCallContext(service_parameters={"traceparent": TRACEPARENT})
+                streamed = SendMessageRequest(message=_message("streamed", "ctx-s"))
+                assert [event async for event in client.send_message(streamed, context=traced)]
             assert answer.task.artifacts[0].parts[0].text == "over grpc"
             # MCP: the trace in the request's _meta (as MCP clients send it); the agent's
             # tool server gets it in its own _meta.
