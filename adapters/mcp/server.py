@@ -24,6 +24,7 @@ from starlette.requests import HTTPConnection
 from agenthost.adapters.base import AdapterContext, principal_of
 from agenthost.adapters.mcp import convert
 from agenthost.adapters.mcp.calls import AgentCall
+from agenthost.adapters.mcp.cancels import RunningCalls
 from agenthost.agents import ANONYMOUS, Agent
 
 INSTRUCTIONS = (
@@ -39,6 +40,8 @@ class ServerOptions:
     progress_interval: float = 0.1
     # Agent name → the protocols it is served on, for its resource.
     protocols: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    # Stateless HTTP: the running calls a cancel notification can name.
+    calls: RunningCalls | None = None
 
 
 def caller(ctx: ServerRequestContext[Any, Any]) -> str:
@@ -70,8 +73,13 @@ def build_server(context: AdapterContext, options: ServerOptions) -> Server[Any]
         agent = find(ctx, params.name)
         if agent is None:
             raise convert.unknown_tool(params.name)
-        call = AgentCall(agent, params, ctx, context.memory, caller(ctx), options.progress_interval)
-        return await call.result()
+        principal = caller(ctx)
+        call = AgentCall(agent, params, ctx, context.memory, principal, options.progress_interval)
+        if options.calls is None or ctx.request_id is None:
+            return await call.result()
+        with options.calls.running(principal, ctx.request_id):
+            return await call.result()
+        raise AssertionError("unreachable: a cancelled call raises")  # pragma: no cover
 
     async def list_resources(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
