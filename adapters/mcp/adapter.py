@@ -30,6 +30,7 @@ from starlette.types import Receive, Scope, Send
 from agenthost.adapters.base import AdapterContext, principal_of
 from agenthost.adapters.cancels import CancelChannel
 from agenthost.adapters.mcp.cancels import RunningCalls, cancelled_id
+from agenthost.adapters.mcp.events import RecentEvents
 from agenthost.adapters.mcp.requests import refuse_invalid
 from agenthost.adapters.mcp.server import ServerOptions, build_server
 
@@ -54,6 +55,7 @@ class MCPOptions:
     session_idle_timeout: float = 1800.0
     max_sessions: int = 1000
     max_body_bytes: int = 4 * 1024 * 1024
+    sse_retry_ms: int = 1000
     protocols: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
 
@@ -94,10 +96,20 @@ class MCPAdapter:
             RunningCalls(CancelChannel.of(context.memory, "mcp")) if options.stateless else None
         )
         self.server = build_server(
-            context, ServerOptions(options.progress_interval, options.protocols, self.calls)
+            context,
+            ServerOptions(
+                options.progress_interval,
+                options.protocols,
+                self.calls,
+                options.max_sessions,
+                options.session_idle_timeout,
+            ),
         )
         self.manager = StreamableHTTPSessionManager(
             app=self.server,
+            # Each SSE stream opens with a priming event and the reconnect delay.
+            event_store=RecentEvents(),
+            retry_interval=options.sse_retry_ms,
             stateless=options.stateless,
             security_settings=transport_security(options),
             session_idle_timeout=options.session_idle_timeout,

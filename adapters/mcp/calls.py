@@ -22,6 +22,7 @@ from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
 
 from agenthost.adapters.mcp import asking, convert
 from agenthost.adapters.mcp.errors import error_result
+from agenthost.adapters.mcp.logs import RunLog
 from agenthost.adapters.mcp.progress import ThrottledProgress
 from agenthost.adapters.runs import RunConsumer, pending_in, resume_input
 from agenthost.agents import (
@@ -36,9 +37,15 @@ from agenthost.agents import (
     SessionKey,
     SubAgentUpdate,
     ToolCallPart,
+    ToolResultPart,
     answer_pending,
 )
-from agenthost.agents.results import tool_progress
+from agenthost.agents.results import (
+    RunUpdate,
+    ToolCallFinished,
+    ToolCallStarted,
+    tool_progress,
+)
 from agenthost.agents.sessions import ManagedSession
 
 logger = logging.getLogger("agenthost.mcp")
@@ -56,6 +63,7 @@ class AgentCall:
     memory: MemoryManager
     principal: str
     progress_interval: float
+    log: RunLog
 
     async def result(self) -> Result:
         """The tool result; agent failures are ``isError`` results, bad arguments MCP errors."""
@@ -69,6 +77,7 @@ class AgentCall:
         except Exception as exc:
             if not isinstance(exc, AgentError):
                 logger.exception("agent %r failed", self.agent.name)
+            await self.log.failed(exc)
             return error_result(exc)
 
     async def _converse(self, message: str, session_id: str | None) -> Result:
@@ -107,12 +116,18 @@ class AgentCall:
     async def _run(
         self, input: MessageInput, session: Session, progress: ThrottledProgress
     ) -> RunResult:
-        if progress_token_from_params(self.ctx.params) is None:
+        has_token = progress_token_from_params(self.ctx.params) is not None
+        if not has_token and not self.log.wants("info"):
             # Nobody to report partial output to: an unstreamed run is cheaper.
-            return await self.agent.run(input, session=session)
-        result = await _Progress(self.agent.name, progress).consume(
-            self.agent.run_stream(input, session=session)
-        )
+            ran = await self.agent.run(input, session=session)
+            for message in ran.new_messages:
+                for part in message.parts:
+                    if isinstance(part, ToolResultPart):
+                        await self.log.tool_finished(part)
+            return ran
+        result = await _Progress(
+            self.agent.name, progress if has_token else None, self.log
+        ).consume(self.agent.run_stream(input, session=session))
         assert result is not None  # failures propagate
         return result
 
@@ -124,26 +139,44 @@ class AgentCall:
 
 
 class _Progress(RunConsumer[None]):
-    """A run's text and tool calls as throttled progress notifications."""
+    """A run's text and tool calls as throttled progress notifications (when the
+    client sent a progress token) and as log messages (at the levels it wants)."""
 
-    def __init__(self, agent: str, progress: ThrottledProgress) -> None:
+    def __init__(self, agent: str, progress: ThrottledProgress | None, log: RunLog) -> None:
         super().__init__(agent)
         self.progress = progress
+        self.log = log
 
     async def on_text(self, text: str) -> Sequence[None]:
-        await self.progress.text(text)
+        if self.progress is not None:
+            await self.progress.text(text)
         return ()
 
     async def on_tool_started(self, call: ToolCallPart) -> Sequence[None]:
-        await self.progress.tick()
+        await self.log.tool_started(call)
+        if self.progress is not None:
+            await self.progress.tick()
+        return ()
+
+    async def on_tool_finished(self, result: ToolResultPart) -> Sequence[None]:
+        await self.log.tool_finished(result)
         return ()
 
     async def on_sub_agent(self, update: SubAgentUpdate) -> Sequence[None]:
-        if tool_progress(update) is not None:
+        await self.log.worker(update.agent)
+        inner: RunUpdate = update
+        while isinstance(inner, SubAgentUpdate):
+            worker, inner = inner.agent, inner.update
+        if isinstance(inner, ToolCallStarted):
+            await self.log.tool_started(inner.call, by=worker)
+        elif isinstance(inner, ToolCallFinished):
+            await self.log.tool_finished(inner.result, by=worker)
+        if self.progress is not None and tool_progress(update) is not None:
             # A tool of an agent working for it starts.
             await self.progress.tick()
         return ()
 
     async def on_finished(self, result: RunResult) -> Sequence[None]:
-        await self.progress.flush()
+        if self.progress is not None:
+            await self.progress.flush()
         return ()
