@@ -40,6 +40,7 @@ from agenthost.agents import (
     ToolResultPart,
     answer_pending,
 )
+from agenthost.agents.messages import Part
 from agenthost.agents.results import (
     RunUpdate,
     ToolCallFinished,
@@ -99,7 +100,7 @@ class AgentCall:
         while True:
             result = await self._run(input, session, progress)
             if not result.pending:
-                return convert.to_result(result.output, session_id)
+                return convert.to_result(result.output, session_id, _answer_parts(result))
             way = asking.way_to_ask(self.ctx, result.pending)
             if way == "elicit" and (reply := await asking.elicit(self.ctx, result.pending)):
                 input = answer_pending(result.pending, reply)
@@ -136,6 +137,12 @@ class AgentCall:
 
     def _key(self, session_id: str) -> SessionKey:
         return SessionKey(self.agent.name, session_id, self.principal)
+
+
+def _answer_parts(result: RunResult) -> Sequence[Part]:
+    """The parts of the run's last message when it is the agent's answer."""
+    last = result.new_messages[-1] if result.new_messages else None
+    return last.parts if last is not None and last.role == "assistant" else ()
 
 
 class _Progress(RunConsumer[None]):
