@@ -135,3 +135,11 @@ tool_with_logging = ChatAgent(
     tools=(step,),
     description="Runs three steps; each is logged.",
 )
+# The same, under the name the 2026-07-28 server-stateless scenario probes
+# (no log message without a logLevel in the request's _meta).
+logging_tool = ChatAgent(
+    "test_logging_tool",
+    FunctionModel(_three_steps, name="three-steps"),
+    tools=(step,),
+    description="Runs three steps; each is logged.",
+)
