@@ -118,6 +118,18 @@ def build_server(context: AdapterContext, options: ServerOptions) -> Server[Any]
         # Every agent's resource is listed by its own URI: no templates.
         return types.ListResourceTemplatesResult(resource_templates=[])
 
+    async def complete(
+        ctx: ServerRequestContext[Any, Any], params: types.CompleteRequestParams
+    ) -> types.CompleteResult:
+        # Every prompt's one argument is free text: nothing to suggest, but the
+        # reference must be a prompt this caller may use, and its argument.
+        ref = params.ref
+        if not isinstance(ref, types.PromptReference) or find(ctx, ref.name) is None:
+            raise MCPError(types.INVALID_PARAMS, "Unknown prompt or resource template")
+        if params.argument.name != "message":
+            raise MCPError(types.INVALID_PARAMS, f"Unknown argument: {params.argument.name}")
+        return types.CompleteResult(completion=types.Completion(values=[], has_more=False))
+
     async def set_logging_level(
         ctx: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams
     ) -> types.EmptyResult:
@@ -150,6 +162,7 @@ def build_server(context: AdapterContext, options: ServerOptions) -> Server[Any]
             on_read_resource=read_resource,
             on_list_prompts=list_prompts,
             on_get_prompt=get_prompt,
+            on_completion=complete,
             on_set_logging_level=set_logging_level,
         )
 

@@ -1,4 +1,4 @@
-"""The ``logging`` capability, resource templates, SSE priming and the 2026-07-28 error codes.
+"""The ``logging`` capability, completions, resource templates, SSE priming, 2026-07-28 errors.
 
 A run's own events (a tool starts, a tool fails, an agent works for it, the
 run fails) arrive as ``notifications/message`` at the level the client set:
@@ -14,7 +14,12 @@ import httpx
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, LoggingMessageNotificationParams
+from mcp_types import (
+    INVALID_PARAMS,
+    LoggingMessageNotificationParams,
+    PromptReference,
+    ResourceTemplateReference,
+)
 
 from agenthost.agents import ChatAgent, ModelError, tool
 from agenthost.agents.models import FunctionModel, ModelRequest
@@ -169,3 +174,23 @@ async def test_an_sse_stream_opens_with_a_priming_event_and_its_retry(urls: Any)
     assert fields.keys() >= {"id", "retry"}, first
     assert fields["retry"].strip() == "1000"
     assert fields.get("data", "").strip() == ""
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_completions_answer_for_an_agents_prompt_and_refuse_unknown_ones(
+    urls: Any, mode: str
+) -> None:
+    async with Client(urls["stateless"], mode=mode) as client:
+        if mode == "legacy":  # a 2026-07-28 client learns capabilities only by asking
+            assert client.server_capabilities.completions is not None
+        adder = PromptReference(type="ref/prompt", name="adder")
+        answer = await client.complete(adder, {"name": "message", "value": "ad"})
+        assert answer.completion.values == []
+        for ref, argument in [
+            (PromptReference(type="ref/prompt", name="nobody"), "message"),
+            (adder, "colour"),
+            (ResourceTemplateReference(type="ref/resource", uri="agent://{name}"), "name"),
+        ]:
+            with pytest.raises(MCPError) as raised:
+                await client.complete(ref, {"name": argument, "value": "x"})
+            assert raised.value.error.code == INVALID_PARAMS
