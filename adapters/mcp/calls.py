@@ -24,6 +24,7 @@ from agenthost.adapters.mcp import asking, convert
 from agenthost.adapters.mcp.errors import error_result
 from agenthost.adapters.mcp.logs import RunLog
 from agenthost.adapters.mcp.progress import ThrottledProgress
+from agenthost.adapters.mcp.sampling import sampler_for
 from agenthost.adapters.runs import RunConsumer, pending_in, resume_input
 from agenthost.agents import (
     Agent,
@@ -41,6 +42,7 @@ from agenthost.agents import (
     answer_pending,
 )
 from agenthost.agents.messages import Part
+from agenthost.agents.models.sampling import current_sampler
 from agenthost.agents.results import (
     RunUpdate,
     ToolCallFinished,
@@ -69,6 +71,14 @@ class AgentCall:
     async def result(self) -> Result:
         """The tool result; agent failures are ``isError`` results, bad arguments MCP errors."""
         arguments = convert.parse_arguments(self.params.arguments)
+        # An mcp:sampling agent's model is this client's, when it can lend it.
+        token = current_sampler.set(sampler_for(self.ctx))
+        try:
+            return await self._result(arguments)
+        finally:
+            current_sampler.reset(token)
+
+    async def _result(self, arguments: convert.CallArguments) -> Result:
         try:
             return await self._converse(
                 arguments.message, arguments.session_id or self.params.request_state
