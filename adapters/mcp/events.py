@@ -26,7 +26,7 @@ from mcp_types import JSONRPCMessage
 class RecentEvents(EventStore):
     """The last ``capacity`` events of every stream, in order."""
 
-    def __init__(self, capacity: int = 10_000) -> None:
+    def __init__(self, capacity: int = 1000) -> None:
         self.capacity = capacity
         self._events: OrderedDict[int, tuple[StreamId, JSONRPCMessage | None]] = OrderedDict()
         self._ids = itertools.count(1)
