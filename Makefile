@@ -9,7 +9,7 @@ RUN := $(UV) run --frozen --all-extras
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install serve check promtool lint types test pip-check docker-check bench schema settings-doc conformance-a2a
+.PHONY: install serve check promtool lint types test pip-check docker-check bench schema settings-doc conformance-a2a conformance-mcp
 
 $(UV):
 	$(PYTHON) -m venv .tools
@@ -76,3 +76,9 @@ settings-doc: install
 # The A2A TCK against `agenthost serve`: make conformance-a2a TCK=/path/to/a2a-tck
 conformance-a2a: install
 	tests/conformance/run_tck.sh $(TCK)
+
+# The official MCP conformance suite (npm; Node 22 from npm when the system's is
+# older) against `agenthost serve`, stateless and stateful, at both requirement
+# levels; summaries in .tools/conformance/results. The pass list: tests/conformance/mcp.
+conformance-mcp: install
+	tests/conformance/mcp/run.sh

@@ -28,7 +28,7 @@ from agenthost.app.specs import (
 )
 from agenthost.app.tool_build import Tooling
 
-PROVIDERS = ("echo", "openai:<model>", "local:<name-or-path>")
+PROVIDERS = ("echo", "openai:<model>", "local:<name-or-path>", "mcp:sampling")
 
 
 def build_model(spec: ChatAgentSpec) -> ChatModel:
@@ -37,6 +37,10 @@ def build_model(spec: ChatAgentSpec) -> ChatModel:
     settings = spec.model_settings
     if provider == "echo" and not model:
         return EchoModel()
+    if spec.model == "mcp:sampling":  # the MCP client's own model (agents/models/sampling.py)
+        from agenthost.agents.models.sampling import SamplingModel
+
+        return SamplingModel()
     if provider == "openai" and model:
         from agenthost.agents.models.openai import OpenAIModel
 

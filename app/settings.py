@@ -216,7 +216,7 @@ class Settings(BaseSettings):
         True,
         description="Serve handshake-era MCP clients without Mcp-Session-Id sessions, so any "
         "replica answers any request (no sticky sessions). Off: sessions live in this process "
-        "and allow elicitation and notifications/cancelled from another request.",
+        "and allow elicitation inside a call and logging/setLevel per session.",
     )
     mcp_allowed_hosts: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
@@ -241,6 +241,13 @@ class Settings(BaseSettings):
         ge=1,
         description="Open MCP transport sessions at most (stateful mode only); a request that "
         "would open another gets 503 until one ends or idles out.",
+    )
+
+    mcp_sse_retry_ms: int = Field(
+        1000,
+        ge=0,
+        description="The retry field (milliseconds) of the priming event each MCP SSE stream "
+        "opens with: how long a client waits before it reconnects a dropped stream.",
     )
 
     @field_validator("mcp_allowed_hosts", "mcp_allowed_origins", mode="before")

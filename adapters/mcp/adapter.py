@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
+import anyio
 import mcp_types as types
 from fastapi import APIRouter
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
@@ -27,6 +28,9 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from agenthost.adapters.base import AdapterContext, principal_of
+from agenthost.adapters.cancels import CancelChannel
+from agenthost.adapters.mcp.cancels import RunningCalls, cancelled_id
+from agenthost.adapters.mcp.events import RecentEvents
 from agenthost.adapters.mcp.requests import refuse_invalid
 from agenthost.adapters.mcp.server import ServerOptions, build_server
 
@@ -51,6 +55,7 @@ class MCPOptions:
     session_idle_timeout: float = 1800.0
     max_sessions: int = 1000
     max_body_bytes: int = 4 * 1024 * 1024
+    sse_retry_ms: int = 1000
     protocols: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
 
@@ -86,11 +91,25 @@ class MCPAdapter:
     def __init__(self, context: AdapterContext, options: MCPOptions | None = None) -> None:
         options = options or MCPOptions()
         self.context = context
+        # Stateful sessions see their own cancels; stateless requests need the table.
+        self.calls = (
+            RunningCalls(CancelChannel.of(context.memory, "mcp")) if options.stateless else None
+        )
         self.server = build_server(
-            context, ServerOptions(options.progress_interval, options.protocols)
+            context,
+            ServerOptions(
+                options.progress_interval,
+                options.protocols,
+                self.calls,
+                options.max_sessions,
+                options.session_idle_timeout,
+            ),
         )
         self.manager = StreamableHTTPSessionManager(
             app=self.server,
+            # Each SSE stream opens with a priming event and the reconnect delay.
+            event_store=RecentEvents(),
+            retry_interval=options.sse_retry_ms,
             stateless=options.stateless,
             security_settings=transport_security(options),
             session_idle_timeout=options.session_idle_timeout,
@@ -99,7 +118,8 @@ class MCPAdapter:
         )
         self._router = APIRouter(tags=["mcp"])
         # A router's root; the app also answers it at the bare prefix (POST /mcp, no redirect).
-        self._router.routes.append(Route("/", _Endpoint(self.manager), include_in_schema=False))
+        endpoint = _Endpoint(self.manager, self.calls)
+        self._router.routes.append(Route("/", endpoint, include_in_schema=False))
 
     @property
     def router(self) -> APIRouter:
@@ -107,8 +127,11 @@ class MCPAdapter:
 
     @asynccontextmanager
     async def lifespan(self) -> AsyncIterator[None]:
-        async with self.manager.run():
+        async with self.manager.run(), anyio.create_task_group() as group:
+            if self.calls is not None and self.calls.channel is not None:
+                group.start_soon(self.calls.listen)
             yield
+            group.cancel_scope.cancel()
 
     def error_response(self, status: int, message: str, *, code: str) -> Response:
         """A JSON-RPC error without an id, as the SDK answers transport-level refusals."""
@@ -126,21 +149,37 @@ class MCPAdapter:
 
 
 class _Endpoint:
-    """The SDK's streamable-HTTP handler, told who the caller is."""
+    """The SDK's streamable-HTTP handler, told who the caller is.
 
-    __slots__ = ("manager",)
+    Header values reach it trimmed (HTTP's optional whitespace around a
+    value is not part of it; uvicorn's httptools parser keeps trailing
+    spaces, and the SDK compares ``Mcp-Name`` and the like byte for byte).
+    In stateless mode it also applies ``notifications/cancelled``
+    (:mod:`adapters.mcp.cancels`).
+    """
 
-    def __init__(self, manager: StreamableHTTPSessionManager) -> None:
+    __slots__ = ("calls", "manager")
+
+    def __init__(self, manager: StreamableHTTPSessionManager, calls: RunningCalls | None) -> None:
         self.manager = manager
+        self.calls = calls
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        scope = {**scope, "headers": trimmed(scope["headers"])}
         principal = principal_of(scope)
         # The SDK binds a handshake-era session to the user that opened it.
         token = AccessToken(token="", client_id=principal, scopes=[])
         scope["user"] = AuthenticatedUser(token)
         if scope["method"] == "POST":
-            replay = await refuse_invalid(scope, receive, send)
-            if replay is None:
+            checked = await refuse_invalid(scope, receive, send)
+            if checked is None:
                 return
-            receive = replay
+            receive = checked.receive
+            if self.calls is not None and (request_id := cancelled_id(checked.message)):
+                await self.calls.cancel(principal, request_id)
         await self.manager.handle_request(scope, receive, send)
+
+
+def trimmed(headers: Sequence[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """The header values without the spaces and tabs around them."""
+    return [(name, value.strip(b" \t")) for name, value in headers]

@@ -22,7 +22,9 @@ from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
 
 from agenthost.adapters.mcp import asking, convert
 from agenthost.adapters.mcp.errors import error_result
+from agenthost.adapters.mcp.logs import RunLog
 from agenthost.adapters.mcp.progress import ThrottledProgress
+from agenthost.adapters.mcp.sampling import sampler_for
 from agenthost.adapters.runs import RunConsumer, pending_in, resume_input
 from agenthost.agents import (
     Agent,
@@ -36,9 +38,17 @@ from agenthost.agents import (
     SessionKey,
     SubAgentUpdate,
     ToolCallPart,
+    ToolResultPart,
     answer_pending,
 )
-from agenthost.agents.results import tool_progress
+from agenthost.agents.messages import Part
+from agenthost.agents.models.sampling import current_sampler
+from agenthost.agents.results import (
+    RunUpdate,
+    ToolCallFinished,
+    ToolCallStarted,
+    tool_progress,
+)
 from agenthost.agents.sessions import ManagedSession
 
 logger = logging.getLogger("agenthost.mcp")
@@ -56,10 +66,19 @@ class AgentCall:
     memory: MemoryManager
     principal: str
     progress_interval: float
+    log: RunLog
 
     async def result(self) -> Result:
         """The tool result; agent failures are ``isError`` results, bad arguments MCP errors."""
         arguments = convert.parse_arguments(self.params.arguments)
+        # An mcp:sampling agent's model is this client's, when it can lend it.
+        token = current_sampler.set(sampler_for(self.ctx))
+        try:
+            return await self._result(arguments)
+        finally:
+            current_sampler.reset(token)
+
+    async def _result(self, arguments: convert.CallArguments) -> Result:
         try:
             return await self._converse(
                 arguments.message, arguments.session_id or self.params.request_state
@@ -69,6 +88,7 @@ class AgentCall:
         except Exception as exc:
             if not isinstance(exc, AgentError):
                 logger.exception("agent %r failed", self.agent.name)
+            await self.log.failed(exc)
             return error_result(exc)
 
     async def _converse(self, message: str, session_id: str | None) -> Result:
@@ -90,7 +110,7 @@ class AgentCall:
         while True:
             result = await self._run(input, session, progress)
             if not result.pending:
-                return convert.to_result(result.output, session_id)
+                return convert.to_result(result.output, session_id, _answer_parts(result))
             way = asking.way_to_ask(self.ctx, result.pending)
             if way == "elicit" and (reply := await asking.elicit(self.ctx, result.pending)):
                 input = answer_pending(result.pending, reply)
@@ -107,12 +127,18 @@ class AgentCall:
     async def _run(
         self, input: MessageInput, session: Session, progress: ThrottledProgress
     ) -> RunResult:
-        if progress_token_from_params(self.ctx.params) is None:
+        has_token = progress_token_from_params(self.ctx.params) is not None
+        if not has_token and not self.log.wants("info"):
             # Nobody to report partial output to: an unstreamed run is cheaper.
-            return await self.agent.run(input, session=session)
-        result = await _Progress(self.agent.name, progress).consume(
-            self.agent.run_stream(input, session=session)
-        )
+            ran = await self.agent.run(input, session=session)
+            for message in ran.new_messages:
+                for part in message.parts:
+                    if isinstance(part, ToolResultPart):
+                        await self.log.tool_finished(part)
+            return ran
+        result = await _Progress(
+            self.agent.name, progress if has_token else None, self.log
+        ).consume(self.agent.run_stream(input, session=session))
         assert result is not None  # failures propagate
         return result
 
@@ -123,27 +149,51 @@ class AgentCall:
         return SessionKey(self.agent.name, session_id, self.principal)
 
 
-class _Progress(RunConsumer[None]):
-    """A run's text and tool calls as throttled progress notifications."""
+def _answer_parts(result: RunResult) -> Sequence[Part]:
+    """The parts of the run's last message when it is the agent's answer."""
+    last = result.new_messages[-1] if result.new_messages else None
+    return last.parts if last is not None and last.role == "assistant" else ()
 
-    def __init__(self, agent: str, progress: ThrottledProgress) -> None:
+
+class _Progress(RunConsumer[None]):
+    """A run's text and tool calls as throttled progress notifications (when the
+    client sent a progress token) and as log messages (at the levels it wants)."""
+
+    def __init__(self, agent: str, progress: ThrottledProgress | None, log: RunLog) -> None:
         super().__init__(agent)
         self.progress = progress
+        self.log = log
 
     async def on_text(self, text: str) -> Sequence[None]:
-        await self.progress.text(text)
+        if self.progress is not None:
+            await self.progress.text(text)
         return ()
 
     async def on_tool_started(self, call: ToolCallPart) -> Sequence[None]:
-        await self.progress.tick()
+        await self.log.tool_started(call)
+        if self.progress is not None:
+            await self.progress.tick()
+        return ()
+
+    async def on_tool_finished(self, result: ToolResultPart) -> Sequence[None]:
+        await self.log.tool_finished(result)
         return ()
 
     async def on_sub_agent(self, update: SubAgentUpdate) -> Sequence[None]:
-        if tool_progress(update) is not None:
+        await self.log.worker(update.agent)
+        inner: RunUpdate = update
+        while isinstance(inner, SubAgentUpdate):
+            worker, inner = inner.agent, inner.update
+        if isinstance(inner, ToolCallStarted):
+            await self.log.tool_started(inner.call, by=worker)
+        elif isinstance(inner, ToolCallFinished):
+            await self.log.tool_finished(inner.result, by=worker)
+        if self.progress is not None and tool_progress(update) is not None:
             # A tool of an agent working for it starts.
             await self.progress.tick()
         return ()
 
     async def on_finished(self, result: RunResult) -> Sequence[None]:
-        await self.progress.flush()
+        if self.progress is not None:
+            await self.progress.flush()
         return ()

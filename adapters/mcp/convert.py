@@ -6,6 +6,7 @@ a transport.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -20,13 +21,18 @@ from agenthost.agents import (
     ToolCallPart,
     question_of,
 )
+from agenthost.agents.messages import FilePart, Part
 
 MAX_SESSION_ID = 200
 
 INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "message": {"type": "string", "description": "What to say to the agent."},
+        "message": {
+            "type": "string",
+            "description": "What to say to the agent (none: an empty turn, for an agent "
+            "that needs no input).",
+        },
         "session_id": {
             "type": "string",
             "maxLength": MAX_SESSION_ID,
@@ -34,7 +40,6 @@ INPUT_SCHEMA: dict[str, Any] = {
             "without it the call starts a new, unsaved conversation.",
         },
     },
-    "required": ["message"],
     "additionalProperties": False,
 }
 
@@ -68,7 +73,7 @@ class CallArguments(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    message: str
+    message: str = ""
     session_id: str | None = Field(None, min_length=1, max_length=MAX_SESSION_ID)
 
 
@@ -122,8 +127,48 @@ def to_tool(agent: Agent) -> types.Tool:
     )
 
 
-def to_result(text: str, session_id: str | None) -> types.CallToolResult:
-    return _result(text, "completed", session_id)
+def to_result(
+    text: str, session_id: str | None, parts: Sequence[Part] = ()
+) -> types.CallToolResult:
+    """The answer; files among the answer's ``parts`` follow its text as their own content
+    (images, audio, and any other file as an embedded resource)."""
+    result = _result(text, "completed", session_id)
+    files = [to_content(part) for part in parts if isinstance(part, FilePart)]
+    result.content = [
+        *(result.content if text or not files else []),
+        *(content for content in files if content is not None),
+    ]
+    return result
+
+
+Content = types.ImageContent | types.AudioContent | types.EmbeddedResource | types.ResourceLink
+
+
+def to_content(file: FilePart) -> Content | None:
+    """An inline file as MCP content; a file given by URL as a resource link."""
+    mime = file.mime_type or "application/octet-stream"
+    if file.data is not None and mime.startswith("image/"):
+        return types.ImageContent(type="image", data=file.data, mime_type=mime)
+    if file.data is not None and mime.startswith("audio/"):
+        return types.AudioContent(type="audio", data=file.data, mime_type=mime)
+    uri = file.url or f"file:///{file.name or 'attachment'}"
+    if file.data is None:
+        if file.url is None:
+            return None
+        name = file.name or file.url.rsplit("/", 1)[-1] or file.url
+        return types.ResourceLink(type="resource_link", uri=file.url, name=name, mime_type=mime)
+    if mime.startswith("text/") or mime == "application/json":
+        try:
+            return _embedded_text(uri, mime, base64.b64decode(file.data).decode())
+        except (ValueError, UnicodeDecodeError):
+            pass
+    blob = types.BlobResourceContents(uri=uri, blob=file.data, mime_type=mime)
+    return types.EmbeddedResource(type="resource", resource=blob)
+
+
+def _embedded_text(uri: str, mime: str, text: str) -> types.EmbeddedResource:
+    contents = types.TextResourceContents(uri=uri, text=text, mime_type=mime)
+    return types.EmbeddedResource(type="resource", resource=contents)
 
 
 def to_question(pending: Sequence[ToolCallPart], session_id: str) -> types.CallToolResult:

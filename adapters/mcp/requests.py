@@ -9,6 +9,7 @@ is replayed to the SDK unchanged.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -17,26 +18,38 @@ from starlette.types import Receive, Scope, Send
 from agenthost.adapters.bodies import read_body, replaying, send_jsonrpc_error
 
 
-async def refuse_invalid(scope: Scope, receive: Receive, send: Send) -> Receive | None:
-    """Answer -32600 and return None for a batch or a bad id; else a replaying receive."""
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """A body that may go to the SDK: its replaying ``receive`` and its parsed message."""
+
+    receive: Receive
+    message: Any = None
+
+
+async def refuse_invalid(scope: Scope, receive: Receive, send: Send) -> Checked | None:
+    """Answer -32600 and return None for a batch or a bad id; else the checked body."""
     body = await read_body(receive)
     if body is None:
-        return receive
-    problem = _problem(body)
+        return Checked(receive)
+    value = _parsed(body)
+    problem = _problem(value)
     if problem is None:
-        return replaying(body, receive)
+        return Checked(replaying(body, receive), value)
     await send_jsonrpc_error(send, 400, -32600, f"Invalid Request: {problem}")
     return None
 
 
-def _problem(body: bytes) -> str | None:
+def _parsed(body: bytes) -> Any:
     try:
-        value: Any = orjson.loads(body)
+        return orjson.loads(body)
     except orjson.JSONDecodeError:
         try:
-            value = json.loads(body)
+            return json.loads(body)
         except (ValueError, RecursionError):
             return None  # unparsable: the SDK answers -32700
+
+
+def _problem(value: Any) -> str | None:
     if isinstance(value, list):
         return "batch requests are not supported"
     if isinstance(value, dict) and "id" in value:

@@ -10,6 +10,7 @@ and the caller is the anonymous principal.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
@@ -18,12 +19,15 @@ from typing import Any
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import HTTPConnection
 
 from agenthost.adapters.base import AdapterContext, principal_of
 from agenthost.adapters.mcp import convert
 from agenthost.adapters.mcp.calls import AgentCall
+from agenthost.adapters.mcp.cancels import RunningCalls
+from agenthost.adapters.mcp.logs import LogLevels, RunLog
 from agenthost.agents import ANONYMOUS, Agent
 from agenthost.agents.observe import incoming
 
@@ -40,6 +44,11 @@ class ServerOptions:
     progress_interval: float = 0.1
     # Agent name → the protocols it is served on, for its resource.
     protocols: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    # Stateless HTTP: the running calls a cancel notification can name.
+    calls: RunningCalls | None = None
+    # Stateful HTTP: how many sessions' log levels are kept, and for how long.
+    max_sessions: int = 1000
+    session_idle_timeout: float = 1800.0
 
 
 def caller(ctx: ServerRequestContext[Any, Any]) -> str:
@@ -57,6 +66,8 @@ def build_server(context: AdapterContext, options: ServerOptions) -> Server[Any]
     def find(ctx: ServerRequestContext[Any, Any], name: str) -> Agent | None:
         return context.find_agent(caller(ctx), name)
 
+    levels = LogLevels(options.max_sessions, options.session_idle_timeout)
+
     def protocols(agent: Agent) -> Sequence[str]:
         return options.protocols.get(agent.name, ("mcp",))
 
@@ -71,10 +82,18 @@ def build_server(context: AdapterContext, options: ServerOptions) -> Server[Any]
         agent = find(ctx, params.name)
         if agent is None:
             raise convert.unknown_tool(params.name)
-        call = AgentCall(agent, params, ctx, context.memory, caller(ctx), options.progress_interval)
+        principal = caller(ctx)
+        log = RunLog(ctx, agent.name, levels)
+        call = AgentCall(
+            agent, params, ctx, context.memory, principal, options.progress_interval, log
+        )
         # Traced under the client's _meta.traceparent when it sends one.
         with incoming(f"tools/call {params.name}", params.meta or {}, **_call_attributes(params)):
-            return await call.result()
+            if options.calls is None or ctx.request_id is None:
+                return await call.result()
+            with options.calls.running(principal, ctx.request_id):
+                return await call.result()
+        raise AssertionError("unreachable: a cancelled call raises")  # pragma: no cover
 
     async def list_resources(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -89,9 +108,36 @@ def build_server(context: AdapterContext, options: ServerOptions) -> Server[Any]
         name = uri.removeprefix("agent://")
         agent = find(ctx, name) if uri.startswith("agent://") else None
         if agent is None:
-            # The spec's error for an unknown resource.
-            raise MCPError(-32002, f"Resource not found: {uri}", {"uri": uri})
+            # The spec's error for an unknown resource (SEP-2164 made it -32602 in 2026-07-28).
+            code = (
+                types.INVALID_PARAMS if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS else -32002
+            )
+            raise MCPError(code, f"Resource not found: {uri}", {"uri": uri})
         return convert.resource_contents(agent, protocols(agent))
+
+    async def list_resource_templates(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        # Every agent's resource is listed by its own URI: no templates.
+        return types.ListResourceTemplatesResult(resource_templates=[])
+
+    async def complete(
+        ctx: ServerRequestContext[Any, Any], params: types.CompleteRequestParams
+    ) -> types.CompleteResult:
+        # Every prompt's one argument is free text: nothing to suggest, but the
+        # reference must be a prompt this caller may use, and its argument.
+        ref = params.ref
+        if not isinstance(ref, types.PromptReference) or find(ctx, ref.name) is None:
+            raise MCPError(types.INVALID_PARAMS, "Unknown prompt or resource template")
+        if params.argument.name != "message":
+            raise MCPError(types.INVALID_PARAMS, f"Unknown argument: {params.argument.name}")
+        return types.CompleteResult(completion=types.Completion(values=[], has_more=False))
+
+    async def set_logging_level(
+        ctx: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
+        levels.set(ctx, params.level)
+        return types.EmptyResult()
 
     async def list_prompts(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -108,18 +154,30 @@ def build_server(context: AdapterContext, options: ServerOptions) -> Server[Any]
             raise MCPError(types.INVALID_PARAMS, f"Unknown prompt: {params.name}")
         return convert.prompt_messages(agent, params.arguments)
 
+    with warnings.catch_warnings():
+        # The SDK warns that 2026-07-28 dropped logging/setLevel; earlier clients use it.
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        return _server(
+            on_list_tools=list_tools,
+            on_call_tool=call_tool,
+            on_list_resources=list_resources,
+            on_list_resource_templates=list_resource_templates,
+            on_read_resource=read_resource,
+            on_list_prompts=list_prompts,
+            on_get_prompt=get_prompt,
+            on_completion=complete,
+            on_set_logging_level=set_logging_level,
+        )
+
+
+def _server(**handlers: Any) -> Server[Any]:
     return Server(
         "agenthost",
         version=_version(),
         instructions=INSTRUCTIONS,
         # Same schema for every tool; never reveals which names exist.
         get_tool_input_schema=lambda name: convert.INPUT_SCHEMA,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-        on_list_resources=list_resources,
-        on_read_resource=read_resource,
-        on_list_prompts=list_prompts,
-        on_get_prompt=get_prompt,
+        **handlers,
     )
 
 

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 from mcp.shared.exceptions import MCPError
+from mcp_types import (
+    AudioContent,
+    BlobResourceContents,
+    EmbeddedResource,
+    ImageContent,
+    ResourceLink,
+    TextResourceContents,
+)
 
 from agenthost.adapters.mcp import convert
 from agenthost.adapters.mcp.errors import error_result
 from agenthost.adapters.mcp.progress import ThrottledProgress
-from agenthost.agents import ASK_USER, ChatAgent, FunctionAgent, ModelError
+from agenthost.agents import ASK_USER, ChatAgent, FilePart, FunctionAgent, ModelError, TextPart
 from agenthost.agents.models import EchoModel
 from agenthost.agents.models.openai import OpenAIModel
 from agenthost.agents.models.testing import call
@@ -58,9 +68,41 @@ def test_unexpected_errors_are_not_described_to_the_client() -> None:
 
 
 def test_arguments_must_be_an_object_of_the_schema() -> None:
-    with pytest.raises(MCPError, match="invalid arguments: message: Field required"):
-        convert.parse_arguments(None)
+    # No arguments at all (a client calling a tool that needs none): an empty turn.
+    assert convert.parse_arguments(None).message == ""
+    with pytest.raises(MCPError, match="invalid arguments: message: Input should be"):
+        convert.parse_arguments({"message": None})
     assert convert.parse_arguments({"message": "hi"}).session_id is None
+
+
+PNG = base64.b64encode(b"\x89PNG...").decode()
+
+
+def test_files_in_the_answer_follow_its_text_as_their_own_content() -> None:
+    parts = [
+        TextPart(text="look:"),
+        FilePart(data=PNG, mime_type="image/png"),
+        FilePart(data=PNG, mime_type="audio/wav"),
+        FilePart(data=base64.b64encode(b"notes").decode(), mime_type="text/plain", url="x://n"),
+        FilePart(data=PNG, mime_type="application/pdf", name="a.pdf"),
+        FilePart(url="https://example.com/r.txt", mime_type="text/plain"),
+    ]
+    result = convert.to_result("look:", None, parts)
+    kinds = [content.type for content in result.content]
+    assert kinds == ["text", "image", "audio", "resource", "resource", "resource_link"]
+    image, audio, text, blob, link = result.content[1:]
+    assert isinstance(image, ImageContent) and image.data == PNG
+    assert isinstance(audio, AudioContent) and audio.mime_type == "audio/wav"
+    assert isinstance(text, EmbeddedResource)
+    assert isinstance(text.resource, TextResourceContents) and text.resource.text == "notes"
+    assert str(text.resource.uri) == "x://n"
+    assert isinstance(blob, EmbeddedResource) and isinstance(blob.resource, BlobResourceContents)
+    assert str(blob.resource.uri) == "file:///a.pdf"
+    assert isinstance(link, ResourceLink) and link.name == "r.txt"
+    # A file-only answer has no empty text before its files.
+    only = convert.to_result("", None, [FilePart(data=PNG, mime_type="image/png")])
+    assert [content.type for content in only.content] == ["image"]
+    assert only.structured_content == {"text": "", "status": "completed", "session_id": None}
 
 
 async def test_progress_is_throttled_and_the_last_piece_always_sent() -> None:

@@ -1,0 +1,114 @@
+"""A run's own events as ``notifications/message``: the ``logging`` capability.
+
+What a call reports, at which level: a tool starts (``info``), a tool
+fails (``warning``), another agent starts working for the run, a handoff
+or a step (``info``, once per agent), the run fails (``error``). Each
+message's ``logger`` is ``agenthost.<agent>`` and its ``data`` an object
+(``event``, and the tool, agent or error).
+
+Which levels go out:
+
+- handshake era: ``logging/setLevel`` sets the least level for the MCP
+  session (``Mcp-Session-Id``; stdio is one session). Until a client sets
+  one (and always in stateless mode, where no request knows the previous
+  one) it is ``warning``: failures reach every client;
+- 2026-07-28: the request's ``_meta`` ``io.modelcontextprotocol/logLevel``
+  (absent: none), as that era wants; ``logging/setLevel`` does not exist.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any, Final, get_args
+
+import mcp_types as types
+from cachetools import TTLCache
+from mcp.server.context import ServerRequestContext
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from agenthost.agents import ToolCallPart, ToolResultPart, kind_of
+
+logger = logging.getLogger("agenthost.mcp")
+
+LEVELS: Final[tuple[types.LoggingLevel, ...]] = get_args(types.LoggingLevel)
+"""Least severe first (RFC 5424's order)."""
+
+DEFAULT_LEVEL: Final[types.LoggingLevel] = "warning"
+LOG_LEVEL_META_KEY: Final = "io.modelcontextprotocol/logLevel"
+STDIO_SESSION: Final = ""
+
+
+class LogLevels:
+    """The level each handshake-era MCP session set, forgotten when the session idles out."""
+
+    def __init__(self, max_sessions: int = 1000, idle_timeout: float = 1800.0) -> None:
+        self._levels: TTLCache[str, types.LoggingLevel] = TTLCache(max_sessions, idle_timeout)
+
+    def set(self, ctx: ServerRequestContext[Any, Any], level: types.LoggingLevel) -> None:
+        session = session_of(ctx)
+        if session is not None:
+            self._levels[session] = level
+
+    def least(self, ctx: ServerRequestContext[Any, Any]) -> types.LoggingLevel | None:
+        """The least level this request's messages go out at; None: none go out."""
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            meta = (ctx.params or {}).get("_meta")
+            level = meta.get(LOG_LEVEL_META_KEY) if isinstance(meta, Mapping) else None
+            return level if level in LEVELS else None
+        session = session_of(ctx)
+        return self._levels.get(session, DEFAULT_LEVEL) if session is not None else DEFAULT_LEVEL
+
+
+def session_of(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    """The MCP session of the request (None: stateless HTTP)."""
+    request = ctx.request
+    headers = getattr(request, "headers", None)
+    if headers is None:
+        return STDIO_SESSION
+    session: str | None = headers.get("mcp-session-id")
+    return session
+
+
+class RunLog:
+    """The messages of one call, sent on its own stream at the levels allowed."""
+
+    def __init__(self, ctx: ServerRequestContext[Any, Any], agent: str, levels: LogLevels) -> None:
+        self.ctx = ctx
+        self.name = f"agenthost.{agent}"
+        least = levels.least(ctx)
+        self._least = LEVELS.index(least) if least is not None else len(LEVELS)
+        self._workers: set[str] = set()
+
+    def wants(self, level: types.LoggingLevel) -> bool:
+        return LEVELS.index(level) >= self._least
+
+    async def tool_started(self, call: ToolCallPart, by: str | None = None) -> None:
+        await self.send("info", {"event": "tool_started", "tool": call.name, "agent": by})
+
+    async def tool_finished(self, result: ToolResultPart, by: str | None = None) -> None:
+        if result.is_error:
+            event = {"event": "tool_failed", "tool": result.name, "agent": by}
+            await self.send("warning", {**event, "error": result.content[:1000]})
+
+    async def worker(self, agent: str) -> None:
+        """Another agent works for the run (a handoff, a pipeline or workflow step)."""
+        if agent not in self._workers:
+            self._workers.add(agent)
+            await self.send("info", {"event": "agent_started", "agent": agent})
+
+    async def failed(self, exc: Exception) -> None:
+        kind = kind_of(exc).value
+        await self.send("error", {"event": "run_failed", "kind": kind, "error": str(exc)[:1000]})
+
+    async def send(self, level: types.LoggingLevel, data: dict[str, Any]) -> None:
+        if not self.wants(level):
+            return
+        params = types.LoggingMessageNotificationParams(level=level, data=data, logger=self.name)
+        # On this call's own stream (the only one 2026-07-28 allows). Not through
+        # send_log_message: the SDK marks it deprecated (SEP-2577) for every era.
+        notification = types.LoggingMessageNotification(params=params)
+        try:
+            await self.ctx.session.send_notification(notification, self.ctx.request_id)
+        except Exception:  # a client gone must not fail the run
+            logger.debug("a log message could not be sent", exc_info=True)

@@ -1,0 +1,79 @@
+"""The official MCP conformance suite against ``agenthost serve``: the scenarios that pass.
+
+Runs ``tests/conformance/mcp/run.sh`` (both modes, ``--requirements``
+2025-11-25 and 2026-07-28) and checks that every scenario listed here
+passes with at least one check. Skipped when the suite is not installed
+(``tests/conformance/mcp/run.sh --install``), unless
+``AGENTHOST_REQUIRE_CONFORMANCE=1`` (CI) makes that a failure. The
+scenarios that do not pass, and why: ``tests/conformance/README.md``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[3]
+RUN = REPO / "tests/conformance/mcp/run.sh"
+SUITE = REPO / ".tools/conformance/node_modules/.bin/conformance"
+
+BOTH_ERAS = {
+    "tools-list",
+    "tools-call-simple-text",
+    "tools-call-image",
+    "tools-call-audio",
+    "tools-call-embedded-resource",
+    "tools-call-mixed-content",
+    "tools-call-error",
+    "tools-call-with-progress",
+    "resources-list",
+    "prompts-list",
+    "dns-rebinding-protection",
+}
+HANDSHAKE = BOTH_ERAS | {"server-initialize", "logging-set-level", "ping"}
+MODERN = BOTH_ERAS | {
+    "server-sse-multiple-streams",
+    "sep-2164-resource-not-found",
+    "caching",
+    "input-required-result-missing-input-response",
+    "input-required-result-unsupported-methods",
+    "input-required-result-ignore-extra-params",
+    "input-required-result-validate-input",
+    "http-header-validation",
+}
+PASSING = {
+    ("stateless", "2025-11-25"): HANDSHAKE,
+    # A session keeps the level logging/setLevel set; SSE streams there carry more.
+    ("stateful", "2025-11-25"): HANDSHAKE
+    | {"tools-call-with-logging", "server-sse-multiple-streams"},
+    ("stateless", "2026-07-28"): MODERN,
+    ("stateful", "2026-07-28"): MODERN,
+}
+SCENARIO = re.compile(r"^([✓✗]) (\S+): (\d+) passed, (\d+) failed", re.MULTILINE)
+
+
+def passed(summary: str) -> set[str]:
+    """The scenarios with a ✓ and at least one passed check."""
+    return {m[2] for m in SCENARIO.finditer(summary) if m[1] == "✓" and int(m[3]) > 0}
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if not SUITE.exists() and not os.environ.get("AGENTHOST_REQUIRE_CONFORMANCE"):
+        pytest.skip("the MCP conformance suite is not installed: run.sh --install")
+    out = tmp_path_factory.mktemp("mcp-conformance")
+    subprocess.run([str(RUN), str(out)], check=True, timeout=600, capture_output=True)
+    return out
+
+
+@pytest.mark.parametrize(("mode", "revision"), sorted(PASSING))
+def test_the_listed_scenarios_pass(results: Path, mode: str, revision: str) -> None:
+    summary = (results / f"{mode}-{revision}.txt").read_text()
+    missing = PASSING[mode, revision] - passed(summary)
+    assert not missing, f"{mode} {revision}: no longer pass: {sorted(missing)}"
