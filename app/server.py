@@ -19,6 +19,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from agenthost.adapters.base import Adapter
+from agenthost.adapters.sse import set_keepalive
 from agenthost.agents import Agent
 from agenthost.app.docs_ui import ASSET_PATHS, REDOC_PATHS, add_docs
 from agenthost.app.guards import APIKeyGuard, BodyLimitGuard, SiteGuard
@@ -52,6 +53,7 @@ def create_app(
     """
     host = Host(settings, agents, allow=allow)
     settings, registry, principals = host.settings, host.registry, host.principals
+    set_keepalive(settings.stream_keepalive_seconds)
     adapters: dict[str, Adapter] = {}
     chosen = "adapters" in settings.model_fields_set
     for name in dict.fromkeys(settings.adapters):

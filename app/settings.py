@@ -117,6 +117,13 @@ class Settings(BaseSettings):
         5.0, gt=0, description="Seconds an idle kept-alive connection stays open."
     )
     backlog: int = Field(2048, ge=16, description="Connections the kernel queues before accept.")
+    stream_keepalive_seconds: float = Field(
+        15.0,
+        ge=0,
+        description="Seconds of silence after which every SSE stream (/v1, A2A, MCP, ACP) sends a "
+        "keep-alive comment, so that a proxy's or load balancer's read time-out does not cut it "
+        "(0: none).",
+    )
 
     # Run limits (agents/limits.py): every agent's default; an agent's `limits:` overrides.
     max_output_chars: int = Field(
