@@ -179,6 +179,20 @@ class RedisMemoryManager:
             except (*FAILURES, OSError):
                 await asyncio.sleep(0.5)
 
+    async def set_lease(self, name: str, seconds: float) -> None:
+        """Mark ``name`` held for ``seconds`` (a key that expires by itself)."""
+        try:
+            await self.client.set(self.prefix + name, b"1", px=max(1, int(seconds * 1000)))
+        except FAILURES as exc:
+            raise _unavailable(exc) from exc
+
+    async def has_lease(self, name: str) -> bool:
+        """Whether ``name`` is held (its mark has not expired)."""
+        try:
+            return bool(await self.client.exists(self.prefix + name))
+        except FAILURES as exc:
+            raise _unavailable(exc) from exc
+
     async def ping(self) -> bool:
         """Whether Redis answers now."""
         try:

@@ -117,6 +117,13 @@ class Settings(BaseSettings):
         5.0, gt=0, description="Seconds an idle kept-alive connection stays open."
     )
     backlog: int = Field(2048, ge=16, description="Connections the kernel queues before accept.")
+    run_lease_seconds: float = Field(
+        15.0,
+        gt=0,
+        description="With a shared session store: seconds after which a run (IBM ACP) whose "
+        "replica stopped refreshing its lease (the replica died) is reported failed by the "
+        "others; refreshed every third of it.",
+    )
     stream_keepalive_seconds: float = Field(
         15.0,
         ge=0,

@@ -133,6 +133,7 @@ class RunsAPI:
         if self.shared is not None and id is not None and (record is None or not record.busy):
             stored = await self.shared.load(principal, str(id))
             if stored is not None:
+                stored = await self.shared.fail_if_orphaned(stored)
                 if record is None:
                     return stored
                 record.run, record.events, record.pending = (

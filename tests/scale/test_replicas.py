@@ -29,6 +29,7 @@ from tests.upstream import free_port
 CONFIG = "agents:\n  - {name: recall, import: 'tests.scale.replica_agents:recall'}\n"
 V1 = {"A2A-Version": "1.0"}
 MCP = {"accept": "application/json, text/event-stream"}
+LEASE = 2.0  # seconds a run's lease lasts unless its replica refreshes it
 
 
 class Replica:
@@ -104,6 +105,7 @@ def pair(
         2,
         AGENTHOST_SESSION_STORE=redis.url,
         AGENTHOST_A2A_TASK_STORE=postgres_url,
+        AGENTHOST_RUN_LEASE_SECONDS=str(LEASE),
         RECALL_CANCELLED=str(cancelled),
     ) as started:
         yield started
@@ -357,6 +359,26 @@ def test_an_acp_run_working_on_one_replica_is_cancelled_from_the_other(
         cancelled = _acp_wait(url, run["run_id"], "cancelled")
         assert cancelled["status"] == "cancelled", cancelled
     assert stopped(pair, tag)
+
+
+def test_an_acp_run_whose_replica_was_killed_is_reported_failed(pair: list[Replica]) -> None:
+    run = _acp_run(pair[0].url, f"slow {uuid.uuid4().hex}")
+    assert _acp_wait(pair[1].url, run["run_id"], "in-progress")["status"] == "in-progress"
+    # While its replica lives, the lease is refreshed: still working after 1.5 leases.
+    time.sleep(LEASE * 1.5)
+    assert httpx.get(f"{pair[1].url}/acp/runs/{run['run_id']}").json()["status"] == "in-progress"
+    pair[0].kill()
+    try:
+        failed = _acp_wait(pair[1].url, run["run_id"], "failed")
+        assert failed["status"] == "failed", failed
+        assert failed["error"]["code"] == "server_error"
+        assert "replica running this run stopped" in failed["error"]["message"]
+        events = httpx.get(f"{pair[1].url}/acp/runs/{run['run_id']}/events").json()["events"]
+        assert events[-1]["type"] == "run.failed"
+    finally:
+        pair[0].start()
+    # Every replica now reads it failed (the restarted one included).
+    assert httpx.get(f"{pair[0].url}/acp/runs/{run['run_id']}").json()["status"] == "failed"
 
 
 def test_an_a2a_subscription_on_one_replica_follows_a_task_running_on_the_other(
