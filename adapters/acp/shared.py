@@ -11,8 +11,11 @@ another replica goes over the cross-replica cancel channel
 task, which stops the model call and the tools, and writes the
 ``cancelled`` snapshot.
 
-A run's text parts between two status changes are only on the replica that
-runs it: a stream (``mode: stream``) is followed on that replica.
+While a run works, its snapshot is also written each
+:data:`SNAPSHOT_SECONDS` in which it had new events (its text parts): a
+client on another replica follows a ``stream`` run by reading its events
+(``GET /runs/{id}/events``, acp-sdk's ``run_events``) and status, at most
+that far behind the stream itself.
 
 The replica running a run holds its lease (:mod:`agenthost.adapters.leases`)
 while the run works; a run read as working whose lease has expired was
@@ -21,7 +24,9 @@ left by a replica that died, and is recorded ``failed`` by the reader.
 
 from __future__ import annotations
 
-from contextlib import AbstractAsyncContextManager
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
 from typing import Any
 
 import orjson
@@ -32,9 +37,12 @@ from agenthost.adapters.base import AdapterContext
 from agenthost.adapters.cancels import CancelChannel, Stop, is_shared
 from agenthost.adapters.leases import Leases
 from agenthost.agents import MemoryManager, SessionKey, ToolCallPart
+from agenthost.agents.errors import StoreUnavailable
 
 NAMESPACE = "acp-runs"
 _RUN = "run"  # the SessionKey.agent of every snapshot
+SNAPSHOT_SECONDS = 0.25
+"""How far behind its stream a working run's shared events may be."""
 WORKING = (RunStatus.CREATED, RunStatus.IN_PROGRESS, RunStatus.CANCELLING)
 ORPHANED = (
     "the replica running this run stopped before the run ended (its lease expired); "
@@ -62,9 +70,26 @@ class SharedRuns:
             return None
         return cls(memory, cancels, leases)
 
-    def working(self, record: RunRecord) -> AbstractAsyncContextManager[None]:
-        """Hold the run's lease while inside (its work runs on this replica)."""
-        return self.leases.held(record.principal, str(record.run.run_id))
+    @asynccontextmanager
+    async def working(self, record: RunRecord) -> AsyncIterator[None]:
+        """While inside (its work runs here): hold the run's lease, and share its progress."""
+        async with self.leases.held(record.principal, str(record.run.run_id)):
+            progress = asyncio.create_task(self._share_progress(record))
+            try:
+                yield
+            finally:
+                progress.cancel()
+                with suppress(asyncio.CancelledError):
+                    await progress
+
+    async def _share_progress(self, record: RunRecord) -> None:
+        saved = len(record.events)
+        while True:
+            await asyncio.sleep(SNAPSHOT_SECONDS)
+            if len(record.events) != saved:
+                saved = len(record.events)
+                with suppress(StoreUnavailable):  # the next status change retries
+                    await self.save(record)
 
     async def save(self, record: RunRecord) -> None:
         """Write the run's snapshot (with a fresh lease first while it works here)."""

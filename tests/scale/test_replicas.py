@@ -6,6 +6,7 @@ surface continues on the other replica as if there were one process.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import os
@@ -14,7 +15,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -22,11 +23,16 @@ from typing import Any
 
 import httpx
 import pytest
+from acp_sdk.client import Client as ACPClient
+from acp_sdk.models import MessagePartEvent, RunCompletedEvent, RunCreatedEvent, RunStatus
 
 from tests.stores import RedisServer, postgres_url, redis  # noqa: F401 (fixtures)
 from tests.upstream import free_port
 
-CONFIG = "agents:\n  - {name: recall, import: 'tests.scale.replica_agents:recall'}\n"
+CONFIG = (
+    "agents:\n  - {name: recall, import: 'tests.scale.replica_agents:recall'}\n"
+    "  - {name: paced, import: 'tests.scale.replica_agents:paced'}\n"
+)
 V1 = {"A2A-Version": "1.0"}
 MCP = {"accept": "application/json, text/event-stream"}
 LEASE = 2.0  # seconds a run's lease lasts unless its replica refreshes it
@@ -379,6 +385,39 @@ def test_an_acp_run_whose_replica_was_killed_is_reported_failed(pair: list[Repli
         pair[0].start()
     # Every replica now reads it failed (the restarted one included).
     assert httpx.get(f"{pair[0].url}/acp/runs/{run['run_id']}").json()["status"] == "failed"
+
+
+@pytest.mark.anyio
+async def test_an_acp_stream_run_is_followed_from_the_other_replica(pair: list[Replica]) -> None:
+    async with (
+        ACPClient(base_url=f"{pair[0].url}/acp", timeout=30) as owner,
+        ACPClient(base_url=f"{pair[1].url}/acp", timeout=30) as other,
+    ):
+        stream = owner.run_stream("go", agent="paced")
+        first = await anext(stream)
+        assert isinstance(first, RunCreatedEvent)
+        run_id = first.run.run_id
+        rest = asyncio.create_task(_collect(stream))
+        # While it streams on its replica, the other one shows its text parts as they come.
+        deadline = time.monotonic() + 20
+        while True:
+            parts = [e async for e in other.run_events(run_id=run_id)]
+            status = (await other.run_status(run_id=run_id)).status
+            if sum(isinstance(e, MessagePartEvent) for e in parts) >= 2:
+                break
+            assert time.monotonic() < deadline, "no text parts shared while the run streams"
+            await asyncio.sleep(0.1)
+        assert status == RunStatus.IN_PROGRESS and not rest.done()
+        streamed = [first, *await rest]
+        assert isinstance(streamed[-1], RunCompletedEvent)
+        followed = [e async for e in other.run_events(run_id=run_id)]
+    assert [e.type for e in followed] == [e.type for e in streamed]
+    text = "".join(str(e.part.content) for e in followed if isinstance(e, MessagePartEvent))
+    assert text == "".join(f"w{i} " for i in range(10))
+
+
+async def _collect(stream: AsyncIterator[Any]) -> list[Any]:
+    return [event async for event in stream]
 
 
 def test_an_a2a_subscription_on_one_replica_follows_a_task_running_on_the_other(
