@@ -81,7 +81,8 @@ class Settings(BaseSettings):
         "memory",
         description="Where sessions, stored responses, conversations and IBM ACP runs live: "
         "'memory' (this process, LRU) or a Redis URL ('redis://[:password@]host:6379/0', "
-        "'rediss://' for TLS), shared by every replica.",
+        "'rediss://' for TLS, 'redis+sentinel://host:26379,host2:26379/<service>[/db]' for a "
+        "Sentinel-managed master), shared by every replica.",
     )
     store_timeout: float = Field(
         2.0,

@@ -96,6 +96,28 @@ def redis_server() -> Iterator[RedisServer]:
             server.stop()
 
 
+@contextmanager
+def redis_sentinel(master: RedisServer, folder: Path, service: str) -> Iterator[int]:
+    """A Redis Sentinel watching ``master`` as ``service``; yields its port."""
+    port = free_port()
+    config = folder / "sentinel.conf"  # Sentinel rewrites its config file: one of its own
+    config.write_text(
+        f"port {port}\nbind 127.0.0.1\ndir {folder}\n"
+        f"sentinel monitor {service} 127.0.0.1 {master.port} 1\n"
+    )
+    binary = shutil.which("redis-server")
+    assert binary is not None
+    process = subprocess.Popen(
+        [binary, str(config), "--sentinel"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        _wait_for_port(port, process, "redis sentinel")
+        yield port
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
 def _as_postgres(*command: str) -> list[str]:
     if os.geteuid() == 0:
         return ["runuser", "-u", "postgres", "--", *command]
