@@ -301,21 +301,6 @@ def test_an_acp_session_continues_on_either_replica(pair: list[Replica]) -> None
         assert len(found["history"]) == 8
 
 
-def test_a_killed_replica_loses_no_conversation(pair: list[Replica]) -> None:
-    body: dict[str, Any] = {"model": "recall", "input": "k0"}
-    first = httpx.post(f"{pair[0].url}/v1/responses", json=body, timeout=30).json()
-    pair[0].kill()
-    try:
-        body = {"model": "recall", "input": "k1", "previous_response_id": first["id"]}
-        second = httpx.post(f"{pair[1].url}/v1/responses", json=body, timeout=30).json()
-        assert second["output"][-1]["content"][0]["text"] == "k0 | k1"
-    finally:
-        pair[0].start()
-    body = {"model": "recall", "input": "k2", "previous_response_id": second["id"]}
-    third = httpx.post(f"{pair[0].url}/v1/responses", json=body, timeout=30).json()
-    assert third["output"][-1]["content"][0]["text"] == "k0 | k1 | k2"
-
-
 def _acp_run(url: str, text: str, mode: str = "async") -> dict[str, Any]:
     body = {"agent_name": "recall", "mode": mode, "input": [{"parts": [{"content": text}]}]}
     answer = httpx.post(f"{url}/acp/runs", json=body, timeout=30)
@@ -367,7 +352,11 @@ def test_an_acp_run_working_on_one_replica_is_cancelled_from_the_other(
     assert stopped(pair, tag)
 
 
-def test_an_acp_run_whose_replica_was_killed_is_reported_failed(pair: list[Replica]) -> None:
+def test_a_killed_replica_loses_no_conversation_and_its_run_is_reported_failed(
+    pair: list[Replica],
+) -> None:
+    body: dict[str, Any] = {"model": "recall", "input": "k0"}
+    first = httpx.post(f"{pair[0].url}/v1/responses", json=body, timeout=30).json()
     run = _acp_run(pair[0].url, f"slow {uuid.uuid4().hex}")
     assert _acp_wait(pair[1].url, run["run_id"], "in-progress")["status"] == "in-progress"
     # While its replica lives, the lease is refreshed: still working after 1.5 leases.
@@ -375,6 +364,10 @@ def test_an_acp_run_whose_replica_was_killed_is_reported_failed(pair: list[Repli
     assert httpx.get(f"{pair[1].url}/acp/runs/{run['run_id']}").json()["status"] == "in-progress"
     pair[0].kill()
     try:
+        body = {"model": "recall", "input": "k1", "previous_response_id": first["id"]}
+        second = httpx.post(f"{pair[1].url}/v1/responses", json=body, timeout=30).json()
+        assert second["output"][-1]["content"][0]["text"] == "k0 | k1"
+        # The run it was running: failed once its lease expires, not in-progress until its TTL.
         failed = _acp_wait(pair[1].url, run["run_id"], "failed")
         assert failed["status"] == "failed", failed
         assert failed["error"]["code"] == "server_error"
@@ -383,7 +376,10 @@ def test_an_acp_run_whose_replica_was_killed_is_reported_failed(pair: list[Repli
         assert events[-1]["type"] == "run.failed"
     finally:
         pair[0].start()
-    # Every replica now reads it failed (the restarted one included).
+    body = {"model": "recall", "input": "k2", "previous_response_id": second["id"]}
+    third = httpx.post(f"{pair[0].url}/v1/responses", json=body, timeout=30).json()
+    assert third["output"][-1]["content"][0]["text"] == "k0 | k1 | k2"
+    # Every replica now reads the run failed (the restarted one included).
     assert httpx.get(f"{pair[0].url}/acp/runs/{run['run_id']}").json()["status"] == "failed"
 
 
