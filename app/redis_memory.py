@@ -1,7 +1,9 @@
 """Sessions in Redis: any number of replicas share every conversation.
 
 Chosen by ``AGENTHOST_SESSION_STORE=redis://…`` (or ``rediss://`` for TLS;
-password, database and TLS options come from the URL). One client (one
+password, database and TLS options come from the URL), or
+``redis+sentinel://host:26379,…/<service>[/db]`` for a Sentinel-managed
+master (a failover is followed). Redis Cluster is not supported. One client (one
 connection pool) serves every adapter's store; each store has its own key
 namespace.
 
@@ -37,11 +39,12 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote, urlsplit
 
 import orjson
 from redis import exceptions as redis_errors
 from redis.asyncio import Redis
+from redis.asyncio.sentinel import Sentinel
 
 from agenthost.agents import Conversation, Message, SessionKey
 from agenthost.agents.errors import StoreUnavailable
@@ -55,17 +58,56 @@ FAILURES = (redis_errors.ConnectionError, redis_errors.TimeoutError, redis_error
 
 
 def is_redis_url(url: str) -> bool:
-    return url.startswith(("redis://", "rediss://", "unix://"))
+    return url.startswith(("redis://", "rediss://", "unix://", SENTINEL))
+
+
+SENTINEL = "redis+sentinel://"
 
 
 def redis_client(url: str, *, timeout: float) -> Redis:
     """A client for ``url`` whose connects and commands each give up after ``timeout`` s."""
+    if url.startswith(SENTINEL):
+        return _sentinel_client(url, timeout=timeout)
     return Redis.from_url(
         url,
         socket_connect_timeout=timeout,
         socket_timeout=timeout,
         health_check_interval=30,
     )
+
+
+def _sentinel_client(url: str, *, timeout: float) -> Redis:
+    """The current master of ``redis+sentinel://[[user]:password@]host[:port],…/service[/db]``.
+
+    The sentinels (port 26379 unless given) are asked for the service's
+    master at each (re)connect, so a failover is followed; the password is
+    the master's (sentinels without auth).
+    """
+    parts = urlsplit(url)
+    credentials, _, hosts = parts.netloc.rpartition("@")
+    username, _, password = credentials.partition(":")
+    nodes = []
+    for host in hosts.split(","):
+        name, _, port = host.rpartition(":") if ":" in host else (host, "", "26379")
+        nodes.append((name, int(port)))
+    service, _, db = parts.path.strip("/").partition("/")
+    if not service or not nodes:
+        raise ValueError(
+            f"a Sentinel URL needs hosts and a service name: {SENTINEL}host:26379/mymaster"
+        )
+    sentinel = Sentinel(  # type: ignore[no-untyped-call]
+        nodes, socket_timeout=timeout, socket_connect_timeout=timeout
+    )
+    master: Redis = sentinel.master_for(
+        service,
+        db=int(db or 0),
+        username=unquote(username) or None,
+        password=unquote(password) or None,
+        socket_timeout=timeout,
+        socket_connect_timeout=timeout,
+        health_check_interval=30,
+    )
+    return master
 
 
 def _dump(message: Message) -> bytes:
@@ -179,6 +221,20 @@ class RedisMemoryManager:
             except (*FAILURES, OSError):
                 await asyncio.sleep(0.5)
 
+    async def set_lease(self, name: str, seconds: float) -> None:
+        """Mark ``name`` held for ``seconds`` (a key that expires by itself)."""
+        try:
+            await self.client.set(self.prefix + name, b"1", px=max(1, int(seconds * 1000)))
+        except FAILURES as exc:
+            raise _unavailable(exc) from exc
+
+    async def has_lease(self, name: str) -> bool:
+        """Whether ``name`` is held (its mark has not expired)."""
+        try:
+            return bool(await self.client.exists(self.prefix + name))
+        except FAILURES as exc:
+            raise _unavailable(exc) from exc
+
     async def ping(self) -> bool:
         """Whether Redis answers now."""
         try:
@@ -188,6 +244,10 @@ class RedisMemoryManager:
 
     async def aclose(self) -> None:
         await self.client.aclose()
+        # A Sentinel-managed client also holds a connection to each sentinel.
+        manager = getattr(self.client.connection_pool, "sentinel_manager", None)
+        for sentinel in getattr(manager, "sentinels", ()):
+            await sentinel.aclose()
 
 
 def _unavailable(exc: Exception) -> StoreUnavailable:

@@ -20,6 +20,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from agenthost.adapters.base import Adapter
+from agenthost.adapters.sse import set_keepalive
 from agenthost.agents import Agent
 from agenthost.app.docs_ui import ASSET_PATHS, REDOC_PATHS, add_docs
 from agenthost.app.guards import APIKeyGuard, BodyLimitGuard, SiteGuard
@@ -53,6 +54,7 @@ def create_app(
     """
     host = Host(settings, agents, allow=allow)
     settings, registry, principals = host.settings, host.registry, host.principals
+    set_keepalive(settings.stream_keepalive_seconds)
     adapters: dict[str, Adapter] = {}
     chosen = "adapters" in settings.model_fields_set
     for name in dict.fromkeys(settings.adapters):
@@ -123,13 +125,16 @@ def create_app(
         body: dict[str, Any] = {"status": "ready" if ready else "starting", "agents": len(registry)}
         stores = await host.store_health()
         sessions_never_up = stores.get("session_store") == "down" and not host.store_seen_up
+        tasks_never_up = False
         for adapter in adapters.values():
             # A store an adapter prepares at start-up (A2A's task tables).
             if (store_health := getattr(adapter, "store_health", None)) is not None:
                 stores.update(await store_health())
+                # Down since start: not ready; down later: degraded, kept in rotation.
+                tasks_never_up |= not getattr(adapter, "store_seen_up", True)
         if stores:
             body["stores"] = stores
-            if sessions_never_up or stores.get("a2a_task_store") == "down":
+            if sessions_never_up or tasks_never_up:
                 ready, body["status"] = False, "store_unavailable"
             elif ready and "down" in stores.values():
                 body["status"] = "degraded"

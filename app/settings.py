@@ -81,7 +81,8 @@ class Settings(BaseSettings):
         "memory",
         description="Where sessions, stored responses, conversations and IBM ACP runs live: "
         "'memory' (this process, LRU) or a Redis URL ('redis://[:password@]host:6379/0', "
-        "'rediss://' for TLS), shared by every replica.",
+        "'rediss://' for TLS, 'redis+sentinel://host:26379,host2:26379/<service>[/db]' for a "
+        "Sentinel-managed master), shared by every replica.",
     )
     store_timeout: float = Field(
         2.0,
@@ -117,6 +118,20 @@ class Settings(BaseSettings):
         5.0, gt=0, description="Seconds an idle kept-alive connection stays open."
     )
     backlog: int = Field(2048, ge=16, description="Connections the kernel queues before accept.")
+    run_lease_seconds: float = Field(
+        15.0,
+        gt=0,
+        description="With a shared session store: seconds after which a run (IBM ACP) whose "
+        "replica stopped refreshing its lease (the replica died) is reported failed by the "
+        "others; refreshed every third of it.",
+    )
+    stream_keepalive_seconds: float = Field(
+        15.0,
+        ge=0,
+        description="Seconds of silence after which every SSE stream (/v1, A2A, MCP, ACP) sends a "
+        "keep-alive comment, so that a proxy's or load balancer's read time-out does not cut it "
+        "(0: none).",
+    )
 
     # Run limits (agents/limits.py): every agent's default; an agent's `limits:` overrides.
     max_output_chars: int = Field(

@@ -96,46 +96,113 @@ def redis_server() -> Iterator[RedisServer]:
             server.stop()
 
 
+@contextmanager
+def redis_sentinel(master: RedisServer, folder: Path, service: str) -> Iterator[int]:
+    """A Redis Sentinel watching ``master`` as ``service``; yields its port."""
+    port = free_port()
+    config = folder / "sentinel.conf"  # Sentinel rewrites its config file: one of its own
+    config.write_text(
+        f"port {port}\nbind 127.0.0.1\ndir {folder}\n"
+        f"sentinel monitor {service} 127.0.0.1 {master.port} 1\n"
+    )
+    binary = shutil.which("redis-server")
+    assert binary is not None
+    process = subprocess.Popen(
+        [binary, str(config), "--sentinel"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        _wait_for_port(port, process, "redis sentinel")
+        yield port
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
 def _as_postgres(*command: str) -> list[str]:
     if os.geteuid() == 0:
         return ["runuser", "-u", "postgres", "--", *command]
     return list(command)
 
 
-@contextmanager
-def postgres_server(port: int | None = None) -> Iterator[str]:
-    """A PostgreSQL cluster in a temporary folder; yields a ``postgresql+asyncpg://`` URL."""
-    initdb = POSTGRES_BIN / "initdb"
-    if not initdb.exists():
-        pytest.skip("PostgreSQL 15 is not installed (apt-get install -y postgresql)")
-    folder = Path(tempfile.mkdtemp(prefix="agenthost-pg-"))
-    data = folder / "data"
-    if os.geteuid() == 0:
-        shutil.chown(folder, "postgres", "postgres")
-    port = port or free_port()
-    subprocess.run(
-        _as_postgres(str(initdb), "-D", str(data), "-U", "agenthost", "--auth=trust", "-E", "UTF8"),
-        check=True,
-        stdout=subprocess.DEVNULL,
-    )
-    options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off"
-    process = subprocess.Popen(
-        _as_postgres(str(POSTGRES_BIN / "postgres"), "-D", str(data), *options.split()),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        _wait_for_port(port, process, "postgres")
+class PostgresServer:
+    """A PostgreSQL cluster in a folder, which a test can stop and start again (same data)."""
+
+    def __init__(self, folder: Path, port: int | None = None) -> None:
+        self.folder = folder
+        self.port = port or free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"postgresql+asyncpg://agenthost@127.0.0.1:{self.port}/agenthost"
+
+    def create(self) -> None:
+        """``initdb``, start, and ``createdb agenthost``."""
+        if os.geteuid() == 0:
+            shutil.chown(self.folder, "postgres", "postgres")
+        initdb = str(POSTGRES_BIN / "initdb")
+        data = str(self.folder / "data")
         subprocess.run(
-            [str(POSTGRES_BIN / "createdb"), *("-h", "127.0.0.1", "-p", str(port)), "agenthost"],
+            _as_postgres(initdb, "-D", data, "-U", "agenthost", "--auth=trust", "-E", "UTF8"),
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        self.start()
+        address = ("-h", "127.0.0.1", "-p", str(self.port))
+        subprocess.run(
+            [str(POSTGRES_BIN / "createdb"), *address, "agenthost"],
             env={**os.environ, "PGUSER": "agenthost"},
             check=True,
         )
-        yield f"postgresql+asyncpg://agenthost@127.0.0.1:{port}/agenthost"
+
+    def start(self) -> None:
+        options = f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c fsync=off"
+        postgres = str(POSTGRES_BIN / "postgres")
+        self.process = subprocess.Popen(
+            _as_postgres(postgres, "-D", str(self.folder / "data"), *options.split()),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        _wait_for_port(self.port, self.process, "postgres")
+
+    def stop(self) -> None:
+        """A fast shutdown (clients are disconnected), waited for.
+
+        Not a signal to ``runuser``: it would kill the postmaster after 2 s
+        and leave its backends holding the cluster.
+        """
+        if self.process is not None:
+            pg_ctl = str(POSTGRES_BIN / "pg_ctl")
+            data = str(self.folder / "data")
+            subprocess.run(
+                _as_postgres(pg_ctl, "stop", "-D", data, "-m", "fast", "-w", "-t", "60"),
+                check=False,
+                stdout=subprocess.DEVNULL,
+            )
+            self.process.wait(timeout=30)
+            self.process = None
+
+
+@contextmanager
+def postgres(port: int | None = None) -> Iterator[PostgresServer]:
+    """A PostgreSQL cluster in a temporary folder, running; removed after."""
+    if not (POSTGRES_BIN / "initdb").exists():
+        pytest.skip("PostgreSQL 15 is not installed (apt-get install -y postgresql)")
+    folder = Path(tempfile.mkdtemp(prefix="agenthost-pg-"))
+    server = PostgresServer(folder, port)
+    try:
+        server.create()
+        yield server
     finally:
-        process.terminate()
-        process.wait(timeout=30)
+        server.stop()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextmanager
+def postgres_server(port: int | None = None) -> Iterator[str]:
+    """A PostgreSQL cluster in a temporary folder; yields a ``postgresql+asyncpg://`` URL."""
+    with postgres(port) as server:
+        yield server.url
 
 
 @pytest.fixture(scope="session")

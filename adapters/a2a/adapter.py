@@ -99,7 +99,12 @@ class A2AAdapter:
 
     async def store_health(self) -> dict[str, str]:
         """The shared task store's state, for /readyz."""
-        return self.stores.health()
+        return await self.stores.health()
+
+    @property
+    def store_seen_up(self) -> bool:
+        """Whether the shared task store has been reachable since start (its tables made)."""
+        return self.stores.initialized
 
     def error_response(self, status: int, message: str, *, code: str) -> Response:
         return error_body(status, message, code.upper())

@@ -40,12 +40,16 @@ from a2a.server.tasks import (
     TaskStore,
 )
 from a2a.types import ListTasksRequest, ListTasksResponse, Task
+from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from agenthost.adapters.a2a.users import PrincipalUser
 
 logger = logging.getLogger("agenthost.a2a")
+
+HEALTH_SECONDS = 2.0
+"""The longest a /readyz check of the shared task database takes."""
 
 IDLE_STATES = TERMINAL_TASK_STATES | INTERRUPTED_TASK_STATES
 
@@ -192,11 +196,26 @@ class TaskStores:
             except (OSError, SQLAlchemyError):
                 continue
 
-    def health(self) -> dict[str, str]:
-        """``{"a2a_task_store": "up" | "down"}`` for a shared database; else empty."""
+    async def health(self) -> dict[str, str]:
+        """``{"a2a_task_store": "up" | "down"}`` for a shared database; else empty.
+
+        Down until the tables are made; after that, whether the database
+        answers a ``SELECT 1`` now, within :data:`HEALTH_SECONDS`.
+        """
         if not self.shared:
             return {}
-        return {"a2a_task_store": "up" if self.initialized else "down"}
+        up = self.initialized and await self._answers()
+        return {"a2a_task_store": "up" if up else "down"}
+
+    async def _answers(self) -> bool:
+        assert self._engine is not None
+        try:
+            async with asyncio.timeout(HEALTH_SECONDS):
+                async with self._engine.connect() as connection:
+                    await connection.execute(text("SELECT 1"))
+        except (OSError, SQLAlchemyError, TimeoutError):
+            return False
+        return True
 
     async def aclose(self) -> None:
         if self._retry is not None:

@@ -11,6 +11,7 @@ except ImportError as exc:  # pragma: no cover
 
 from agenthost.adapters.acp.adapter import DEFAULT_MAX_RUNS, DEFAULT_RUN_TTL, ACPAdapter
 from agenthost.adapters.base import AdapterContext
+from agenthost.adapters.leases import DEFAULT_LEASE_SECONDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,6 +20,7 @@ class ACPOptions:
 
     max_runs: int = DEFAULT_MAX_RUNS
     run_ttl: float = DEFAULT_RUN_TTL
+    run_lease_seconds: float = DEFAULT_LEASE_SECONDS
 
 
 Options = ACPOptions
@@ -26,7 +28,12 @@ Options = ACPOptions
 
 def create(context: AdapterContext, options: ACPOptions) -> ACPAdapter:
     """The adapter the app mounts (at ``/acp``)."""
-    return ACPAdapter(context, max_runs=options.max_runs, run_ttl=options.run_ttl)
+    return ACPAdapter(
+        context,
+        max_runs=options.max_runs,
+        run_ttl=options.run_ttl,
+        lease_seconds=options.run_lease_seconds,
+    )
 
 
 __all__ = ["ACPAdapter", "ACPOptions", "Options", "create"]

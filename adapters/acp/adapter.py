@@ -28,6 +28,7 @@ from agenthost.adapters.acp.runs import RunStore
 from agenthost.adapters.acp.runs_api import RunsAPI
 from agenthost.adapters.acp.shared import SharedRuns
 from agenthost.adapters.base import AdapterContext, principal_of
+from agenthost.adapters.leases import DEFAULT_LEASE_SECONDS
 from agenthost.agents import Conversation, SessionKey
 
 DEFAULT_MAX_RUNS = 1000
@@ -48,10 +49,11 @@ class ACPAdapter:
         *,
         max_runs: int = DEFAULT_MAX_RUNS,
         run_ttl: float = DEFAULT_RUN_TTL,
+        lease_seconds: float = DEFAULT_LEASE_SECONDS,
     ) -> None:
         self.context = context
         self.runs = RunStore(max_runs=max_runs, ttl=run_ttl)
-        self.shared = SharedRuns.of(context)
+        self.shared = SharedRuns.of(context, lease_seconds)
         self.api = RunsAPI(context, self.runs, self.shared)
         self._router = self._build_router()
 

@@ -84,7 +84,11 @@ async def _execute(
     shared: SharedRuns | None,
 ) -> None:
     try:
-        await _work(record, agent, memory, input)
+        if shared is None:
+            await _work(record, agent, memory, input)
+        else:
+            async with shared.working(record):
+                await _work(record, agent, memory, input)
     finally:
         if shared is not None:
             try:

@@ -20,7 +20,7 @@ from acp_sdk.models import (
     RunStatus,
 )
 from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
 
 from agenthost.adapters.acp import execution
 from agenthost.adapters.acp.convert import from_acp_messages, text_of
@@ -30,6 +30,7 @@ from agenthost.adapters.acp.shared import SharedRuns
 from agenthost.adapters.base import AdapterContext, principal_of
 from agenthost.adapters.disconnect import unless_disconnected
 from agenthost.adapters.runs import resume_input
+from agenthost.adapters.sse import event_stream
 from agenthost.agents import Agent, SessionKey, TextPart
 from agenthost.agents import Message as AgentMessage
 from agenthost.agents.errors import ClientGone
@@ -132,6 +133,7 @@ class RunsAPI:
         if self.shared is not None and id is not None and (record is None or not record.busy):
             stored = await self.shared.load(principal, str(id))
             if stored is not None:
+                stored = await self.shared.fail_if_orphaned(stored)
                 if record is None:
                     return stored
                 record.run, record.events, record.pending = (
@@ -153,11 +155,7 @@ def _uuid_or_none(run_id: str) -> uuid.UUID | None:
 
 async def _answer(request: Request, record: RunRecord, mode: RunMode, *, start: int) -> Response:
     if mode == RunMode.STREAM:
-        return StreamingResponse(
-            _sse(record, start),
-            media_type="text/event-stream",
-            headers={**SSE_HEADERS, **_run_headers(record)},
-        )
+        return event_stream(_sse(record, start), {**SSE_HEADERS, **_run_headers(record)})
     if mode == RunMode.SYNC:
         try:
             await unless_disconnected(request.receive, record.finished())

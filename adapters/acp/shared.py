@@ -11,43 +11,90 @@ another replica goes over the cross-replica cancel channel
 task, which stops the model call and the tools, and writes the
 ``cancelled`` snapshot.
 
-A run's text parts between two status changes are only on the replica that
-runs it: a stream (``mode: stream``) is followed on that replica.
+While a run works, its snapshot is also written each
+:data:`SNAPSHOT_SECONDS` in which it had new events (its text parts): a
+client on another replica follows a ``stream`` run by reading its events
+(``GET /runs/{id}/events``, acp-sdk's ``run_events``) and status, at most
+that far behind the stream itself.
+
+The replica running a run holds its lease (:mod:`agenthost.adapters.leases`)
+while the run works; a run read as working whose lease has expired was
+left by a replica that died, and is recorded ``failed`` by the reader.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
 from typing import Any
 
 import orjson
-from acp_sdk.models import Run
+from acp_sdk.models import Error, Run, RunFailedEvent, RunStatus
 
 from agenthost.adapters.acp.runs import RunRecord
 from agenthost.adapters.base import AdapterContext
 from agenthost.adapters.cancels import CancelChannel, Stop, is_shared
+from agenthost.adapters.leases import Leases
 from agenthost.agents import MemoryManager, SessionKey, ToolCallPart
+from agenthost.agents.errors import StoreUnavailable
 
 NAMESPACE = "acp-runs"
 _RUN = "run"  # the SessionKey.agent of every snapshot
+SNAPSHOT_SECONDS = 0.25
+"""How far behind its stream a working run's shared events may be."""
+WORKING = (RunStatus.CREATED, RunStatus.IN_PROGRESS, RunStatus.CANCELLING)
+ORPHANED = (
+    "the replica running this run stopped before the run ended (its lease expired); "
+    "start the run again"
+)
 
 
 class SharedRuns:
     """Run snapshots in ``memory`` and the cancel messages between replicas."""
 
-    def __init__(self, memory: MemoryManager, cancels: CancelChannel) -> None:
+    def __init__(self, memory: MemoryManager, cancels: CancelChannel, leases: Leases) -> None:
         self.memory = memory
         self.cancels = cancels
+        self.leases = leases
 
     @classmethod
-    def of(cls, context: AdapterContext) -> SharedRuns | None:
+    def of(cls, context: AdapterContext, lease_seconds: float) -> SharedRuns | None:
         """Shared runs when the context's store is shared by replicas; else None."""
         if not is_shared(context.memory) or context.new_memory is None:
             return None
         memory = context.new_memory(NAMESPACE)
         cancels = CancelChannel.of(memory, "acp")
-        return cls(memory, cancels) if cancels is not None else None
+        leases = Leases.of(memory, "acp", lease_seconds)
+        if cancels is None or leases is None:
+            return None
+        return cls(memory, cancels, leases)
+
+    @asynccontextmanager
+    async def working(self, record: RunRecord) -> AsyncIterator[None]:
+        """While inside (its work runs here): hold the run's lease, and share its progress."""
+        async with self.leases.held(record.principal, str(record.run.run_id)):
+            progress = asyncio.create_task(self._share_progress(record))
+            try:
+                yield
+            finally:
+                progress.cancel()
+                with suppress(asyncio.CancelledError):
+                    await progress
+
+    async def _share_progress(self, record: RunRecord) -> None:
+        saved = len(record.events)
+        while True:
+            await asyncio.sleep(SNAPSHOT_SECONDS)
+            if len(record.events) != saved:
+                saved = len(record.events)
+                with suppress(StoreUnavailable):  # the next status change retries
+                    await self.save(record)
 
     async def save(self, record: RunRecord) -> None:
+        """Write the run's snapshot (with a fresh lease first while it works here)."""
+        if record.busy and record.run.status in WORKING:
+            await self.leases.take(record.principal, str(record.run.run_id))
         snapshot: dict[str, Any] = {
             "run": record.run.model_dump(mode="json"),
             "session": [record.session.agent, record.session.session, record.session.principal],
@@ -69,6 +116,26 @@ class SharedRuns:
             events=[orjson.dumps(event) for event in orjson.loads(meta["events"])],
             pending=[ToolCallPart.model_validate(call) for call in meta["pending"]],
         )
+
+    async def fail_if_orphaned(self, record: RunRecord) -> RunRecord:
+        """``record`` (read from the store), ``failed`` if the replica running it died.
+
+        A run read as working whose lease expired lost its replica: it is
+        recorded ``failed`` (a retryable ``server_error``) for every replica.
+        """
+        if record.run.status not in WORKING:
+            return record
+        id = str(record.run.run_id)
+        if await self.leases.alive(record.principal, id):
+            return record
+        latest = await self.load(record.principal, id)  # it may have just ended
+        if latest is None or latest.run.status not in WORKING:
+            return latest or record
+        latest.run.error = Error(code="server_error", message=ORPHANED)
+        latest.settle(RunStatus.FAILED)
+        latest.emit(RunFailedEvent(run=latest.run))
+        await self.save(latest)
+        return latest
 
     async def cancel(self, principal: str, run_id: str) -> None:
         """Ask the replica running the run to cancel it."""

@@ -8,9 +8,10 @@ from typing import Any, TypeVar
 import orjson
 from pydantic import BaseModel, ValidationError
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
 
 from agenthost.adapters.openai.errors import OpenAIError, from_validation_error
+from agenthost.adapters.sse import event_stream
 from agenthost.agents import Agent
 
 Body = TypeVar("Body", bound=BaseModel)
@@ -77,5 +78,6 @@ def sse_event(data: Any, *, event: str | None = None) -> bytes:
     return b"event: " + event.encode() + b"\n" + line if event else line
 
 
-def sse_response(events: AsyncIterator[bytes]) -> StreamingResponse:
-    return StreamingResponse(events, media_type="text/event-stream", headers=SSE_HEADERS)
+def sse_response(events: AsyncIterator[bytes]) -> Response:
+    """The stream, with a keep-alive comment during silences (:mod:`agenthost.adapters.sse`)."""
+    return event_stream(events, SSE_HEADERS)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -12,7 +13,7 @@ from agenthost.agents.errors import StoreUnavailable
 from agenthost.agents.sessions import ManagedSession, entry_lock
 from agenthost.app.memory import memory_factory
 from agenthost.app.redis_memory import RedisMemoryManager, redis_client
-from tests.stores import RedisServer, redis  # noqa: F401 (a fixture)
+from tests.stores import RedisServer, redis, redis_sentinel  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.anyio
 
@@ -140,3 +141,25 @@ async def test_a_restarted_redis_is_used_again_without_a_restart_of_ours(
     finally:
         await memory.aclose()
         server.stop()
+
+
+async def test_a_sentinel_url_reaches_the_master_it_names(
+    redis: RedisServer,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    with redis_sentinel(redis, tmp_path, "agents") as port:
+        new_memory = memory_factory(10, 60, store=f"redis+sentinel://127.0.0.1:{port}/agents/0")
+        memory = new_memory("sentinel")
+        k = key()
+        await memory.append(k, [Message.user("through the sentinel")])
+        # The same entry, read straight from the master.
+        direct = RedisMemoryManager(redis_client(redis.url, timeout=2), "sentinel", ttl=60)
+        stored = await direct.get(k) or pytest.fail("not on the master")
+        assert [m.text for m in stored.messages] == ["through the sentinel"]
+        await memory.aclose()
+        await direct.aclose()
+
+
+def test_a_sentinel_url_without_a_service_is_refused() -> None:
+    with pytest.raises(ValueError, match="service name"):
+        redis_client("redis+sentinel://127.0.0.1:26379", timeout=1)

@@ -459,3 +459,9 @@ def test_one_replica_keeps_the_in_memory_stores() -> None:
     assert not names & {"AGENTHOST_SESSION_STORE", "AGENTHOST_A2A_TASK_STORE"}
     notes = render_files()["agenthost/templates/NOTES.txt"]
     assert "Sessions: in each pod's memory" in notes
+
+
+def test_the_ingress_turns_response_buffering_off_for_streams() -> None:
+    values = {"ingress": {"enabled": True}}
+    annotations = one(render(values), "Ingress")["metadata"]["annotations"]
+    assert annotations["nginx.ingress.kubernetes.io/proxy-buffering"] == "off"

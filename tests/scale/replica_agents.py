@@ -4,16 +4,20 @@
 a minute (a run to cancel: when cancelled it leaves a file named <tag> in
 ``$RECALL_CANCELLED``), anything else is answered with the transcript:
 the user turns the model was sent, so a reply shows what history it saw.
+``paced`` streams ten words over 3 s.
 """
 
 import os
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
 
-from agenthost.agents import ASK_USER, ChatAgent
+from agenthost.agents import ASK_USER, ChatAgent, Message, TextDelta
 from agenthost.agents.models import FunctionModel, ModelRequest
+from agenthost.agents.models.base import BaseChatModel, ModelResponse, ModelStreamEvent
 from agenthost.agents.models.testing import Reply, call
+from agenthost.agents.results import Usage
 
 
 async def _reply(request: ModelRequest) -> Reply:
@@ -33,3 +37,19 @@ async def _reply(request: ModelRequest) -> Reply:
 
 
 recall = ChatAgent("recall", FunctionModel(_reply), tools=(ASK_USER,))
+
+
+class _Paced(BaseChatModel):
+    """Streams ten words, one every 0.3 s (a run long enough to follow from elsewhere)."""
+
+    name = "paced"
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
+        words = [f"w{i} " for i in range(10)]
+        for word in words:
+            await anyio.sleep(0.3)
+            yield TextDelta(word)
+        yield ModelResponse(Message.assistant("".join(words)), Usage(requests=1))
+
+
+paced = ChatAgent("paced", _Paced())

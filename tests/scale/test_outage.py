@@ -22,7 +22,7 @@ from agenthost.agents.models import EchoModel
 from agenthost.app.settings import Settings
 from tests.conftest import running
 from tests.scale.replica_agents import recall
-from tests.stores import RedisServer, postgres_server
+from tests.stores import RedisServer, postgres, postgres_server
 from tests.upstream import free_port
 
 pytestmark = pytest.mark.anyio
@@ -170,3 +170,48 @@ async def test_a_server_started_without_its_postgresql_serves_and_gets_ready_wit
             }
             task = (await client.post("/a2a/echo", json=body, headers=V1)).json()["result"]["task"]
             assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+async def _send(client: httpx.AsyncClient, text: str) -> httpx.Response:
+    message = {"messageId": uuid.uuid4().hex, "role": "ROLE_USER", "parts": [{"text": text}]}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
+    return await client.post("/a2a/echo", json=body, headers=V1)
+
+
+async def _readyz_within(client: httpx.AsyncClient, seconds: float) -> httpx.Response:
+    started = time.monotonic()
+    ready = await client.get("/readyz")
+    assert time.monotonic() - started < seconds, "the readiness check is not bounded"
+    return ready
+
+
+async def test_postgresql_stopped_under_a_running_server_then_back(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    with postgres() as database:
+        values = settings("memory").model_copy(update={"a2a_task_store": database.url})
+        async with running(AGENTS, values) as (_, client):
+            ready = await _readyz_within(client, 10)
+            assert ready.status_code == 200, ready.text
+            assert ready.json()["stores"] == {"a2a_task_store": "up"}
+            before = (await _send(client, "before")).json()["result"]["task"]
+            database.stop()
+            # Reported down at the next check, quickly; the replica stays in rotation.
+            ready = await _readyz_within(client, 10)
+            assert ready.status_code == 200, ready.text
+            assert ready.json()["stores"] == {"a2a_task_store": "down"}
+            assert ready.json()["status"] == "degraded"
+            chat = await client.post(
+                "/v1/chat/completions",
+                json={"model": "echo", "messages": [{"role": "user", "content": "still here"}]},
+            )
+            assert chat.status_code == 200
+            database.start()
+            ready = await _readyz_within(client, 10)
+            assert ready.json()["stores"] == {"a2a_task_store": "up"}, ready.text
+            assert ready.json()["status"] == "ready"
+            body = {"jsonrpc": "2.0", "id": 2, "method": "GetTask", "params": {"id": before["id"]}}
+            got = (await client.post("/a2a/echo", json=body, headers=V1)).json()
+            assert got["result"]["status"]["state"] == "TASK_STATE_COMPLETED", got
+            after = (await _send(client, "after")).json()["result"]["task"]
+            assert after["status"]["state"] == "TASK_STATE_COMPLETED"

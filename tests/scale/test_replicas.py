@@ -6,6 +6,7 @@ surface continues on the other replica as if there were one process.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import os
@@ -14,7 +15,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -22,13 +23,19 @@ from typing import Any
 
 import httpx
 import pytest
+from acp_sdk.client import Client as ACPClient
+from acp_sdk.models import MessagePartEvent, RunCompletedEvent, RunCreatedEvent, RunStatus
 
 from tests.stores import RedisServer, postgres_url, redis  # noqa: F401 (fixtures)
 from tests.upstream import free_port
 
-CONFIG = "agents:\n  - {name: recall, import: 'tests.scale.replica_agents:recall'}\n"
+CONFIG = (
+    "agents:\n  - {name: recall, import: 'tests.scale.replica_agents:recall'}\n"
+    "  - {name: paced, import: 'tests.scale.replica_agents:paced'}\n"
+)
 V1 = {"A2A-Version": "1.0"}
 MCP = {"accept": "application/json, text/event-stream"}
+LEASE = 2.0  # seconds a run's lease lasts unless its replica refreshes it
 
 
 class Replica:
@@ -104,6 +111,7 @@ def pair(
         2,
         AGENTHOST_SESSION_STORE=redis.url,
         AGENTHOST_A2A_TASK_STORE=postgres_url,
+        AGENTHOST_RUN_LEASE_SECONDS=str(LEASE),
         RECALL_CANCELLED=str(cancelled),
     ) as started:
         yield started
@@ -293,21 +301,6 @@ def test_an_acp_session_continues_on_either_replica(pair: list[Replica]) -> None
         assert len(found["history"]) == 8
 
 
-def test_a_killed_replica_loses_no_conversation(pair: list[Replica]) -> None:
-    body: dict[str, Any] = {"model": "recall", "input": "k0"}
-    first = httpx.post(f"{pair[0].url}/v1/responses", json=body, timeout=30).json()
-    pair[0].kill()
-    try:
-        body = {"model": "recall", "input": "k1", "previous_response_id": first["id"]}
-        second = httpx.post(f"{pair[1].url}/v1/responses", json=body, timeout=30).json()
-        assert second["output"][-1]["content"][0]["text"] == "k0 | k1"
-    finally:
-        pair[0].start()
-    body = {"model": "recall", "input": "k2", "previous_response_id": second["id"]}
-    third = httpx.post(f"{pair[0].url}/v1/responses", json=body, timeout=30).json()
-    assert third["output"][-1]["content"][0]["text"] == "k0 | k1 | k2"
-
-
 def _acp_run(url: str, text: str, mode: str = "async") -> dict[str, Any]:
     body = {"agent_name": "recall", "mode": mode, "input": [{"parts": [{"content": text}]}]}
     answer = httpx.post(f"{url}/acp/runs", json=body, timeout=30)
@@ -357,6 +350,70 @@ def test_an_acp_run_working_on_one_replica_is_cancelled_from_the_other(
         cancelled = _acp_wait(url, run["run_id"], "cancelled")
         assert cancelled["status"] == "cancelled", cancelled
     assert stopped(pair, tag)
+
+
+def test_a_killed_replica_loses_no_conversation_and_its_run_is_reported_failed(
+    pair: list[Replica],
+) -> None:
+    body: dict[str, Any] = {"model": "recall", "input": "k0"}
+    first = httpx.post(f"{pair[0].url}/v1/responses", json=body, timeout=30).json()
+    run = _acp_run(pair[0].url, f"slow {uuid.uuid4().hex}")
+    assert _acp_wait(pair[1].url, run["run_id"], "in-progress")["status"] == "in-progress"
+    # While its replica lives, the lease is refreshed: still working after 1.5 leases.
+    time.sleep(LEASE * 1.5)
+    assert httpx.get(f"{pair[1].url}/acp/runs/{run['run_id']}").json()["status"] == "in-progress"
+    pair[0].kill()
+    try:
+        body = {"model": "recall", "input": "k1", "previous_response_id": first["id"]}
+        second = httpx.post(f"{pair[1].url}/v1/responses", json=body, timeout=30).json()
+        assert second["output"][-1]["content"][0]["text"] == "k0 | k1"
+        # The run it was running: failed once its lease expires, not in-progress until its TTL.
+        failed = _acp_wait(pair[1].url, run["run_id"], "failed")
+        assert failed["status"] == "failed", failed
+        assert failed["error"]["code"] == "server_error"
+        assert "replica running this run stopped" in failed["error"]["message"]
+        events = httpx.get(f"{pair[1].url}/acp/runs/{run['run_id']}/events").json()["events"]
+        assert events[-1]["type"] == "run.failed"
+    finally:
+        pair[0].start()
+    body = {"model": "recall", "input": "k2", "previous_response_id": second["id"]}
+    third = httpx.post(f"{pair[0].url}/v1/responses", json=body, timeout=30).json()
+    assert third["output"][-1]["content"][0]["text"] == "k0 | k1 | k2"
+    # Every replica now reads the run failed (the restarted one included).
+    assert httpx.get(f"{pair[0].url}/acp/runs/{run['run_id']}").json()["status"] == "failed"
+
+
+@pytest.mark.anyio
+async def test_an_acp_stream_run_is_followed_from_the_other_replica(pair: list[Replica]) -> None:
+    async with (
+        ACPClient(base_url=f"{pair[0].url}/acp", timeout=30) as owner,
+        ACPClient(base_url=f"{pair[1].url}/acp", timeout=30) as other,
+    ):
+        stream = owner.run_stream("go", agent="paced")
+        first = await anext(stream)
+        assert isinstance(first, RunCreatedEvent)
+        run_id = first.run.run_id
+        rest = asyncio.create_task(_collect(stream))
+        # While it streams on its replica, the other one shows its text parts as they come.
+        deadline = time.monotonic() + 20
+        while True:
+            parts = [e async for e in other.run_events(run_id=run_id)]
+            status = (await other.run_status(run_id=run_id)).status
+            if sum(isinstance(e, MessagePartEvent) for e in parts) >= 2:
+                break
+            assert time.monotonic() < deadline, "no text parts shared while the run streams"
+            await asyncio.sleep(0.1)
+        assert status == RunStatus.IN_PROGRESS and not rest.done()
+        streamed = [first, *await rest]
+        assert isinstance(streamed[-1], RunCompletedEvent)
+        followed = [e async for e in other.run_events(run_id=run_id)]
+    assert [e.type for e in followed] == [e.type for e in streamed]
+    text = "".join(str(e.part.content) for e in followed if isinstance(e, MessagePartEvent))
+    assert text == "".join(f"w{i} " for i in range(10))
+
+
+async def _collect(stream: AsyncIterator[Any]) -> list[Any]:
+    return [event async for event in stream]
 
 
 def test_an_a2a_subscription_on_one_replica_follows_a_task_running_on_the_other(
