@@ -21,6 +21,7 @@ from starlette.routing import Route
 from agenthost.adapters.base import Adapter
 from agenthost.agents import Agent
 from agenthost.app.docs_ui import ASSET_PATHS, REDOC_PATHS, add_docs
+from agenthost.app.fairness import InFlightLimit
 from agenthost.app.guards import APIKeyGuard, BodyLimitGuard, SiteGuard
 from agenthost.app.head import HeadAsGet
 from agenthost.app.host import Host
@@ -161,6 +162,11 @@ def create_app(
 
     app.add_middleware(BodyLimitGuard, max_bytes=settings.max_body_bytes, error_for=error_for)
     app.add_middleware(HeadAsGet)
+    if principals and settings.max_requests_per_principal:
+        # Inside the key guard, which names the principal.
+        app.add_middleware(
+            InFlightLimit, max_requests=settings.max_requests_per_principal, error_for=error_for
+        )
     if principals:
         app.add_middleware(
             APIKeyGuard,

@@ -113,6 +113,20 @@ class Settings(BaseSettings):
         ge=1,
         description="Open connections; past it the longest-idle one is closed (503 if none is).",
     )
+    max_connections_per_client: int = Field(
+        512,
+        ge=0,
+        description="Open connections from one client address (before auth); past it that "
+        "address's longest-idle one is closed (429 if none is). Behind a proxy every client has "
+        "the proxy's address: raise it there. 0: no cap.",
+    )
+    max_requests_per_principal: int = Field(
+        256,
+        ge=0,
+        description="Requests one API key's principal has in flight at once (a slow body or a "
+        "long stream counts until it ends); more get 429 with Retry-After. With auth off, "
+        "AGENTHOST_MAX_CONNECTIONS_PER_CLIENT bounds each address instead. 0: no cap.",
+    )
     keep_alive_seconds: float = Field(
         5.0, gt=0, description="Seconds an idle kept-alive connection stays open."
     )
