@@ -190,6 +190,13 @@ class Settings(BaseSettings):
     a2a_task_ttl: float = Field(
         3600.0, gt=0, description="A2A: seconds a finished in-memory task is kept."
     )
+    a2a_task_max_bytes: int = Field(
+        64 * 1024 * 1024,
+        ge=1024,
+        description="A2A: bytes of in-memory tasks kept per agent (their serialized size, "
+        "history included; finished ones dropped oldest first beyond), and the same again for "
+        "their push-notification configs (at most 10 per task, gone with the task).",
+    )
     a2a_push_private_networks: bool = Field(
         False,
         description="A2A: allow push-notification webhooks on loopback/private addresses "
@@ -268,6 +275,12 @@ class Settings(BaseSettings):
         ge=1,
         description="IBM ACP: runs kept for GET /acp/runs/{id}; beyond it finished and awaiting "
         "runs go, oldest first (running ones are never dropped).",
+    )
+    acp_max_run_bytes: int = Field(
+        64 * 1024 * 1024,
+        ge=1024,
+        description="IBM ACP: bytes of kept runs (their event logs as JSON); beyond it finished "
+        "and awaiting runs go, oldest first.",
     )
     acp_run_ttl: float = Field(
         3600.0, gt=0, description="IBM ACP: seconds a finished or awaiting run is kept."

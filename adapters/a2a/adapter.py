@@ -60,7 +60,10 @@ class A2AAdapter:
         self.context = context
         self.options = options or A2AOptions()
         self.stores = TaskStores(
-            self.options.task_store, max_tasks=self.options.task_max, ttl=self.options.task_ttl
+            self.options.task_store,
+            max_tasks=self.options.task_max,
+            ttl=self.options.task_ttl,
+            max_bytes=self.options.task_max_bytes,
         )
         self.default_agent = self._default_agent()
         # Only tasks shared by replicas can be cancelled from another one.

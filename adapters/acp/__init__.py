@@ -9,16 +9,22 @@ try:
 except ImportError as exc:  # pragma: no cover
     raise ImportError("the ACP adapter needs acp-sdk: pip install 'agenthost[acp]'") from exc
 
-from agenthost.adapters.acp.adapter import DEFAULT_MAX_RUNS, DEFAULT_RUN_TTL, ACPAdapter
+from agenthost.adapters.acp.adapter import (
+    DEFAULT_MAX_RUN_BYTES,
+    DEFAULT_MAX_RUNS,
+    DEFAULT_RUN_TTL,
+    ACPAdapter,
+)
 from agenthost.adapters.base import AdapterContext
 
 
 @dataclass(frozen=True, slots=True)
 class ACPOptions:
-    """How many runs are kept, and for how long after they end."""
+    """How many runs are kept, in count and bytes, and for how long after they end."""
 
     max_runs: int = DEFAULT_MAX_RUNS
     run_ttl: float = DEFAULT_RUN_TTL
+    max_run_bytes: int = DEFAULT_MAX_RUN_BYTES
 
 
 Options = ACPOptions
@@ -26,7 +32,12 @@ Options = ACPOptions
 
 def create(context: AdapterContext, options: ACPOptions) -> ACPAdapter:
     """The adapter the app mounts (at ``/acp``)."""
-    return ACPAdapter(context, max_runs=options.max_runs, run_ttl=options.run_ttl)
+    return ACPAdapter(
+        context,
+        max_runs=options.max_runs,
+        run_ttl=options.run_ttl,
+        max_run_bytes=options.max_run_bytes,
+    )
 
 
 __all__ = ["ACPAdapter", "ACPOptions", "Options", "create"]

@@ -31,6 +31,7 @@ from agenthost.adapters.base import AdapterContext, principal_of
 from agenthost.agents import Conversation, SessionKey
 
 DEFAULT_MAX_RUNS = 1000
+DEFAULT_MAX_RUN_BYTES = 64 * 1024 * 1024
 DEFAULT_RUN_TTL = 3600.0
 
 
@@ -48,9 +49,10 @@ class ACPAdapter:
         *,
         max_runs: int = DEFAULT_MAX_RUNS,
         run_ttl: float = DEFAULT_RUN_TTL,
+        max_run_bytes: int = DEFAULT_MAX_RUN_BYTES,
     ) -> None:
         self.context = context
-        self.runs = RunStore(max_runs=max_runs, ttl=run_ttl)
+        self.runs = RunStore(max_runs=max_runs, ttl=run_ttl, max_bytes=max_run_bytes)
         self.shared = SharedRuns.of(context)
         self.api = RunsAPI(context, self.runs, self.shared)
         self._router = self._build_router()
