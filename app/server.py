@@ -19,6 +19,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from agenthost.adapters.base import Adapter
+from agenthost.adapters.routing import allowed_methods
 from agenthost.agents import Agent
 from agenthost.app.docs_ui import ASSET_PATHS, REDOC_PATHS, add_docs
 from agenthost.app.fairness import InFlightLimit
@@ -158,6 +159,8 @@ def create_app(
             request.url.path, exc.status_code, message, codes.get(exc.status_code, "http_error")
         )
         response.headers.update(exc.headers or {})
+        if exc.status_code == 405 and (allowed := allowed_methods(app.routes, request.scope)):
+            response.headers["allow"] = ", ".join(allowed)  # every route's, not the first's
         return response
 
     app.add_middleware(BodyLimitGuard, max_bytes=settings.max_body_bytes, error_for=error_for)

@@ -28,6 +28,7 @@ from agenthost.adapters.acp.runs import RunStore
 from agenthost.adapters.acp.runs_api import RunsAPI
 from agenthost.adapters.acp.shared import SharedRuns
 from agenthost.adapters.base import AdapterContext, principal_of
+from agenthost.adapters.routing import allowed_methods
 from agenthost.agents import Conversation, SessionKey
 
 DEFAULT_MAX_RUNS = 1000
@@ -154,8 +155,16 @@ class ACPAdapter:
             include_in_schema=False,
         )
         async def unknown_route(request: Request, path: str) -> Response:
-            # Last: anything else under the prefix gets ACP's error body too.
-            raise not_found("route", f"{request.method} /{path}")
+            # Last: anything else under the prefix gets ACP's error body too:
+            # 405 with Allow for a known path, else 404.
+            own = {**request.scope, "path": f"/{path}", "root_path": ""}  # the router's paths
+            allowed = allowed_methods(router.routes, own)
+            if not allowed:
+                raise not_found("route", f"{request.method} /{path}")
+            message = f"{request.method} is not allowed on {request.url.path}"
+            response = ACPProblem(405, message, code="method_not_allowed").response()
+            response.headers["allow"] = ", ".join(allowed)
+            return response
 
         return router
 
