@@ -28,6 +28,7 @@ from agenthost.app.head import HeadAsGet
 from agenthost.app.host import Host
 from agenthost.app.logs import RequestContext
 from agenthost.app.metrics import metrics_endpoint
+from agenthost.app.openapi_errors import document_errors
 from agenthost.app.playground import PAGE_PATHS, build_router
 from agenthost.app.protocols import ADAPTERS
 from agenthost.app.settings import Settings
@@ -163,6 +164,7 @@ def create_app(
             response.headers["allow"] = ", ".join(allowed)  # every route's, not the first's
         return response
 
+    document_errors(app, error_for, auth=bool(principals), public=PUBLIC_PATHS)
     app.add_middleware(BodyLimitGuard, max_bytes=settings.max_body_bytes, error_for=error_for)
     app.add_middleware(HeadAsGet)
     if principals and settings.max_requests_per_principal:

@@ -15,6 +15,7 @@ import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import orjson
 from acp_sdk.models import AgentsListResponse, Session
@@ -32,6 +33,52 @@ from agenthost.adapters.routing import allowed_methods
 from agenthost.agents import Conversation, SessionKey
 
 DEFAULT_MAX_RUNS = 1000
+# Request bodies in the OpenAPI document (the routes read them themselves): a
+# subset the server accepts in full, which schemathesis checks.
+_MODES = {"enum": ["sync", "async", "stream"]}
+_TEXT_PART = {
+    "type": "object",
+    "required": ["content"],
+    "properties": {"content": {"type": "string"}, "content_type": {"enum": ["text/plain"]}},
+    "additionalProperties": False,
+}
+_INPUT = {
+    "type": "array",
+    "minItems": 1,
+    "items": {
+        "type": "object",
+        "required": ["parts"],
+        "properties": {
+            "role": {"enum": ["user"]},
+            "parts": {"type": "array", "minItems": 1, "items": _TEXT_PART},
+        },
+        "additionalProperties": False,
+    },
+}
+NEW_RUN = {
+    "type": "object",
+    "required": ["agent_name", "input"],
+    "properties": {"agent_name": {"type": "string"}, "input": _INPUT, "mode": _MODES},
+    "additionalProperties": False,
+}
+RESUME = {
+    "type": "object",
+    "required": ["await_resume", "mode"],
+    "properties": {
+        "await_resume": {
+            "type": "object",
+            "required": ["message"],
+            "properties": {"message": _INPUT["items"]},
+        },
+        "mode": _MODES,
+    },
+}
+
+
+def _json_body(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
+
+
 DEFAULT_MAX_RUN_BYTES = 64 * 1024 * 1024
 DEFAULT_RUN_TTL = 3600.0
 
@@ -103,7 +150,11 @@ class ACPAdapter:
                 raise not_found("agent", name)
             return Response(to_manifest(agent).model_dump_json(), media_type="application/json")
 
-        @router.post("/runs", summary="Start a run (mode sync, async or stream)")
+        @router.post(
+            "/runs",
+            summary="Start a run (mode sync, async or stream)",
+            openapi_extra=_json_body(NEW_RUN),
+        )
         async def create_run(request: Request) -> Response:
             return await runs.create(request)
 
@@ -111,7 +162,11 @@ class ACPAdapter:
         async def read_run(request: Request, run_id: str) -> Response:
             return await runs.read(request, run_id)
 
-        @router.post("/runs/{run_id}", summary="Resume a run that awaits input")
+        @router.post(
+            "/runs/{run_id}",
+            summary="Resume a run that awaits input",
+            openapi_extra=_json_body(RESUME),
+        )
         async def resume_run(request: Request, run_id: str) -> Response:
             return await runs.resume(request, run_id)
 
@@ -151,7 +206,7 @@ class ACPAdapter:
 
         @router.api_route(
             "/{path:path}",
-            methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
+            methods=["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
             include_in_schema=False,
         )
         async def unknown_route(request: Request, path: str) -> Response:
