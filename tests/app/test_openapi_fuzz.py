@@ -45,6 +45,7 @@ def test_schemathesis_finds_nothing(tmp_path: Path, auth: bool) -> None:
         ]
         if auth:
             command += ["-H", f"Authorization: Bearer {KEY}"]
-        run = subprocess.run(command, capture_output=True, text=True, timeout=600)
+        # In tmp_path: schemathesis keeps a cache in its working directory.
+        run = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-2000:]
     assert "unique failure" not in run.stdout and " passed" in run.stdout, run.stdout[-3000:]
