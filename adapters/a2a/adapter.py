@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
 
 import httpx
 import orjson
@@ -104,6 +105,10 @@ class A2AAdapter:
     async def store_health(self) -> dict[str, str]:
         """The shared task store's state, for /readyz."""
         return self.stores.health()
+
+    def bounded_stores(self) -> list[tuple[str, Any]]:
+        """The in-memory task and push-config stores (the app counts their evictions)."""
+        return list(self.stores.bounded())
 
     def error_response(self, status: int, message: str, *, code: str) -> Response:
         return error_body(status, message, code.upper())

@@ -203,6 +203,7 @@ class TaskStores:
         self.url = url
         self._max, self._ttl, self._max_bytes = max_tasks, ttl, max_bytes
         self._push: dict[str, BoundedPushConfigStore] = {}  # in memory, by agent
+        self._memory_tasks: list[BoundedTaskStore] = []
         self._engine: AsyncEngine | None = None
         self._database: list[
             DatabaseTaskStore | VersionedDatabaseTaskStore | DatabasePushNotificationConfigStore
@@ -226,6 +227,12 @@ class TaskStores:
                 "or 'postgresql+asyncpg://user:password@host/database'"
             )
 
+    def bounded(self) -> list[tuple[str, BoundedTaskStore | BoundedPushConfigStore]]:
+        """The in-memory stores, named ``tasks`` and ``push_configs`` (for their evictions)."""
+        return [("tasks", t) for t in self._memory_tasks] + [
+            ("push_configs", p) for p in self._push.values()
+        ]
+
     @property
     def shared(self) -> bool:
         """Whether the tasks are shared by replicas (versioned, with an event stream)."""
@@ -233,13 +240,15 @@ class TaskStores:
 
     def tasks(self, agent: str) -> TaskStore | VersionedDatabaseTaskStore:
         if self._engine is None:
-            return BoundedTaskStore(
+            tasks = BoundedTaskStore(
                 agent,
                 max_tasks=self._max,
                 ttl=self._ttl,
                 max_bytes=self._max_bytes,
                 push_configs=self._memory_push_configs(agent),
             )
+            self._memory_tasks.append(tasks)
+            return tasks
         store: DatabaseTaskStore | VersionedDatabaseTaskStore
         if self.shared:
             store = VersionedDatabaseTaskStore(self._engine, owner_resolver=owner_of(agent))

@@ -126,6 +126,10 @@ class ACPAdapter:
             if tasks:
                 await asyncio.wait(tasks)
 
+    def bounded_stores(self) -> list[tuple[str, Any]]:
+        """The run store (the app counts its evictions)."""
+        return [("runs", self.runs)]
+
     def error_response(self, status: int, message: str, *, code: str) -> Response:
         return ACPProblem(status, message, code=code).response()
 
