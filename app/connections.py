@@ -14,14 +14,24 @@ adds, per connection:
   further;
 - a cap on open connections: past it, the longest-idle connection (one
   with no request in progress) is closed to make room, so stalled clients
-  cannot lock out real ones; with none idle, the new connection gets 503.
+  cannot lock out real ones; with none idle, the oldest slow body (a request
+  whose body is still arriving) of the principal or client address holding
+  the most slow bodies is dropped with 408; with none of those either, the
+  new connection gets 503;
+- a cap on open connections per client address (before auth, so it holds
+  without a key): past it, that address's longest-idle connection is closed,
+  else the new one gets 429.
+
+The principal is the one :class:`~agenthost.app.guards.APIKeyGuard` put in
+the request's scope state (uvicorn hands the app the protocol's own scope).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
@@ -35,6 +45,7 @@ class ConnectionLimits:
     max_header_bytes: int = 64 * 1024
     max_headers: int = 100
     max_connections: int = 2048
+    max_connections_per_client: int = 0  # 0: no cap
 
 
 class _Refused(Exception):
@@ -49,6 +60,8 @@ class LimitedHTTPProtocol(HttpToolsProtocol):
     """``HttpToolsProtocol`` with head/body time-outs, head limits and a connection cap."""
 
     limits = ConnectionLimits()
+    # Open connections per client address: one table per server (``with_limits``).
+    clients: ClassVar[Counter[str]] = Counter()
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -59,11 +72,15 @@ class LimitedHTTPProtocol(HttpToolsProtocol):
         self._header_count = 0
         self._refusal: _Refused | None = None
         self._idle_since = 0.0
+        self._in_body = False  # the head is in, the body is still arriving
+        self._body_since = 0.0
+        self._client_host = ""
+        self._counted = False  # in ``clients``
 
     @classmethod
     def with_limits(cls, limits: ConnectionLimits) -> type[LimitedHTTPProtocol]:
         """A protocol class bound to ``limits`` (uvicorn instantiates it per connection)."""
-        return type("LimitedHTTPProtocol", (cls,), {"limits": limits})
+        return type("LimitedHTTPProtocol", (cls,), {"limits": limits, "clients": Counter()})
 
     # Connections
 
@@ -71,28 +88,62 @@ class LimitedHTTPProtocol(HttpToolsProtocol):
         super().connection_made(transport)
         self._idle_since = self.loop.time()
         self._arm(self.limits.header_timeout, "the request head took too long")
-        if len(self.connections) > self.limits.max_connections and not self._make_room():
+        self._client_host = self.client[0] if self.client else ""
+        self.clients[self._client_host] += 1
+        self._counted = True
+        per_client = self.limits.max_connections_per_client
+        if per_client and self.clients[self._client_host] > per_client:
+            if not self._make_room(self._client_host, drop_slow=False):
+                self._answer(429, "too many connections from this address")
+        elif len(self.connections) > self.limits.max_connections and not self._make_room():
             self._answer(503, "too many connections")
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        self._uncount()
         super().connection_lost(exc)
 
-    def _make_room(self) -> bool:
-        """Close the longest-idle other connection; False when every one is busy."""
-        idle = [
+    def _uncount(self) -> None:
+        if self._counted:
+            self._counted = False
+            self.clients[self._client_host] -= 1
+            if not self.clients[self._client_host]:
+                del self.clients[self._client_host]
+
+    def _make_room(self, client: str | None = None, *, drop_slow: bool = True) -> bool:
+        """Close another connection (of ``client`` only, if given); False if none may go.
+
+        The longest-idle one goes first; then (``drop_slow``) the oldest slow
+        body of the owner holding the most slow bodies.
+        """
+        others = [
             c
             for c in self.connections
             if c is not self
             and isinstance(c, LimitedHTTPProtocol)
-            and (c.cycle is None or c.cycle.response_complete)
+            and not c.transport.is_closing()
+            and (client is None or c._client_host == client)
         ]
-        if not idle:
-            return False
-        victim = min(idle, key=lambda c: c._idle_since)
-        victim.transport.close()
+        idle = [c for c in others if c.cycle is None or c.cycle.response_complete]
+        if idle:
+            victim = min(idle, key=lambda c: c._idle_since)
+            victim.transport.close()
+        else:
+            slow = [c for c in others if c._in_body and not c.cycle.response_started]
+            if not drop_slow or not slow:
+                return False
+            held = Counter(c._owner() for c in slow)
+            worst = max(held, key=held.__getitem__)
+            victim = min((c for c in slow if c._owner() == worst), key=lambda c: c._body_since)
+            victim._answer(408, "the request body was too slow for a full server")
+        victim._uncount()
         self.connections.discard(victim)
         return True
+
+    def _owner(self) -> str:
+        """Who holds this connection's request: its principal, else its client address."""
+        principal = (self.scope or {}).get("state", {}).get("principal")
+        return f"principal {principal}" if principal else f"address {self._client_host}"
 
     # Time-outs
 
@@ -173,9 +224,11 @@ class LimitedHTTPProtocol(HttpToolsProtocol):
         super().on_headers_complete()
         # Disarmed by on_message_complete, at once for a request without a body.
         self._arm(self.limits.body_timeout, "the request body took too long")
+        self._in_body, self._body_since = True, self.loop.time()
 
     def on_message_complete(self) -> None:
         self._disarm()
+        self._in_body = False
         super().on_message_complete()
 
     def on_response_complete(self) -> None:

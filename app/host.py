@@ -20,7 +20,7 @@ import dataclasses
 import importlib
 import logging
 import os
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Any, cast
 
@@ -84,9 +84,16 @@ class Host:
             timeout=settings.store_timeout,
         )
         self._memories: list[MemoryManager] = []
+        # (protocol, its adapter's bounded_stores): A2A tasks, ACP runs, for their evictions.
+        self._bounded: list[tuple[str, Callable[[], list[tuple[str, Any]]]]] = []
         if self.metrics is not None:
             attach(self.metrics, self.registry)
             self.metrics.watch_sessions(lambda: self._memories)
+            self.metrics.watch_stores(
+                lambda: [
+                    (p, name, store) for p, stores in self._bounded for name, store in stores()
+                ]
+            )
         if self.tracing is not None:
             self.tracing.attach(self.registry)
         self.watchdog: LoopWatchdog | None = None
@@ -123,7 +130,11 @@ class Host:
         """
         package = cast(AdapterPackage, importlib.import_module(ADAPTERS[protocol].package))
         options = self.options(protocol, package.Options)
-        return package.create(self.context(protocol, prefix=ADAPTERS[protocol].prefix), options)
+        adapter = package.create(self.context(protocol, prefix=ADAPTERS[protocol].prefix), options)
+        # Stores bounded in bytes besides the sessions (A2A tasks, ACP runs): their evictions.
+        if (bounded := getattr(adapter, "bounded_stores", None)) is not None:
+            self._bounded.append((protocol, bounded))
+        return adapter
 
     def options(self, protocol: str, options_type: type[Any]) -> Any:
         """``options_type`` filled from the settings ``<protocol>_<field>`` (or ``<field>``)."""

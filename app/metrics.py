@@ -148,6 +148,11 @@ class Metrics:
         starts with)."""
         self.registry.register(_SessionCollector(memories))
 
+    def watch_stores(self, stores: Callable[[], Sequence[tuple[str, str, Any]]]) -> None:
+        """Report, at scrape time, the evictions of the bounded stores ``stores()`` returns,
+        as ``(protocol, store name, store)`` with an int ``evictions`` (A2A tasks, ACP runs)."""
+        self.registry.register(_StoreCollector(stores))
+
     def exposition(self) -> bytes:
         """The Prometheus text format of every metric."""
         return generate_latest(self.registry)
@@ -281,6 +286,25 @@ class _SessionCollector(Collector):
             gauge.add_metric([protocol], size)
             counter.add_metric([protocol], evictions[protocol])
         yield gauge
+        yield counter
+
+
+class _StoreCollector(Collector):
+    def __init__(self, stores: Callable[[], Sequence[tuple[str, str, Any]]]) -> None:
+        self.stores = stores
+
+    def collect(self) -> Iterator[Metric]:
+        totals: dict[tuple[str, str], float] = {}
+        for protocol, name, store in self.stores():
+            key = (protocol if protocol in PROTOCOLS else OTHER, name)
+            totals[key] = totals.get(key, 0) + int(getattr(store, "evictions", 0))
+        counter = CounterMetricFamily(
+            "agenthost_store_evictions",
+            "A2A tasks and push configs, IBM ACP runs dropped for room (bytes or count) or age.",
+            labels=["protocol", "store"],
+        )
+        for (protocol, name), value in totals.items():
+            counter.add_metric([protocol, name], value)
         yield counter
 
 

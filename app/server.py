@@ -20,14 +20,17 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from agenthost.adapters.base import Adapter
+from agenthost.adapters.routing import allowed_methods
 from agenthost.adapters.sse import set_keepalive
 from agenthost.agents import Agent
 from agenthost.app.docs_ui import ASSET_PATHS, REDOC_PATHS, add_docs
+from agenthost.app.fairness import InFlightLimit
 from agenthost.app.guards import APIKeyGuard, BodyLimitGuard, SiteGuard
 from agenthost.app.head import HeadAsGet
 from agenthost.app.host import Host
 from agenthost.app.logs import RequestContext
 from agenthost.app.metrics import metrics_endpoint
+from agenthost.app.openapi_errors import document_errors
 from agenthost.app.playground import PAGE_PATHS, build_router
 from agenthost.app.protocols import ADAPTERS
 from agenthost.app.settings import Settings
@@ -173,10 +176,18 @@ def create_app(
             request.url.path, exc.status_code, message, codes.get(exc.status_code, "http_error")
         )
         response.headers.update(exc.headers or {})
+        if exc.status_code == 405 and (allowed := allowed_methods(app.routes, request.scope)):
+            response.headers["allow"] = ", ".join(allowed)  # every route's, not the first's
         return response
 
+    document_errors(app, error_for, auth=bool(principals), public=PUBLIC_PATHS)
     app.add_middleware(BodyLimitGuard, max_bytes=settings.max_body_bytes, error_for=error_for)
     app.add_middleware(HeadAsGet)
+    if principals and settings.max_requests_per_principal:
+        # Inside the key guard, which names the principal.
+        app.add_middleware(
+            InFlightLimit, max_requests=settings.max_requests_per_principal, error_for=error_for
+        )
     if principals:
         app.add_middleware(
             APIKeyGuard,

@@ -73,6 +73,7 @@ def build_server(settings: Settings, app: FastAPI) -> DrainingServer:
         max_header_bytes=settings.max_header_bytes,
         max_headers=settings.max_headers,
         max_connections=settings.max_connections,
+        max_connections_per_client=settings.max_connections_per_client,
     )
     config = uvicorn.Config(
         app,

@@ -114,6 +114,20 @@ class Settings(BaseSettings):
         ge=1,
         description="Open connections; past it the longest-idle one is closed (503 if none is).",
     )
+    max_connections_per_client: int = Field(
+        512,
+        ge=0,
+        description="Open connections from one client address (before auth); past it that "
+        "address's longest-idle one is closed (429 if none is). Behind a proxy every client has "
+        "the proxy's address: raise it there. 0: no cap.",
+    )
+    max_requests_per_principal: int = Field(
+        256,
+        ge=0,
+        description="Requests one API key's principal has in flight at once (a slow body or a "
+        "long stream counts until it ends); more get 429 with Retry-After. With auth off, "
+        "AGENTHOST_MAX_CONNECTIONS_PER_CLIENT bounds each address instead. 0: no cap.",
+    )
     keep_alive_seconds: float = Field(
         5.0, gt=0, description="Seconds an idle kept-alive connection stays open."
     )
@@ -190,6 +204,13 @@ class Settings(BaseSettings):
     )
     a2a_task_ttl: float = Field(
         3600.0, gt=0, description="A2A: seconds a finished in-memory task is kept."
+    )
+    a2a_task_max_bytes: int = Field(
+        64 * 1024 * 1024,
+        ge=1024,
+        description="A2A: bytes of in-memory tasks kept per agent (their serialized size, "
+        "history included; finished ones dropped oldest first beyond), and the same again for "
+        "their push-notification configs (at most 10 per task, gone with the task).",
     )
     a2a_push_private_networks: bool = Field(
         False,
@@ -276,6 +297,12 @@ class Settings(BaseSettings):
         ge=1,
         description="IBM ACP: runs kept for GET /acp/runs/{id}; beyond it finished and awaiting "
         "runs go, oldest first (running ones are never dropped).",
+    )
+    acp_max_run_bytes: int = Field(
+        64 * 1024 * 1024,
+        ge=1024,
+        description="IBM ACP: bytes of kept runs (their event logs as JSON); beyond it finished "
+        "and awaiting runs go, oldest first.",
     )
     acp_run_ttl: float = Field(
         3600.0, gt=0, description="IBM ACP: seconds a finished or awaiting run is kept."

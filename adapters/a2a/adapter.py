@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
 
 import orjson
 from a2a.types import AgentCard
@@ -59,7 +60,10 @@ class A2AAdapter:
         self.context = context
         self.options = options or A2AOptions()
         self.stores = TaskStores(
-            self.options.task_store, max_tasks=self.options.task_max, ttl=self.options.task_ttl
+            self.options.task_store,
+            max_tasks=self.options.task_max,
+            ttl=self.options.task_ttl,
+            max_bytes=self.options.task_max_bytes,
         )
         self.default_agent = self._default_agent()
         # Only tasks shared by replicas can be cancelled from another one.
@@ -105,6 +109,10 @@ class A2AAdapter:
     def store_seen_up(self) -> bool:
         """Whether the shared task store has been reachable since start (its tables made)."""
         return self.stores.initialized
+
+    def bounded_stores(self) -> list[tuple[str, Any]]:
+        """The in-memory task and push-config stores (the app counts their evictions)."""
+        return list(self.stores.bounded())
 
     def error_response(self, status: int, message: str, *, code: str) -> Response:
         return error_body(status, message, code.upper())

@@ -26,6 +26,7 @@ class A2AOptions:
     task_store: str = "memory"
     task_max: int = 10_000
     task_ttl: float = 3600.0
+    task_max_bytes: int = 64 * 1024 * 1024
     push_private_networks: bool = False
     card_v03: bool = True
     principal_for_key: PrincipalForKey | None = None

@@ -6,8 +6,11 @@ key never reaches another's (the SDK keys tasks by the call context's
 user, which the adapter builds from the principal).
 
 - ``memory`` (default): per agent, bounded; a task that has finished (or
-  waits for input) is dropped once more than ``max_tasks`` have, or when
-  it has been idle for ``ttl`` seconds, like sessions.
+  waits for input) is dropped once more than ``max_tasks`` have, or their
+  serialized size passes ``max_bytes`` (oldest idle first; running tasks
+  count but are never dropped), or when it has been idle for ``ttl``
+  seconds, like sessions. Its push configs go with it; they are bounded
+  too: :data:`MAX_PUSH_CONFIGS_PER_TASK` per task and ``max_bytes`` in all.
 - ``sqlite:///path``: one SQLite file shared by every agent (SQLAlchemy
   + aiosqlite); tables are created at start-up, tasks survive a restart.
 - ``postgresql+asyncpg://…`` (or ``postgresql://…``): one PostgreSQL
@@ -39,7 +42,7 @@ from a2a.server.tasks import (
     PushNotificationConfigStore,
     TaskStore,
 )
-from a2a.types import ListTasksRequest, ListTasksResponse, Task
+from a2a.types import ListTasksRequest, ListTasksResponse, Task, TaskPushNotificationConfig
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
@@ -52,6 +55,8 @@ HEALTH_SECONDS = 2.0
 """The longest a /readyz check of the shared task database takes."""
 
 IDLE_STATES = TERMINAL_TASK_STATES | INTERRUPTED_TASK_STATES
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+MAX_PUSH_CONFIGS_PER_TASK = 10
 
 
 class TaskStoreError(ValueError):
@@ -67,18 +72,99 @@ def owner_of(agent: str) -> OwnerResolver:
     return resolve
 
 
-class BoundedTaskStore(TaskStore):
-    """The SDK's in-memory store, minus the idle tasks beyond a count and an age."""
+class BoundedPushConfigStore(InMemoryPushNotificationConfigStore):
+    """The SDK's in-memory push configs, bounded: per task, in bytes, and gone with the task.
 
-    def __init__(self, agent: str, *, max_tasks: int, ttl: float) -> None:
+    A task keeps its :data:`MAX_PUSH_CONFIGS_PER_TASK` newest configs; past
+    ``max_bytes`` in all, the configs of the least recently set task go.
+    """
+
+    def __init__(self, agent: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+        super().__init__(owner_resolver=owner_of(agent))
+        self.max_bytes = max_bytes
+        self.bytes = 0
+        self.evictions = 0
+        # (owner, task id) → bytes of its configs; least recently set first.
+        self._sizes: OrderedDict[tuple[str, str], int] = OrderedDict()
+
+    async def set_info(
+        self,
+        task_id: str,
+        notification_config: TaskPushNotificationConfig,
+        context: ServerCallContext,
+    ) -> TaskPushNotificationConfig:
+        result = await super().set_info(task_id, notification_config, context)
+        owner = self.owner_resolver(context)
+        with self.lock:
+            configs = self._push_notification_infos.get(owner, {}).get(task_id, [])
+            del configs[:-MAX_PUSH_CONFIGS_PER_TASK]
+            self._resize(owner, task_id, sum(c.ByteSize() for c in configs))
+            while self.bytes > self.max_bytes and self._sizes:
+                (old_owner, old_task), _ = next(iter(self._sizes.items()))
+                self._push_notification_infos.get(old_owner, {}).pop(old_task, None)
+                self._resize(old_owner, old_task, 0)
+                self.evictions += 1
+        return result
+
+    async def delete_info(
+        self, task_id: str, context: ServerCallContext, config_id: str | None = None
+    ) -> None:
+        await super().delete_info(task_id, context, config_id)
+        owner = self.owner_resolver(context)
+        with self.lock:
+            configs = self._push_notification_infos.get(owner, {}).get(task_id, [])
+            self._resize(owner, task_id, sum(c.ByteSize() for c in configs))
+
+    def forget(self, task_id: str, context: ServerCallContext) -> None:
+        """Drop every config of a task that is gone."""
+        owner = self.owner_resolver(context)
+        with self.lock:
+            self._push_notification_infos.get(owner, {}).pop(task_id, None)
+            self._resize(owner, task_id, 0)
+
+    def _resize(self, owner: str, task_id: str, size: int) -> None:
+        key = (owner, task_id)
+        self.bytes += size - self._sizes.pop(key, 0)
+        if size:
+            self._sizes[key] = size
+
+
+class BoundedTaskStore(TaskStore):
+    """The SDK's in-memory store, minus the idle tasks beyond a count, a byte budget and an age.
+
+    Sizes are the tasks' serialized (protobuf) sizes, history and artifacts
+    included; ``evictions`` counts the tasks dropped for room or age.
+    """
+
+    def __init__(
+        self,
+        agent: str,
+        *,
+        max_tasks: int,
+        ttl: float,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        push_configs: BoundedPushConfigStore | None = None,
+    ) -> None:
         self._inner = InMemoryTaskStore(owner_resolver=owner_of(agent))
-        self._max, self._ttl = max_tasks, ttl
+        self._max, self._ttl, self.max_bytes = max_tasks, ttl, max_bytes
+        self._push_configs = push_configs
         # (principal, task id) → when it went idle; oldest first.
         self._idle: OrderedDict[tuple[str, str], float] = OrderedDict()
+        self._sizes: dict[tuple[str, str], int] = {}
+        self.bytes = 0
+        self.evictions = 0
+
+    @property
+    def size(self) -> int:
+        """Tasks held."""
+        return len(self._sizes)
 
     async def save(self, task: Task, context: ServerCallContext) -> None:
         await self._inner.save(task, context)
         key = (context.user.user_name, task.id)
+        size = task.ByteSize()
+        self.bytes += size - self._sizes.get(key, 0)
+        self._sizes[key] = size
         if task.status.state in IDLE_STATES:
             self._idle[key] = time.monotonic()
             self._idle.move_to_end(key)
@@ -93,26 +179,35 @@ class BoundedTaskStore(TaskStore):
         return await self._inner.list(params, context)
 
     async def delete(self, task_id: str, context: ServerCallContext) -> None:
-        self._idle.pop((context.user.user_name, task_id), None)
+        key = (context.user.user_name, task_id)
+        self._idle.pop(key, None)
+        self.bytes -= self._sizes.pop(key, 0)
         await self._inner.delete(task_id, context)
 
     async def _evict(self) -> None:
         expired_before = time.monotonic() - self._ttl
         while self._idle:
             (principal, task_id), since = next(iter(self._idle.items()))
-            if len(self._idle) <= self._max and since > expired_before:
+            fits = len(self._idle) <= self._max and self.bytes <= self.max_bytes
+            if fits and since > expired_before:
                 return
-            del self._idle[(principal, task_id)]
             context = ServerCallContext(user=PrincipalUser(principal))
-            await self._inner.delete(task_id, context)
+            await self.delete(task_id, context)
+            if self._push_configs is not None:
+                self._push_configs.forget(task_id, context)
+            self.evictions += 1
 
 
 class TaskStores:
     """Builds each agent's task and push-config stores from one setting."""
 
-    def __init__(self, url: str, *, max_tasks: int, ttl: float) -> None:
+    def __init__(
+        self, url: str, *, max_tasks: int, ttl: float, max_bytes: int = DEFAULT_MAX_BYTES
+    ) -> None:
         self.url = url
-        self._max, self._ttl = max_tasks, ttl
+        self._max, self._ttl, self._max_bytes = max_tasks, ttl, max_bytes
+        self._push: dict[str, BoundedPushConfigStore] = {}  # in memory, by agent
+        self._memory_tasks: list[BoundedTaskStore] = []
         self._engine: AsyncEngine | None = None
         self._database: list[
             DatabaseTaskStore | VersionedDatabaseTaskStore | DatabasePushNotificationConfigStore
@@ -136,6 +231,12 @@ class TaskStores:
                 "or 'postgresql+asyncpg://user:password@host/database'"
             )
 
+    def bounded(self) -> list[tuple[str, BoundedTaskStore | BoundedPushConfigStore]]:
+        """The in-memory stores, named ``tasks`` and ``push_configs`` (for their evictions)."""
+        return [("tasks", t) for t in self._memory_tasks] + [
+            ("push_configs", p) for p in self._push.values()
+        ]
+
     @property
     def shared(self) -> bool:
         """Whether the tasks are shared by replicas (versioned, with an event stream)."""
@@ -143,7 +244,15 @@ class TaskStores:
 
     def tasks(self, agent: str) -> TaskStore | VersionedDatabaseTaskStore:
         if self._engine is None:
-            return BoundedTaskStore(agent, max_tasks=self._max, ttl=self._ttl)
+            tasks = BoundedTaskStore(
+                agent,
+                max_tasks=self._max,
+                ttl=self._ttl,
+                max_bytes=self._max_bytes,
+                push_configs=self._memory_push_configs(agent),
+            )
+            self._memory_tasks.append(tasks)
+            return tasks
         store: DatabaseTaskStore | VersionedDatabaseTaskStore
         if self.shared:
             store = VersionedDatabaseTaskStore(self._engine, owner_resolver=owner_of(agent))
@@ -154,10 +263,15 @@ class TaskStores:
 
     def push_configs(self, agent: str) -> PushNotificationConfigStore:
         if self._engine is None:
-            return InMemoryPushNotificationConfigStore(owner_resolver=owner_of(agent))
+            return self._memory_push_configs(agent)
         store = DatabasePushNotificationConfigStore(self._engine, owner_resolver=owner_of(agent))
         self._database.append(store)
         return store
+
+    def _memory_push_configs(self, agent: str) -> BoundedPushConfigStore:
+        if agent not in self._push:
+            self._push[agent] = BoundedPushConfigStore(agent, max_bytes=self._max_bytes)
+        return self._push[agent]
 
     async def start(self) -> None:
         """Create the tables (once, before serving).

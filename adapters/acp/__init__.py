@@ -9,18 +9,24 @@ try:
 except ImportError as exc:  # pragma: no cover
     raise ImportError("the ACP adapter needs acp-sdk: pip install 'agenthost[acp]'") from exc
 
-from agenthost.adapters.acp.adapter import DEFAULT_MAX_RUNS, DEFAULT_RUN_TTL, ACPAdapter
+from agenthost.adapters.acp.adapter import (
+    DEFAULT_MAX_RUN_BYTES,
+    DEFAULT_MAX_RUNS,
+    DEFAULT_RUN_TTL,
+    ACPAdapter,
+)
 from agenthost.adapters.base import AdapterContext
 from agenthost.adapters.leases import DEFAULT_LEASE_SECONDS
 
 
 @dataclass(frozen=True, slots=True)
 class ACPOptions:
-    """How many runs are kept, and for how long after they end."""
+    """How many runs are kept, in count and bytes, and for how long after they end."""
 
     max_runs: int = DEFAULT_MAX_RUNS
     run_ttl: float = DEFAULT_RUN_TTL
     run_lease_seconds: float = DEFAULT_LEASE_SECONDS
+    max_run_bytes: int = DEFAULT_MAX_RUN_BYTES
 
 
 Options = ACPOptions
@@ -33,6 +39,7 @@ def create(context: AdapterContext, options: ACPOptions) -> ACPAdapter:
         max_runs=options.max_runs,
         run_ttl=options.run_ttl,
         lease_seconds=options.run_lease_seconds,
+        max_run_bytes=options.max_run_bytes,
     )
 
 

@@ -15,6 +15,7 @@ import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import orjson
 from acp_sdk.models import AgentsListResponse, Session
@@ -29,9 +30,57 @@ from agenthost.adapters.acp.runs_api import RunsAPI
 from agenthost.adapters.acp.shared import SharedRuns
 from agenthost.adapters.base import AdapterContext, principal_of
 from agenthost.adapters.leases import DEFAULT_LEASE_SECONDS
+from agenthost.adapters.routing import allowed_methods
 from agenthost.agents import Conversation, SessionKey
 
 DEFAULT_MAX_RUNS = 1000
+# Request bodies in the OpenAPI document (the routes read them themselves): a
+# subset the server accepts in full, which schemathesis checks.
+_MODES = {"enum": ["sync", "async", "stream"]}
+_TEXT_PART = {
+    "type": "object",
+    "required": ["content"],
+    "properties": {"content": {"type": "string"}, "content_type": {"enum": ["text/plain"]}},
+    "additionalProperties": False,
+}
+_INPUT = {
+    "type": "array",
+    "minItems": 1,
+    "items": {
+        "type": "object",
+        "required": ["parts"],
+        "properties": {
+            "role": {"enum": ["user"]},
+            "parts": {"type": "array", "minItems": 1, "items": _TEXT_PART},
+        },
+        "additionalProperties": False,
+    },
+}
+NEW_RUN = {
+    "type": "object",
+    "required": ["agent_name", "input"],
+    "properties": {"agent_name": {"type": "string"}, "input": _INPUT, "mode": _MODES},
+    "additionalProperties": False,
+}
+RESUME = {
+    "type": "object",
+    "required": ["await_resume", "mode"],
+    "properties": {
+        "await_resume": {
+            "type": "object",
+            "required": ["message"],
+            "properties": {"message": _INPUT["items"]},
+        },
+        "mode": _MODES,
+    },
+}
+
+
+def _json_body(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
+
+
+DEFAULT_MAX_RUN_BYTES = 64 * 1024 * 1024
 DEFAULT_RUN_TTL = 3600.0
 
 
@@ -50,9 +99,10 @@ class ACPAdapter:
         max_runs: int = DEFAULT_MAX_RUNS,
         run_ttl: float = DEFAULT_RUN_TTL,
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
+        max_run_bytes: int = DEFAULT_MAX_RUN_BYTES,
     ) -> None:
         self.context = context
-        self.runs = RunStore(max_runs=max_runs, ttl=run_ttl)
+        self.runs = RunStore(max_runs=max_runs, ttl=run_ttl, max_bytes=max_run_bytes)
         self.shared = SharedRuns.of(context, lease_seconds)
         self.api = RunsAPI(context, self.runs, self.shared)
         self._router = self._build_router()
@@ -78,6 +128,10 @@ class ACPAdapter:
             if tasks:
                 await asyncio.wait(tasks)
 
+    def bounded_stores(self) -> list[tuple[str, Any]]:
+        """The run store (the app counts its evictions)."""
+        return [("runs", self.runs)]
+
     def error_response(self, status: int, message: str, *, code: str) -> Response:
         return ACPProblem(status, message, code=code).response()
 
@@ -102,7 +156,11 @@ class ACPAdapter:
                 raise not_found("agent", name)
             return Response(to_manifest(agent).model_dump_json(), media_type="application/json")
 
-        @router.post("/runs", summary="Start a run (mode sync, async or stream)")
+        @router.post(
+            "/runs",
+            summary="Start a run (mode sync, async or stream)",
+            openapi_extra=_json_body(NEW_RUN),
+        )
         async def create_run(request: Request) -> Response:
             return await runs.create(request)
 
@@ -110,7 +168,11 @@ class ACPAdapter:
         async def read_run(request: Request, run_id: str) -> Response:
             return await runs.read(request, run_id)
 
-        @router.post("/runs/{run_id}", summary="Resume a run that awaits input")
+        @router.post(
+            "/runs/{run_id}",
+            summary="Resume a run that awaits input",
+            openapi_extra=_json_body(RESUME),
+        )
         async def resume_run(request: Request, run_id: str) -> Response:
             return await runs.resume(request, run_id)
 
@@ -150,12 +212,20 @@ class ACPAdapter:
 
         @router.api_route(
             "/{path:path}",
-            methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
+            methods=["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
             include_in_schema=False,
         )
         async def unknown_route(request: Request, path: str) -> Response:
-            # Last: anything else under the prefix gets ACP's error body too.
-            raise not_found("route", f"{request.method} /{path}")
+            # Last: anything else under the prefix gets ACP's error body too:
+            # 405 with Allow for a known path, else 404.
+            own = {**request.scope, "path": f"/{path}", "root_path": ""}  # the router's paths
+            allowed = allowed_methods(router.routes, own)
+            if not allowed:
+                raise not_found("route", f"{request.method} /{path}")
+            message = f"{request.method} is not allowed on {request.url.path}"
+            response = ACPProblem(405, message, code="method_not_allowed").response()
+            response.headers["allow"] = ", ".join(allowed)
+            return response
 
         return router
 

@@ -7,7 +7,8 @@ task stops the model call and the tools whatever the mode. A run that ends
 waiting for its client (``awaiting``) holds no task until it is resumed.
 
 Records are keyed by ``(principal, run id)``: another API key's run answers
-as an unknown one. Idle runs (finished or awaiting) expire by count and age.
+as an unknown one. Idle runs (finished or awaiting) expire by count, bytes
+(their event logs and output, as JSON) and age.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from acp_sdk.models import Event, Run, RunStatus
 from agenthost.agents import SessionKey, ToolCallPart
 
 _HAS_TASK = (RunStatus.CREATED, RunStatus.IN_PROGRESS, RunStatus.CANCELLING)
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 
 
 @dataclass(eq=False)
@@ -39,6 +41,12 @@ class RunRecord:
     task: asyncio.Task[None] | None = None
     idle_since: float = field(default_factory=time.monotonic)
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
+    _bytes: int = 0  # of the event log so far
+
+    @property
+    def held_bytes(self) -> int:
+        """What the record holds: its event log (the output is in its last events)."""
+        return self._bytes
 
     @property
     def busy(self) -> bool:
@@ -48,6 +56,7 @@ class RunRecord:
     def emit(self, event: Event) -> None:
         """Append an event (a snapshot: later changes to the run are not in it)."""
         self.events.append(event.model_dump_json().encode())
+        self._bytes += len(self.events[-1])
         self._changed.set()
         self._changed = asyncio.Event()
 
@@ -83,14 +92,18 @@ class RunRecord:
 class RunStore:
     """Runs by ``(principal, id)``, at most ``max_runs`` of them beside the busy ones.
 
-    Idle runs (finished or awaiting) go oldest first when there is no room,
-    and once idle longer than ``ttl``; a busy run is never dropped. Adding a
-    run costs O(1) amortised: only the oldest entries are looked at.
+    Idle runs (finished or awaiting) go oldest first when there is no room
+    (more than ``max_runs``, or their bytes over ``max_bytes``), and once
+    idle longer than ``ttl``; a busy run is never dropped. Adding a run
+    costs O(runs): the bytes are summed over the records, each kept by its
+    record. ``evictions`` counts the runs dropped.
     """
 
-    def __init__(self, *, max_runs: int, ttl: float) -> None:
+    def __init__(self, *, max_runs: int, ttl: float, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
         self.max_runs = max_runs
         self.ttl = ttl
+        self.max_bytes = max_bytes
+        self.evictions = 0
         self._runs: OrderedDict[tuple[str, str], RunRecord] = OrderedDict()
 
     def add(self, record: RunRecord) -> None:
@@ -117,16 +130,24 @@ class RunStore:
     def _expired(self, record: RunRecord, now: float) -> bool:
         return not record.busy and now - record.idle_since > self.ttl
 
+    @property
+    def held_bytes(self) -> int:
+        """The bytes every record holds."""
+        return sum(record.held_bytes for record in self._runs.values())
+
     def _prune(self) -> None:
         now = time.monotonic()
         excess = len(self._runs) - self.max_runs + 1  # room for the run being added
+        over = self.held_bytes - self.max_bytes
         stale = []
         for key, record in self._runs.items():  # oldest first
             if record.busy:
                 continue
-            if excess <= 0 and not self._expired(record, now):
+            if excess <= 0 and over <= 0 and not self._expired(record, now):
                 break  # younger runs follow; get() still checks each one's age
             stale.append(key)
             excess -= 1
+            over -= record.held_bytes
         for key in stale:
             del self._runs[key]
+        self.evictions += len(stale)

@@ -20,6 +20,7 @@ from starlette.responses import Response
 
 from agenthost.adapters.base import AdapterContext, principal_of
 from agenthost.adapters.openai import chat, conversations, responses
+from agenthost.adapters.openai import request_bodies as bodies
 from agenthost.adapters.openai.errors import OpenAIError, OpenAIRoute
 from agenthost.adapters.openai.http import find_agent, json_response
 from agenthost.adapters.openai.responses import Stores
@@ -102,7 +103,11 @@ class OpenAIAdapter:
         async def get_model(request: Request, model_id: str) -> Response:
             return json_response(self._model(find_agent(visible(request), model_id)))
 
-        @router.post("/chat/completions", summary="Chat Completions (streamed or not)")
+        @router.post(
+            "/chat/completions",
+            summary="Chat Completions (streamed or not)",
+            openapi_extra=bodies.json_body(bodies.CHAT),
+        )
         async def chat_completions(request: Request) -> Response:
             return await chat.create_chat_completion(request, visible(request))
 
@@ -111,7 +116,11 @@ class OpenAIAdapter:
                 path, _not_served(what), methods=["GET", "POST", "DELETE"], include_in_schema=False
             )
 
-        @router.post("/responses", summary="Responses API (streamed or not)")
+        @router.post(
+            "/responses",
+            summary="Responses API (streamed or not)",
+            openapi_extra=bodies.json_body(bodies.RESPONSE),
+        )
         async def create_response(request: Request) -> Response:
             principal = principal_of(request)
             return await responses.create_response(
@@ -142,7 +151,11 @@ class OpenAIAdapter:
         readable = ["GET"]
         one = "/conversations/{conversation_id}"
 
-        @router.post("/conversations", summary="Create a conversation")
+        @router.post(
+            "/conversations",
+            summary="Create a conversation",
+            openapi_extra=bodies.json_body(bodies.NEW_CONVERSATION),
+        )
         async def create(request: Request) -> Response:
             return await conversations.create(request, stores, principal_of(request))
 
@@ -150,7 +163,11 @@ class OpenAIAdapter:
         async def retrieve(request: Request, conversation_id: str) -> Response:
             return await conversations.retrieve(conversation_id, stores, principal_of(request))
 
-        @router.post(one, summary="Update a conversation's metadata")
+        @router.post(
+            one,
+            summary="Update a conversation's metadata",
+            openapi_extra=bodies.json_body(bodies.CONVERSATION_UPDATE),
+        )
         async def update(request: Request, conversation_id: str) -> Response:
             principal = principal_of(request)
             return await conversations.update(request, conversation_id, stores, principal)
@@ -164,7 +181,11 @@ class OpenAIAdapter:
             principal = principal_of(request)
             return await conversations.list_items(request, conversation_id, stores, principal)
 
-        @router.post(one + "/items", summary="Add items to a conversation")
+        @router.post(
+            one + "/items",
+            summary="Add items to a conversation",
+            openapi_extra=bodies.json_body(bodies.NEW_ITEMS),
+        )
         async def add_items(request: Request, conversation_id: str) -> Response:
             principal = principal_of(request)
             return await conversations.add_items(request, conversation_id, stores, principal)

@@ -172,13 +172,20 @@ class ResponseRequest(_Body):
     top_logprobs: int | None = Field(None, ge=0, le=20)
 
 
+# OpenAI's limits: 16 pairs, keys up to 64 characters, values up to 512.
+Metadata = Annotated[
+    dict[Annotated[str, Field(max_length=64)], Annotated[str, Field(max_length=512)]],
+    Field(max_length=16),
+]
+
+
 class ConversationCreate(_Body):
     items: list[ResponseInputItem] | None = Field(None, max_length=20)
-    metadata: dict[str, str] | None = None
+    metadata: Metadata | None = None
 
 
 class ConversationUpdate(_Body):
-    metadata: dict[str, str]
+    metadata: Metadata
 
 
 class ItemsCreate(_Body):

@@ -29,10 +29,11 @@ class PacedModel(BaseChatModel):
     """Streams one word every 0.1 s for a minute: a stream longer than any grace period."""
 
     name = "paced"
+    words = 600
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
         words = []
-        for _ in range(600):
+        for _ in range(self.words):
             await anyio.sleep(0.1)
             words.append("word ")
             yield TextDelta("word ")
@@ -40,6 +41,15 @@ class PacedModel(BaseChatModel):
 
 
 paced = ChatAgent("paced", PacedModel())
+
+
+class TenSecondModel(PacedModel):
+    """Streams one word every 0.1 s for 10 s: a stream shorter than a 30 s grace period."""
+
+    words = 100
+
+
+paced10 = ChatAgent("paced10", TenSecondModel())
 
 
 async def stream_words(messages: list[Message]) -> AsyncIterator[str]:

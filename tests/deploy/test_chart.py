@@ -363,6 +363,38 @@ def test_mcp_accepts_the_ingress_hosts_and_the_services_names() -> None:
     assert default.split(",")[-1] == "demo-agenthost.agents.svc.cluster.local"
 
 
+def test_every_surface_accepts_the_ingress_hosts_the_services_names_and_the_pod_ip() -> None:
+    values = all_on()
+    values["ingress"]["hosts"].append(
+        {"host": "mcp.example.org", "paths": [{"path": "/", "pathType": "Prefix"}]}
+    )
+    values["settings"]["allowed_hosts"] = ["extra.example.net"]
+    rendered = container(render(values))
+    env = env_of(rendered)
+    hosts = Settings(allowed_hosts=env["AGENTHOST_ALLOWED_HOSTS"]).allowed_hosts  # type: ignore[arg-type]
+    assert hosts == [
+        "demo-agenthost",
+        "demo-agenthost.agents",
+        "demo-agenthost.agents.svc",
+        "demo-agenthost.agents.svc.cluster.local",
+        "agents.example.com",
+        "mcp.example.org",
+        "$(AGENTHOST_POD_IP)",
+        "extra.example.net",
+    ]
+    # Kubernetes expands $(AGENTHOST_POD_IP) only from an entry listed before it.
+    names = [entry["name"] for entry in rendered["env"]]
+    assert names.index("AGENTHOST_POD_IP") < names.index("AGENTHOST_ALLOWED_HOSTS")
+    pod_ip = next(entry for entry in rendered["env"] if entry["name"] == "AGENTHOST_POD_IP")
+    assert pod_ip["valueFrom"] == {"fieldRef": {"fieldPath": "status.podIP"}}
+    # Without an ingress: the Service's names and the pod's IP.
+    default = env_of(container(render()))["AGENTHOST_ALLOWED_HOSTS"]
+    assert default.split(",")[-2:] == [
+        "demo-agenthost.agents.svc.cluster.local",
+        "$(AGENTHOST_POD_IP)",
+    ]
+
+
 def test_a2a_cards_name_the_ingress_host() -> None:
     assert env_of(container(render(ALL_ON)))["AGENTHOST_A2A_PUBLIC_URL"] == (
         "https://agents.example.com"

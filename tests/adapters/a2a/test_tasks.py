@@ -7,9 +7,14 @@ from pathlib import Path
 import anyio
 import pytest
 from a2a.server.context import ServerCallContext
-from a2a.types import Task, TaskState, TaskStatus
+from a2a.types import Task, TaskPushNotificationConfig, TaskState, TaskStatus
 
-from agenthost.adapters.a2a.tasks import BoundedTaskStore, TaskStoreError, TaskStores
+from agenthost.adapters.a2a.tasks import (
+    BoundedPushConfigStore,
+    BoundedTaskStore,
+    TaskStoreError,
+    TaskStores,
+)
 from agenthost.adapters.a2a.users import PrincipalUser
 from agenthost.agents import ChatAgent
 from agenthost.agents.models import EchoModel
@@ -65,3 +70,41 @@ async def test_the_memory_store_drops_finished_tasks_after_their_ttl() -> None:
     await store.save(task("new", TaskState.TASK_STATE_COMPLETED), bob)
     assert await store.get("old", bob) is None
     assert await store.get("new", bob) is not None
+
+
+def big_task(task_id: str, state: TaskState, size: int) -> Task:
+    from a2a.types import Message, Part, Role
+
+    history = [Message(message_id="m", role=Role.ROLE_USER, parts=[Part(text="x" * size)])]
+    return Task(id=task_id, context_id="c", status=TaskStatus(state=state), history=history)
+
+
+async def test_the_memory_store_drops_the_oldest_finished_tasks_past_its_byte_budget() -> None:
+    pushes = BoundedPushConfigStore("echo", max_bytes=10_000)
+    store = BoundedTaskStore("echo", max_tasks=100, ttl=3600, max_bytes=35_000, push_configs=pushes)
+    alice = ServerCallContext(user=PrincipalUser("alice"))
+    await store.save(big_task("running", TaskState.TASK_STATE_WORKING, 10_000), alice)
+    config = TaskPushNotificationConfig(id="p", url="https://hooks.example.com/x")
+    await pushes.set_info("t1", config, alice)
+    for name in ("t1", "t2", "t3"):
+        await store.save(big_task(name, TaskState.TASK_STATE_COMPLETED, 10_000), alice)
+    assert await store.get("t1", alice) is None, "the oldest finished task was kept"
+    assert await pushes.get_info("t1", alice) == [], "its push configs were kept"
+    assert await store.get("t2", alice) is not None
+    assert await store.get("running", alice) is not None, "a running task was dropped"
+    assert store.bytes <= 35_000 and store.evictions == 1
+
+
+async def test_push_configs_are_bounded_per_task_and_in_bytes() -> None:
+    pushes = BoundedPushConfigStore("echo", max_bytes=5_000)
+    bob = ServerCallContext(user=PrincipalUser("bob"))
+    for n in range(15):
+        config = TaskPushNotificationConfig(id=f"p{n}", url=f"https://hooks.example.com/{n}")
+        await pushes.set_info("t1", config, bob)
+    assert [c.id for c in await pushes.get_info("t1", bob)] == [f"p{n}" for n in range(5, 15)]
+    for n in range(20):  # 2,000-byte configs: two fit in 5,000 bytes
+        config = TaskPushNotificationConfig(id="p", url="https://h.example.com/" + "y" * 2000)
+        await pushes.set_info(f"task-{n}", config, bob)
+    assert pushes.bytes <= 5_000
+    assert await pushes.get_info("t1", bob) == []
+    assert await pushes.get_info("task-19", bob) != []

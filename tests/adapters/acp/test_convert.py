@@ -75,3 +75,19 @@ async def test_the_run_store_drops_idle_runs_by_count_and_age_but_never_busy_one
     assert store.get("anonymous", str(idle[2].run.run_id)) is None
     busy.task.cancel()
     await asyncio.wait([busy.task])
+
+
+def test_the_run_store_drops_the_oldest_idle_runs_past_its_byte_budget() -> None:
+    from acp_sdk.models import Message, MessageCreatedEvent, MessagePart
+
+    store = RunStore(max_runs=100, ttl=60, max_bytes=31_000)
+    records = [_record() for _ in range(4)]
+    for record in records:
+        store.add(record)
+        part = MessagePart(content="x" * 10_000, content_type="text/plain")
+        record.emit(MessageCreatedEvent(message=Message(parts=[part])))
+    store.add(_record())  # adding prunes: ~41,000 bytes of runs against 31,000
+    assert store.get("anonymous", str(records[0].run.run_id)) is None
+    assert store.get("anonymous", str(records[1].run.run_id)) is records[1]
+    assert store.held_bytes <= 31_000
+    assert store.evictions == 1

@@ -135,6 +135,26 @@ in-cluster names, every ingress host, and settings.mcp_allowed_hosts. */}}
 {{- $hosts | uniq | join "," }}
 {{- end }}
 
+{{/* Host names every surface accepts (AGENTHOST_ALLOWED_HOSTS, DNS-rebinding
+protection): the Service's in-cluster names, every ingress host, the pod's own
+IP (scrapers and port-forwards reach it by address; Kubernetes expands
+$(AGENTHOST_POD_IP) from the env entry before it) and settings.allowed_hosts. */}}
+{{- define "agenthost.allowedHosts" -}}
+{{- $name := include "agenthost.fullname" . }}
+{{- $ns := .Release.Namespace }}
+{{- $hosts := list $name (printf "%s.%s" $name $ns) (printf "%s.%s.svc" $name $ns) (printf "%s.%s.svc.cluster.local" $name $ns) }}
+{{- if .Values.ingress.enabled }}
+{{- range .Values.ingress.hosts }}
+{{- $hosts = append $hosts .host }}
+{{- end }}
+{{- end }}
+{{- $hosts = append $hosts "$(AGENTHOST_POD_IP)" }}
+{{- range (.Values.settings.allowed_hosts | default list) }}
+{{- $hosts = append $hosts . }}
+{{- end }}
+{{- $hosts | uniq | join "," }}
+{{- end }}
+
 {{/* The URL A2A agent cards name: settings.a2a_public_url, else the first
 ingress host (https when a TLS entry lists it); empty = from each request. */}}
 {{- define "agenthost.a2aPublicURL" -}}
