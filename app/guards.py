@@ -74,41 +74,70 @@ class APIKeyGuard:
 
 
 class BodyLimitGuard:
-    """Refuses request bodies over ``max_bytes`` with 413, declared or streamed.
+    """Refuses request bodies over ``max_bytes`` with 413, declared or streamed,
+    and bounds the body bytes of every request in flight together.
 
     A streamed body that grows too large looks like a client disconnect to
     the app; whatever the app answers is dropped and the 413 sent instead.
+
+    Parsing, converting and storing a body takes a few times its size while
+    the request runs, so memory follows the large bodies in flight: past
+    ``max_in_flight_bytes`` (counted from when a body arrives until its
+    response ends) a request gets 503 with ``Retry-After``, before or while
+    its body is read. One body alone is always let in. 0: no bound.
     """
 
-    def __init__(self, app: ASGIApp, *, max_bytes: int, error_for: ErrorFor) -> None:
+    def __init__(
+        self, app: ASGIApp, *, max_bytes: int, error_for: ErrorFor, max_in_flight_bytes: int = 0
+    ) -> None:
         self.app = app
         self.max_bytes = max_bytes
         self.error_for = error_for
+        self.max_in_flight_bytes = max_in_flight_bytes
+        self.in_flight_bytes = 0
+
+    def _over_budget(self, more: int, held: int) -> bool:
+        others = self.in_flight_bytes - held
+        return (
+            bool(self.max_in_flight_bytes)
+            and others > 0
+            and others + held + more > (self.max_in_flight_bytes)
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         declared = Headers(scope=scope).get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+        size = int(declared) if declared is not None and declared.isdigit() else None
+        if size is not None and size > self.max_bytes:
             await self._refuse(scope, receive, send)
             return
-        received = 0
-        too_large = started = False
+        if size and self._over_budget(size, 0):
+            await self._busy(scope, receive, send)
+            return
+        received = held = 0
+        too_large = busy = started = False
 
         async def counting_receive() -> Message:
-            nonlocal received, too_large
+            nonlocal received, held, too_large, busy
             message = await receive()
             if message["type"] == "http.request":
-                received += len(message.get("body", b""))
+                chunk = len(message.get("body", b""))
+                received += chunk
                 if received > self.max_bytes:
                     too_large = True
                     return {"type": "http.disconnect"}
+                if chunk and self._over_budget(chunk, held):
+                    busy = True
+                    return {"type": "http.disconnect"}
+                held += chunk
+                self.in_flight_bytes += chunk
             return message
 
         async def guarded_send(message: Message) -> None:
             nonlocal started
-            if too_large and not started:
+            if (too_large or busy) and not started:
                 return
             started = started or message["type"] == "http.response.start"
             await send(message)
@@ -116,14 +145,27 @@ class BodyLimitGuard:
         try:
             await self.app(scope, counting_receive, guarded_send)
         except Exception:
-            if not too_large or started:
+            if not (too_large or busy) or started:
                 raise
+        finally:
+            self.in_flight_bytes -= held
         if too_large and not started:
             await self._refuse(scope, receive, send)
+        elif busy and not started:
+            await self._busy(scope, receive, send)
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
         message = f"request body larger than {self.max_bytes} bytes"
         await self.error_for(scope["path"], 413, message, "request_too_large")(scope, receive, send)
+
+    async def _busy(self, scope: Scope, receive: Receive, send: Send) -> None:
+        message = (
+            f"more than {self.max_in_flight_bytes} bytes of request bodies in flight; retry shortly"
+        )
+        response = self.error_for(scope["path"], 503, message, "server_busy")
+        response.headers["retry-after"] = "1"
+        response.headers["connection"] = "close"  # the rest of its body is never read
+        await response(scope, receive, send)
 
 
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")

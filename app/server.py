@@ -181,7 +181,12 @@ def create_app(
         return response
 
     document_errors(app, error_for, auth=bool(principals), public=PUBLIC_PATHS)
-    app.add_middleware(BodyLimitGuard, max_bytes=settings.max_body_bytes, error_for=error_for)
+    app.add_middleware(
+        BodyLimitGuard,
+        max_bytes=settings.max_body_bytes,
+        max_in_flight_bytes=settings.max_body_bytes_in_flight,
+        error_for=error_for,
+    )
     app.add_middleware(HeadAsGet)
     if principals and settings.max_requests_per_principal:
         # Inside the key guard, which names the principal.

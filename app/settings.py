@@ -97,6 +97,14 @@ class Settings(BaseSettings):
         "many seconds before it stops listening (time for Kubernetes to stop routing to it).",
     )
     max_body_bytes: int = Field(4 * 1024 * 1024, ge=1024, description="Larger bodies get 413.")
+    max_body_bytes_in_flight: int = Field(
+        128 * 1024 * 1024,
+        ge=0,
+        description="Request body bytes of every request in flight together (a body counts until "
+        "its response ends); past it a request gets 503 with Retry-After. Memory follows the large "
+        "bodies in flight (each takes a few times its size while it runs). One body alone always "
+        "passes. 0: no bound.",
+    )
 
     # Connection limits (app/connections.py); see docs/security.md.
     header_timeout: float = Field(
