@@ -8,6 +8,7 @@ from typing import Any
 from agenthost.adapters.openai.checks import check_format, client_tool, refuse, tool_choice
 from agenthost.adapters.openai.errors import OpenAIError
 from agenthost.adapters.openai.items import Item, to_item
+from agenthost.adapters.openai.references import reference
 from agenthost.adapters.openai.schemas import ResponseInputItem, ResponseRequest
 from agenthost.agents import Agent, ClientTool, ModelSettings, RunOptions, RunResult, Usage
 
@@ -36,8 +37,13 @@ def conversation_id(request: ResponseRequest) -> str | None:
     )
 
 
-def input_items(request: ResponseRequest) -> tuple[list[str], list[Item]]:
-    """This turn's instructions (system and developer items) and its stored input items."""
+def input_items(request: ResponseRequest, turn: str = "") -> tuple[list[str], list[Item]]:
+    """This turn's instructions (system and developer items) and its stored input items.
+
+    Items the server names get ids carrying ``turn`` (the response id's
+    hex), so that an ``item_reference`` finds them; ``item_reference``
+    entries stay placeholders for :func:`references.resolve`.
+    """
     instructions = [request.instructions] if request.instructions else []
     raw = (
         [ResponseInputItem(role="user", content=request.input)]
@@ -46,7 +52,10 @@ def input_items(request: ResponseRequest) -> tuple[list[str], list[Item]]:
     )
     items: list[Item] = []
     for index, entry in enumerate(raw):
-        item = to_item(entry, index)
+        if entry.type == "item_reference":
+            items.append(reference(entry, index))
+            continue
+        item = to_item(entry, index, id=f"{turn}_{index}" if turn else None)
         if item["type"] == "message" and item["role"] in ("system", "developer"):
             # Instructions hold for this turn only: never stored, as with OpenAI.
             instructions.append("".join(c.get("text", "") for c in item["content"]))
