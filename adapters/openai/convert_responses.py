@@ -172,6 +172,7 @@ def to_response(
     status = "incomplete" if incomplete else status
     settings = options.model_settings or ModelSettings()
     text = request.text.format.model_dump() if request.text and request.text.format else None
+    verbosity = request.text.verbosity if request.text else None
     response = {
         "id": id,
         **DEFAULTS,
@@ -192,9 +193,17 @@ def to_response(
         "max_output_tokens": request.max_output_tokens,
         "tool_choice": _tool_choice(settings.tool_choice),
         "tools": [_tool(t) for t in options.tools or () if isinstance(t, ClientTool)],
-        "text": {"format": text or {"type": "text"}, "verbosity": "medium"},
+        "text": {"format": text or {"type": "text"}, "verbosity": verbosity or "medium"},
         "store": request.store,
     }
+    # What the request set of these is shown as it was relayed (defaults otherwise).
+    if request.reasoning is not None and request.reasoning.effort is not None:
+        response["reasoning"] = {"effort": request.reasoning.effort, "summary": None}
+    if request.service_tier not in (None, "auto"):
+        response["service_tier"] = request.service_tier
+    for name in ("safety_identifier", "prompt_cache_key", "user"):
+        if (value := getattr(request, name)) is not None:
+            response[name] = value
     if result is not None:  # no usage yet while in progress (the field is not nullable)
         response["usage"] = to_usage(result.usage)
     return response

@@ -36,6 +36,12 @@ from agenthost.adapters.openai.http import (
     sse_response,
 )
 from agenthost.adapters.openai.items import Item, new_id, output_items, page, to_messages
+from agenthost.adapters.openai.passthrough import (
+    RESPONSES_PARAMS,
+    responses_fields,
+    upstream_params,
+    with_upstream,
+)
 from agenthost.adapters.openai.references import resolve, response_of
 from agenthost.adapters.openai.responses_stream import ResponseEvents
 from agenthost.adapters.openai.schemas import ResponseRequest
@@ -106,6 +112,9 @@ async def create_response(
     id = new_id("resp")
     instructions, items = input_items(body, id.removeprefix("resp_"))
     options = to_options(body, instructions)
+    options = with_upstream(
+        options, upstream_params(agent, responses_fields(body), params=RESPONSES_PARAMS)
+    )
     history = await _history(body, stores, principal)
     items = await resolve(items, _Lookup(stores, principal, history))
     session = InMemorySession(to_messages(history))

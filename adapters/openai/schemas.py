@@ -104,6 +104,20 @@ class ChatCompletionRequest(_Body):
     response_format: dict[str, Any] | None = None
     logprobs: bool | None = None
     top_logprobs: int | None = Field(None, ge=0, le=20)
+    # Relayed or refused: see adapters/openai/passthrough.py.
+    user: str | None = None
+    safety_identifier: str | None = None
+    prompt_cache_key: str | None = None
+    metadata: dict[str, str] | None = None
+    store: bool | None = None
+    service_tier: str | None = None
+    reasoning_effort: str | None = None
+    verbosity: str | None = None
+    logit_bias: dict[str, int] | None = None
+    prediction: dict[str, Any] | None = None
+    web_search_options: dict[str, Any] | None = None
+    modalities: list[str] | None = None
+    audio: dict[str, Any] | None = None
 
 
 class ResponseContentPart(_Body):
@@ -142,6 +156,13 @@ class ResponseTextFormat(_Body):
 
 class ResponseText(_Body):
     format: ResponseTextFormat | None = None
+    verbosity: str | None = None
+
+
+class Reasoning(_Body):
+    effort: str | None = None
+    summary: str | None = None
+    generate_summary: str | None = None
 
 
 class ResponseTool(_Body):
@@ -170,6 +191,15 @@ class ResponseRequest(_Body):
     text: ResponseText | None = None
     metadata: dict[str, str] | None = None
     top_logprobs: int | None = Field(None, ge=0, le=20)
+    # Relayed or refused: see adapters/openai/passthrough.py.
+    user: str | None = None
+    safety_identifier: str | None = None
+    prompt_cache_key: str | None = None
+    service_tier: str | None = None
+    reasoning: Reasoning | None = None
+    truncation: str | None = None
+    max_tool_calls: int | None = Field(None, ge=1, le=INT32)
+    include: list[str] | None = None
 
 
 class ConversationCreate(_Body):
