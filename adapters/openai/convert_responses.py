@@ -77,6 +77,8 @@ def to_options(request: ResponseRequest, instructions: list[str]) -> RunOptions:
     settings = ModelSettings(
         temperature=request.temperature,
         top_p=request.top_p,
+        presence_penalty=request.presence_penalty,
+        frequency_penalty=request.frequency_penalty,
         max_tokens=request.max_output_tokens,
         response_format=to_response_format(format.model_dump()) if format else None,
         tool_choice=tool_choice(request.tool_choice, tools),
@@ -129,6 +131,13 @@ DEFAULTS: dict[str, Any] = {
     "service_tier": "default",
     "store": True,
     "background": False,
+    # Required by the Open Responses specification (openresponses.org).
+    "presence_penalty": 0.0,
+    "frequency_penalty": 0.0,
+    "top_logprobs": 0,
+    "max_tool_calls": None,
+    "safety_identifier": None,
+    "prompt_cache_key": None,
 }
 
 
@@ -148,7 +157,7 @@ def compact(response: dict[str, Any]) -> dict[str, Any]:
 
 def expand(stored: dict[str, Any], *, id: str, parent: str | None) -> dict[str, Any]:
     """The response object again, from what :func:`compact` kept."""
-    response = {"id": id, **DEFAULTS, **stored, "previous_response_id": parent}
+    response = {"id": id, **DEFAULTS, **stored, "previous_response_id": parent, "usage": None}
     if (usage := stored.get("usage")) is not None:
         response["usage"] = to_usage(Usage(usage[0], usage[1]))
     return response
@@ -190,6 +199,8 @@ def to_response(
         "parallel_tool_calls": request.parallel_tool_calls is not False,
         "temperature": 1.0 if request.temperature is None else request.temperature,
         "top_p": 1.0 if request.top_p is None else request.top_p,
+        "presence_penalty": request.presence_penalty or 0.0,
+        "frequency_penalty": request.frequency_penalty or 0.0,
         "max_output_tokens": request.max_output_tokens,
         "tool_choice": _tool_choice(settings.tool_choice),
         "tools": [_tool(t) for t in options.tools or () if isinstance(t, ClientTool)],
@@ -204,8 +215,9 @@ def to_response(
     for name in ("safety_identifier", "prompt_cache_key", "user"):
         if (value := getattr(request, name)) is not None:
             response[name] = value
-    if result is not None:  # no usage yet while in progress (the field is not nullable)
-        response["usage"] = to_usage(result.usage)
+    # No usage yet while in progress: null, as OpenAI sends it in response.created
+    # and as the Open Responses specification requires (present, nullable).
+    response["usage"] = None if result is None else to_usage(result.usage)
     return response
 
 

@@ -77,13 +77,16 @@ def to_item(
     else:
         where = f"{param}[{index}].content"
         content = [_content(p, f"{where}[{n}]") for n, p in enumerate(item.content or ())]
-    return {
+    message = {
         "type": "message",
         "id": id,
         "role": item.role,
         "status": "completed",
         "content": content,
     }
+    if item.phase is not None:
+        message["phase"] = item.phase
+    return message
 
 
 def _text(text: str, *, output: bool) -> dict[str, Any]:

@@ -139,6 +139,8 @@ class ResponseInputItem(_Body):
     id: str | None = None
     role: Literal["system", "developer", "user", "assistant"] | None = None
     content: str | list[ResponseContentPart] | None = None
+    # An assistant message's label (commentary or final_answer): kept as sent.
+    phase: str | None = None
     # function_call / function_call_output items
     call_id: str | None = None
     name: str | None = None
@@ -200,6 +202,8 @@ class ResponseRequest(_Body):
     truncation: str | None = None
     max_tool_calls: int | None = Field(None, ge=1, le=INT32)
     include: list[str] | None = None
+    presence_penalty: float | None = Field(None, ge=-2, le=2)
+    frequency_penalty: float | None = Field(None, ge=-2, le=2)
 
 
 class ConversationCreate(_Body):
