@@ -87,6 +87,11 @@ class ChatAgent(BaseAgent):
     def supports_response_format(self) -> bool:
         return self.model.supports_response_format
 
+    @property
+    def relays_upstream_params(self) -> bool:
+        """Whether ``ModelSettings.upstream_params`` reach the model's upstream."""
+        return bool(getattr(self.model, "relays_upstream_params", False))
+
     def lifespan(self) -> AbstractAsyncContextManager[Any]:
         return self._lifespan()
 

@@ -37,6 +37,11 @@ class ModelSettings:
     response_format: dict[str, Any] | None = None
     tool_choice: ToolChoice | None = None
     parallel_tool_calls: bool | None = None
+    # Chat Completions parameters an OpenAI-compatible upstream understands
+    # (``user``, ``reasoning_effort``, ...): the ``openai:`` provider sends
+    # them as they are; other models ignore them (adapters refuse what would
+    # change an answer for an agent whose model cannot relay it).
+    upstream_params: dict[str, Any] | None = None
 
     def merged(self, override: ModelSettings | None) -> ModelSettings:
         if override is None:

@@ -25,6 +25,7 @@ from agenthost.adapters.openai.http import (
     sse_event,
     sse_response,
 )
+from agenthost.adapters.openai.passthrough import chat_fields, upstream_params, with_upstream
 from agenthost.adapters.openai.schemas import ChatCompletionRequest
 from agenthost.adapters.runs import RunConsumer, first_update
 from agenthost.agents import Agent, RunResult
@@ -37,6 +38,7 @@ async def create_chat_completion(request: Request, agents: Mapping[str, Agent]) 
     agent = find_agent(agents, body.model)
     check_supported(body, agent)
     messages, options = to_run(body)
+    options = with_upstream(options, upstream_params(agent, chat_fields(body)))
     id, created = f"chatcmpl-{os.urandom(16).hex()}", int(time.time())
     if not body.stream:
         result = await unless_disconnected(request.receive, agent.run(messages, options=options))

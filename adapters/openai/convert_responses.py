@@ -8,6 +8,7 @@ from typing import Any
 from agenthost.adapters.openai.checks import check_format, client_tool, refuse, tool_choice
 from agenthost.adapters.openai.errors import OpenAIError
 from agenthost.adapters.openai.items import Item, to_item
+from agenthost.adapters.openai.references import reference
 from agenthost.adapters.openai.schemas import ResponseInputItem, ResponseRequest
 from agenthost.agents import Agent, ClientTool, ModelSettings, RunOptions, RunResult, Usage
 
@@ -36,8 +37,13 @@ def conversation_id(request: ResponseRequest) -> str | None:
     )
 
 
-def input_items(request: ResponseRequest) -> tuple[list[str], list[Item]]:
-    """This turn's instructions (system and developer items) and its stored input items."""
+def input_items(request: ResponseRequest, turn: str = "") -> tuple[list[str], list[Item]]:
+    """This turn's instructions (system and developer items) and its stored input items.
+
+    Items the server names get ids carrying ``turn`` (the response id's
+    hex), so that an ``item_reference`` finds them; ``item_reference``
+    entries stay placeholders for :func:`references.resolve`.
+    """
     instructions = [request.instructions] if request.instructions else []
     raw = (
         [ResponseInputItem(role="user", content=request.input)]
@@ -46,7 +52,10 @@ def input_items(request: ResponseRequest) -> tuple[list[str], list[Item]]:
     )
     items: list[Item] = []
     for index, entry in enumerate(raw):
-        item = to_item(entry, index)
+        if entry.type == "item_reference":
+            items.append(reference(entry, index))
+            continue
+        item = to_item(entry, index, id=f"{turn}_{index}" if turn else None)
         if item["type"] == "message" and item["role"] in ("system", "developer"):
             # Instructions hold for this turn only: never stored, as with OpenAI.
             instructions.append("".join(c.get("text", "") for c in item["content"]))
@@ -68,6 +77,8 @@ def to_options(request: ResponseRequest, instructions: list[str]) -> RunOptions:
     settings = ModelSettings(
         temperature=request.temperature,
         top_p=request.top_p,
+        presence_penalty=request.presence_penalty,
+        frequency_penalty=request.frequency_penalty,
         max_tokens=request.max_output_tokens,
         response_format=to_response_format(format.model_dump()) if format else None,
         tool_choice=tool_choice(request.tool_choice, tools),
@@ -120,6 +131,13 @@ DEFAULTS: dict[str, Any] = {
     "service_tier": "default",
     "store": True,
     "background": False,
+    # Required by the Open Responses specification (openresponses.org).
+    "presence_penalty": 0.0,
+    "frequency_penalty": 0.0,
+    "top_logprobs": 0,
+    "max_tool_calls": None,
+    "safety_identifier": None,
+    "prompt_cache_key": None,
 }
 
 
@@ -139,7 +157,7 @@ def compact(response: dict[str, Any]) -> dict[str, Any]:
 
 def expand(stored: dict[str, Any], *, id: str, parent: str | None) -> dict[str, Any]:
     """The response object again, from what :func:`compact` kept."""
-    response = {"id": id, **DEFAULTS, **stored, "previous_response_id": parent}
+    response = {"id": id, **DEFAULTS, **stored, "previous_response_id": parent, "usage": None}
     if (usage := stored.get("usage")) is not None:
         response["usage"] = to_usage(Usage(usage[0], usage[1]))
     return response
@@ -163,6 +181,7 @@ def to_response(
     status = "incomplete" if incomplete else status
     settings = options.model_settings or ModelSettings()
     text = request.text.format.model_dump() if request.text and request.text.format else None
+    verbosity = request.text.verbosity if request.text else None
     response = {
         "id": id,
         **DEFAULTS,
@@ -180,14 +199,25 @@ def to_response(
         "parallel_tool_calls": request.parallel_tool_calls is not False,
         "temperature": 1.0 if request.temperature is None else request.temperature,
         "top_p": 1.0 if request.top_p is None else request.top_p,
+        "presence_penalty": request.presence_penalty or 0.0,
+        "frequency_penalty": request.frequency_penalty or 0.0,
         "max_output_tokens": request.max_output_tokens,
         "tool_choice": _tool_choice(settings.tool_choice),
         "tools": [_tool(t) for t in options.tools or () if isinstance(t, ClientTool)],
-        "text": {"format": text or {"type": "text"}, "verbosity": "medium"},
+        "text": {"format": text or {"type": "text"}, "verbosity": verbosity or "medium"},
         "store": request.store,
     }
-    if result is not None:  # no usage yet while in progress (the field is not nullable)
-        response["usage"] = to_usage(result.usage)
+    # What the request set of these is shown as it was relayed (defaults otherwise).
+    if request.reasoning is not None and request.reasoning.effort is not None:
+        response["reasoning"] = {"effort": request.reasoning.effort, "summary": None}
+    if request.service_tier not in (None, "auto"):
+        response["service_tier"] = request.service_tier
+    for name in ("safety_identifier", "prompt_cache_key", "user"):
+        if (value := getattr(request, name)) is not None:
+            response[name] = value
+    # No usage yet while in progress: null, as OpenAI sends it in response.created
+    # and as the Open Responses specification requires (present, nullable).
+    response["usage"] = None if result is None else to_usage(result.usage)
     return response
 
 

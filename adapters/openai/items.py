@@ -34,9 +34,15 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex}"
 
 
-def to_item(item: ResponseInputItem, index: int, *, param: str = "input") -> Item:
-    """A client's input item as a stored item (with an id and a status)."""
-    id = item.id or new_id(_PREFIXES.get(item.type, "item"))
+def to_item(
+    item: ResponseInputItem, index: int, *, param: str = "input", id: str | None = None
+) -> Item:
+    """A client's input item as a stored item (with an id and a status).
+
+    Without the client's own id it gets ``<prefix>_<id>`` (random without ``id``).
+    """
+    prefix = _PREFIXES.get(item.type, "item")
+    id = item.id or (f"{prefix}_{id}" if id else new_id(prefix))
     if item.type == "function_call":
         if not item.call_id or not item.name:
             raise _invalid(f"{param}[{index}]", "a function_call item needs call_id and name")
@@ -71,13 +77,16 @@ def to_item(item: ResponseInputItem, index: int, *, param: str = "input") -> Ite
     else:
         where = f"{param}[{index}].content"
         content = [_content(p, f"{where}[{n}]") for n, p in enumerate(item.content or ())]
-    return {
+    message = {
         "type": "message",
         "id": id,
         "role": item.role,
         "status": "completed",
         "content": content,
     }
+    if item.phase is not None:
+        message["phase"] = item.phase
+    return message
 
 
 def _text(text: str, *, output: bool) -> dict[str, Any]:
@@ -173,15 +182,19 @@ def mime_of(url: str | None) -> str | None:
     return None
 
 
-def output_items(result: RunResult, message_id: str) -> list[Item]:
+def output_items(result: RunResult, turn: str) -> list[Item]:
     """The visible output of a run: its answer, then any calls it waits on the client for.
 
-    The agent's own tool calls stay inside the agent: they are not items.
+    Ids carry ``turn`` (the response id's hex: ``msg_<turn>``,
+    ``fc_<turn>_<n>``) so that an ``item_reference`` finds them. The agent's
+    own tool calls stay inside the agent: they are not items.
     """
     items: list[Item] = []
     if result.output or not result.pending:
-        items.append(message_item(message_id, result.output))
-    items.extend(function_call_item(call) for call in result.pending)
+        items.append(message_item(f"msg_{turn}", result.output))
+    items.extend(
+        function_call_item(call, id=f"fc_{turn}_{n}") for n, call in enumerate(result.pending)
+    )
     return items
 
 
@@ -190,10 +203,12 @@ def message_item(id: str, text: str | None, *, status: str = "completed") -> Ite
     return {"type": "message", "id": id, "status": status, "role": "assistant", "content": content}
 
 
-def function_call_item(call: ToolCallPart, *, arguments: str | None = None) -> Item:
+def function_call_item(
+    call: ToolCallPart, *, id: str | None = None, arguments: str | None = None
+) -> Item:
     return {
         "type": "function_call",
-        "id": f"fc_{call.id.removeprefix('call_')}",
+        "id": id or f"fc_{call.id.removeprefix('call_')}",
         "call_id": call.id,
         "name": call.name,
         "arguments": call.arguments if arguments is None else arguments,

@@ -36,6 +36,13 @@ from agenthost.adapters.openai.http import (
     sse_response,
 )
 from agenthost.adapters.openai.items import Item, new_id, output_items, page, to_messages
+from agenthost.adapters.openai.passthrough import (
+    RESPONSES_PARAMS,
+    responses_fields,
+    upstream_params,
+    with_upstream,
+)
+from agenthost.adapters.openai.references import resolve, response_of
 from agenthost.adapters.openai.responses_stream import ResponseEvents
 from agenthost.adapters.openai.schemas import ResponseRequest
 from agenthost.adapters.openai.store import ConversationStore, ResponseStore
@@ -60,8 +67,16 @@ class Turn:
     principal: str
     input: list[Item]
     id: str = field(default_factory=lambda: new_id("resp"))
-    message_id: str = field(default_factory=lambda: new_id("msg"))
     created_at: int = field(default_factory=lambda: int(time.time()))
+
+    @property
+    def hex(self) -> str:
+        """The id's random part, which the ids of this turn's items carry."""
+        return self.id.removeprefix("resp_")
+
+    @property
+    def message_id(self) -> str:
+        return f"msg_{self.hex}"
 
     def response(self, result: RunResult | None = None, **kwargs: Any) -> dict[str, Any]:
         return to_response(
@@ -75,7 +90,7 @@ class Turn:
         )
 
     def completed(self, result: RunResult) -> dict[str, Any]:
-        return self.response(result, output=output_items(result, self.message_id))
+        return self.response(result, output=output_items(result, self.hex))
 
     async def save(self, response: dict[str, Any]) -> None:
         # Shielded: a client leaving now must not leave half a turn saved.
@@ -94,10 +109,16 @@ async def create_response(
     body = await read_body(request, ResponseRequest)
     agent = find_agent(agents, body.model)
     check_supported(body, agent)
-    instructions, items = input_items(body)
+    id = new_id("resp")
+    instructions, items = input_items(body, id.removeprefix("resp_"))
     options = to_options(body, instructions)
-    session = InMemorySession(to_messages(await _history(body, stores, principal)))
-    turn = Turn(body, options, agent, stores, principal, items)
+    options = with_upstream(
+        options, upstream_params(agent, responses_fields(body), params=RESPONSES_PARAMS)
+    )
+    history = await _history(body, stores, principal)
+    items = await resolve(items, _Lookup(stores, principal, history))
+    session = InMemorySession(to_messages(history))
+    turn = Turn(body, options, agent, stores, principal, items, id=id)
     messages = to_messages(items)
     if not body.stream:
         run = agent.run(messages, session=session, options=options)
@@ -117,6 +138,24 @@ async def _history(body: ResponseRequest, stores: Stores, principal: str) -> lis
         _, items = await stores.conversations.get(principal, conversation)
         return items
     return []
+
+
+@dataclass(frozen=True, slots=True)
+class _Lookup:
+    """The caller's stored items, for :func:`references.resolve`."""
+
+    stores: Stores
+    principal: str
+    history: list[Item]
+
+    async def __call__(self, id: str) -> Item | None:
+        for item in self.history:  # the chain or conversation this turn continues
+            if item["id"] == id:
+                return item
+        stored = await self.stores.responses.get(self.principal, response_of(id))
+        if stored is None:
+            return None
+        return next((i for i in [*stored.input, *stored.response["output"]] if i["id"] == id), None)
 
 
 async def get_response(response_id: str, stores: Stores, principal: str) -> Response:

@@ -104,6 +104,20 @@ class ChatCompletionRequest(_Body):
     response_format: dict[str, Any] | None = None
     logprobs: bool | None = None
     top_logprobs: int | None = Field(None, ge=0, le=20)
+    # Relayed or refused: see adapters/openai/passthrough.py.
+    user: str | None = None
+    safety_identifier: str | None = None
+    prompt_cache_key: str | None = None
+    metadata: dict[str, str] | None = None
+    store: bool | None = None
+    service_tier: str | None = None
+    reasoning_effort: str | None = None
+    verbosity: str | None = None
+    logit_bias: dict[str, int] | None = None
+    prediction: dict[str, Any] | None = None
+    web_search_options: dict[str, Any] | None = None
+    modalities: list[str] | None = None
+    audio: dict[str, Any] | None = None
 
 
 class ResponseContentPart(_Body):
@@ -125,6 +139,8 @@ class ResponseInputItem(_Body):
     id: str | None = None
     role: Literal["system", "developer", "user", "assistant"] | None = None
     content: str | list[ResponseContentPart] | None = None
+    # An assistant message's label (commentary or final_answer): kept as sent.
+    phase: str | None = None
     # function_call / function_call_output items
     call_id: str | None = None
     name: str | None = None
@@ -142,6 +158,13 @@ class ResponseTextFormat(_Body):
 
 class ResponseText(_Body):
     format: ResponseTextFormat | None = None
+    verbosity: str | None = None
+
+
+class Reasoning(_Body):
+    effort: str | None = None
+    summary: str | None = None
+    generate_summary: str | None = None
 
 
 class ResponseTool(_Body):
@@ -170,6 +193,17 @@ class ResponseRequest(_Body):
     text: ResponseText | None = None
     metadata: dict[str, str] | None = None
     top_logprobs: int | None = Field(None, ge=0, le=20)
+    # Relayed or refused: see adapters/openai/passthrough.py.
+    user: str | None = None
+    safety_identifier: str | None = None
+    prompt_cache_key: str | None = None
+    service_tier: str | None = None
+    reasoning: Reasoning | None = None
+    truncation: str | None = None
+    max_tool_calls: int | None = Field(None, ge=1, le=INT32)
+    include: list[str] | None = None
+    presence_penalty: float | None = Field(None, ge=-2, le=2)
+    frequency_penalty: float | None = Field(None, ge=-2, le=2)
 
 
 # OpenAI's limits: 16 pairs, keys up to 64 characters, values up to 512.

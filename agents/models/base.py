@@ -54,6 +54,8 @@ class BaseChatModel:
 
     name: str = "model"
     supports_response_format: bool = False
+    # Sends ``ModelSettings.upstream_params`` to an OpenAI-compatible upstream.
+    relays_upstream_params: bool = False
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         async for event in self.stream(request):

@@ -59,6 +59,7 @@ class OpenAIModel(BaseChatModel):
     """
 
     supports_response_format = True
+    relays_upstream_params = True
     observer: UpstreamObserver | None = None
     """Told of each request (retries included) by the host serving the agent: metrics."""
 

@@ -127,6 +127,7 @@ def to_chat_settings(settings: ModelSettings) -> dict[str, Any]:
         "frequency_penalty": settings.frequency_penalty,
         "presence_penalty": settings.presence_penalty,
         "response_format": settings.response_format,
+        **(settings.upstream_params or {}),
     }
     return {k: v for k, v in params.items() if v is not None}
 

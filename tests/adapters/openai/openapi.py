@@ -58,7 +58,24 @@ def _nullable(node: Any) -> Any:
 
 @cache
 def _document() -> dict[str, Any]:
-    return dict(_nullable(json.loads(FIXTURE.read_text())))
+    document = dict(_nullable(json.loads(FIXTURE.read_text())))
+    # The document types Response.usage as never null, yet OpenAI's own
+    # response.created events carry "usage": null (its API reference shows
+    # them so) and the Open Responses specification requires it, nullable.
+    for part in _schemas(document["components"]["schemas"]["Response"]):
+        if "usage" in part.get("properties", {}):
+            usage = part["properties"]["usage"]
+            part["properties"]["usage"] = {"anyOf": [usage, {"type": "null"}]}
+    return document
+
+
+def _schemas(node: Any) -> list[dict[str, Any]]:
+    """``node`` and every schema nested in it."""
+    if isinstance(node, list):
+        return [s for n in node for s in _schemas(n)]
+    if not isinstance(node, dict):
+        return []
+    return [node, *(s for v in node.values() for s in _schemas(v))]
 
 
 @cache

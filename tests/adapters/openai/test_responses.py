@@ -118,7 +118,8 @@ async def test_the_stream_helper_gets_every_event_in_order() -> None:
         ({"tools": [{"type": "web_search"}]}, "tools[0].type"),
         ({"text": {"format": {"type": "json_object"}}}, "text.format"),
         ({"previous_response_id": "resp_x", "conversation": "c"}, "conversation"),
-        ({"input": [{"type": "item_reference", "id": "x"}]}, "input[0].type"),
+        ({"input": [{"type": "item_reference", "id": "msg_x"}]}, "input"),
+        ({"input": [{"type": "item_reference"}]}, "input[0].id"),
         ({"max_output_tokens": 0}, "max_output_tokens"),
     ],
 )
