@@ -4,7 +4,10 @@ The task's ``contextId`` is the agent's session (key: agent, context,
 principal), so a context continues across tasks. The agent's text streams
 as chunks of one artifact (the first with ``append=false``, ``lastChunk``
 on the last, so the chunks join to exactly the final text); its own tool
-calls show as ``working`` updates. A run that ends waiting for the user
+calls show as ``working`` updates. A blocking request (``SendMessage``, not
+streamed) gets the answer whole instead: one artifact with one text part,
+since no one watches it grow (the handler marks such requests with
+:data:`WHOLE_ANSWER` in the call's state). A run that ends waiting for the user
 (``ask_user``) leaves the task ``input-required`` with the question; the
 client's next message in the task answers it and the run goes on.
 
@@ -41,6 +44,9 @@ from agenthost.agents import (
 from agenthost.agents.results import tool_progress
 from agenthost.agents.sessions import ManagedSession
 
+WHOLE_ANSWER = "agenthost.a2a.whole_answer"
+"""Call-state key: the request is not streamed, so the answer's text is sent as one part."""
+
 FLUSH_EVERY = 0.05
 """Seconds of text gathered into one artifact chunk, at most (when it comes faster)."""
 
@@ -72,7 +78,8 @@ class AgentRunExecutor(AgentExecutor):
         await updater.start_work()
         updates = self.agent.run_stream(run_input, session=session)
         try:
-            await _TaskWriter(self.agent.name, updater).consume(updates)
+            whole = bool(context.call_context.state.get(WHOLE_ANSWER))
+            await _TaskWriter(self.agent.name, updater, whole=whole).consume(updates)
         except Exception as exc:
             state, text, metadata = task_end(exc, self.agent.name)
             await updater.update_status(
@@ -97,10 +104,10 @@ class _TaskWriter(RunConsumer[None]):
     """A run as the task's updates: artifact chunks of its text, ``working`` notes
     for tool calls, then its end (``completed``, or ``input-required`` with the question)."""
 
-    def __init__(self, agent: str, updater: TaskUpdater) -> None:
+    def __init__(self, agent: str, updater: TaskUpdater, *, whole: bool) -> None:
         super().__init__(agent)
         self.updater = updater
-        self.chunks = _ArtifactChunks(updater, str(uuid.uuid4()))
+        self.chunks = _ArtifactChunks(updater, str(uuid.uuid4()), whole=whole)
 
     async def on_text(self, text: str) -> Sequence[None]:
         await self.chunks.add(text)
@@ -148,17 +155,18 @@ class _ArtifactChunks:
     can carry ``lastChunk``: the chunks join to the final text, nothing
     added or lost. Pieces that come faster than :data:`FLUSH_EVERY` are
     sent together, which keeps the stored artifact (one part per chunk)
-    and the task store's writes small.
+    and the task store's writes small. With ``whole``, every piece is held
+    until the end: one chunk, one text part.
     """
 
-    def __init__(self, updater: TaskUpdater, artifact_id: str) -> None:
-        self.updater, self.artifact_id = updater, artifact_id
+    def __init__(self, updater: TaskUpdater, artifact_id: str, *, whole: bool = False) -> None:
+        self.updater, self.artifact_id, self.whole = updater, artifact_id, whole
         self.held = ""
         self.sent = 0
         self.last_sent = time.monotonic()
 
     async def add(self, text: str) -> None:
-        if self.held and time.monotonic() - self.last_sent >= FLUSH_EVERY:
+        if self.held and not self.whole and time.monotonic() - self.last_sent >= FLUSH_EVERY:
             await self._send([Part(text=self.held)], last=False)
             self.held = ""
         self.held += text
