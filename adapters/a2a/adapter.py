@@ -117,9 +117,9 @@ class A2AAdapter:
 
     def card(self, connection: HTTPConnection, agent: Agent) -> AgentCard:
         base = cards.origin(connection, self.options)
-        grpc_v03 = agent.name == self.default_agent
+        # Every agent: a 0.3 gRPC call names its agent in the ``a2a-tenant`` metadata.
         skills = self.context.skills.get(agent.name, ())
-        return cards.build_card(agent, base, self.options, grpc_v03=grpc_v03, skills=skills)
+        return cards.build_card(agent, base, self.options, grpc_v03=True, skills=skills)
 
     def _default_agent(self) -> str | None:
         name = self.options.default_agent
