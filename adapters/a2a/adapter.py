@@ -139,7 +139,9 @@ class A2AAdapter:
             skills=self.context.skills.get(agent.name, ()),
         )
         handler = ClusterRequestHandler(
-            AgentRunExecutor(agent, memory),
+            AgentRunExecutor(
+                agent, memory, reply_message=agent.name in self.context.message_replies
+            ),
             self.stores.tasks(agent.name),
             static_card,
             push_config_store=push_configs,

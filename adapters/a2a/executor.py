@@ -11,6 +11,11 @@ since no one watches it grow (the handler marks such requests with
 (``ask_user``) leaves the task ``input-required`` with the question; the
 client's next message in the task answers it and the run goes on.
 
+An agent configured with ``a2a: {reply: message}`` answers a new request
+with one direct ``Message`` (no task is kept) when its run finishes in one
+go; a run that asks the user something, or fails, still becomes a task
+(a question needs a task to answer in, a failure a state).
+
 Cancellation: the SDK cancels the asyncio task running :meth:`execute`,
 which closes the agent's run (model call and tools stop).
 """
@@ -19,13 +24,13 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Sequence
 
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.tasks import TaskUpdater
 from a2a.types import Message as A2AMessage
-from a2a.types import Part, Task, TaskState, TaskStatus
+from a2a.types import Part, Role, Task, TaskState, TaskStatus
 from a2a.utils.errors import InvalidParamsError
 
 from agenthost.adapters.a2a import convert
@@ -41,7 +46,7 @@ from agenthost.agents import (
     ToolCallPart,
     question_of,
 )
-from agenthost.agents.results import tool_progress
+from agenthost.agents.results import RunUpdate, tool_progress
 from agenthost.agents.sessions import ManagedSession
 
 WHOLE_ANSWER = "agenthost.a2a.whole_answer"
@@ -54,9 +59,10 @@ FLUSH_EVERY = 0.05
 class AgentRunExecutor(AgentExecutor):
     """Runs one agent for A2A requests, with sessions in ``memory``."""
 
-    def __init__(self, agent: Agent, memory: MemoryManager) -> None:
+    def __init__(self, agent: Agent, memory: MemoryManager, *, reply_message: bool = False) -> None:
         self.agent = agent
         self.memory = memory
+        self.reply_message = reply_message
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         message, (task_id, context_id) = context.message, _ids(context)
@@ -65,6 +71,26 @@ class AgentRunExecutor(AgentExecutor):
         principal = context.call_context.user.user_name
         session = ManagedSession(self.memory, SessionKey(self.agent.name, context_id, principal))
         run_input = await self._run_input(message, session)
+        updates = self.agent.run_stream(run_input, session=session)
+        if self.reply_message and context.current_task is None:
+            answer = _Answer(self.agent.name)
+            try:
+                await answer.consume(updates)
+            except Exception as exc:
+                answer.error = exc
+            if answer.result is not None and not answer.result.pending:
+                parts = [Part(text=answer.text or answer.result.output)]
+                parts += convert.output_parts(answer.result)
+                await event_queue.enqueue_event(
+                    A2AMessage(
+                        message_id=str(uuid.uuid4()),
+                        role=Role.ROLE_AGENT,
+                        parts=parts,
+                        context_id=context_id,
+                    )
+                )
+                return
+            updates = answer.replay()
         if context.current_task is None:
             await event_queue.enqueue_event(
                 Task(
@@ -76,7 +102,6 @@ class AgentRunExecutor(AgentExecutor):
             )
         updater = TaskUpdater(event_queue, task_id, context_id)
         await updater.start_work()
-        updates = self.agent.run_stream(run_input, session=session)
         try:
             whole = bool(context.call_context.state.get(WHOLE_ANSWER))
             await _TaskWriter(self.agent.name, updater, whole=whole).consume(updates)
@@ -190,3 +215,36 @@ class _ArtifactChunks:
         )
         self.sent += 1
         self.last_sent = time.monotonic()
+
+
+class _Answer(RunConsumer[None]):
+    """A run gathered whole, for a direct Message reply. What it saw is kept, to be
+    replayed as a task's updates when the run turns out to need one (a question,
+    a failure)."""
+
+    def __init__(self, agent: str) -> None:
+        super().__init__(agent)
+        self.text = ""
+        self.error: Exception | None = None
+        self.seen: list[RunUpdate] = []
+
+    async def consume(self, updates: AsyncGenerator[RunUpdate, None]) -> RunResult | None:
+        async def recorded() -> AsyncGenerator[RunUpdate, None]:
+            try:
+                async for update in updates:
+                    self.seen.append(update)
+                    yield update
+            finally:
+                await updates.aclose()
+
+        return await super().consume(recorded())
+
+    async def on_text(self, text: str) -> Sequence[None]:
+        self.text += text
+        return ()
+
+    async def replay(self) -> AsyncGenerator[RunUpdate, None]:
+        for update in self.seen:
+            yield update
+        if self.error is not None:
+            raise self.error
