@@ -73,6 +73,8 @@ class AdapterContext:
     prefix: str = ""
     principal_for_key: PrincipalForKey | None = None
     protocols: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    message_replies: frozenset[str] = frozenset()
+    """Agents whose A2A answers are direct Messages when the run needs no task."""
 
     def may_use(self, principal: str, agent: str) -> bool:
         allowed = self.allow.get(agent)

@@ -157,6 +157,8 @@ def build_registry(
                 expose=spec.expose,
                 skills=to_skills(spec.skills),
             )
+            if spec.a2a.reply == "message":
+                registry.message_replies.add(spec.name)
         except RegistryError as exc:
             raise ConfigError(f"agent {spec.name!r}: {exc}") from exc
     return registry

@@ -121,6 +121,7 @@ class Host:
                 name: [p for p in served if name in self.registry.exposed_by(p)]
                 for name in self.registry
             },
+            message_replies=frozenset(self.registry.message_replies),
         )
 
     def adapter(self, protocol: str) -> Adapter:

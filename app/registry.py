@@ -63,6 +63,8 @@ class Registry(Mapping[str, Agent]):
         """Agent → the principals that may use it (agents not listed are open to all)."""
         self.skills: dict[str, tuple[Skill, ...]] = {}
         """Agent → the skills it advertises (agents not listed advertise a default one)."""
+        self.message_replies: set[str] = set()
+        """Agents that answer A2A requests with a direct Message when they can (``a2a.reply``)."""
         self.expose: dict[str, frozenset[str]] = {}
         """Agent → the adapters that serve it (agents not listed are served by all)."""
         self.resources: list[Resource] = []

@@ -100,6 +100,20 @@ Skills = Field(
 )
 
 
+class A2AAgentSpec(_Spec):
+    """How the agent answers over A2A."""
+
+    reply: Literal["task", "message"] = Field(
+        "task",
+        description="'task': every answer is a Task (default); 'message': an answer that "
+        "finishes in one go is a direct Message (no task kept), while a run that asks the "
+        "user something or fails still becomes a Task.",
+    )
+
+
+A2AField = Field(default_factory=A2AAgentSpec, description="A2A options of the agent.")
+
+
 class ChatAgentSpec(_Spec):
     """An agent driven by a chat model (the default kind)."""
 
@@ -123,6 +137,7 @@ class ChatAgentSpec(_Spec):
     allow: list[str] | None = Allow
     expose: list[ProtocolName] | None = Expose
     skills: list[SkillSpec] | None = Skills
+    a2a: A2AAgentSpec = A2AField
     # Composition (memory, handoff) ---------------------------------------
     memory: MemorySpec = Field(
         default_factory=UnconstrainedSpec,
@@ -150,6 +165,7 @@ class ImportAgentSpec(_Spec):
     allow: list[str] | None = Allow
     expose: list[ProtocolName] | None = Expose
     skills: list[SkillSpec] | None = Skills
+    a2a: A2AAgentSpec = A2AField
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -171,6 +187,7 @@ class PipelineAgentSpec(_Spec):
     allow: list[str] | None = Allow
     expose: list[ProtocolName] | None = Expose
     skills: list[SkillSpec] | None = Skills
+    a2a: A2AAgentSpec = A2AField
 
     @property
     def source(self) -> str:
@@ -191,6 +208,7 @@ class WorkflowAgentSpec(_Spec):
     allow: list[str] | None = Allow
     expose: list[ProtocolName] | None = Expose
     skills: list[SkillSpec] | None = Skills
+    a2a: A2AAgentSpec = A2AField
 
     @property
     def source(self) -> str:

@@ -125,9 +125,9 @@ class A2AAdapter:
 
     def card(self, connection: HTTPConnection, agent: Agent) -> AgentCard:
         base = cards.origin(connection, self.options)
-        grpc_v03 = agent.name == self.default_agent
+        # Every agent: a 0.3 gRPC call names its agent in the ``a2a-tenant`` metadata.
         skills = self.context.skills.get(agent.name, ())
-        return cards.build_card(agent, base, self.options, grpc_v03=grpc_v03, skills=skills)
+        return cards.build_card(agent, base, self.options, grpc_v03=True, skills=skills)
 
     def _default_agent(self) -> str | None:
         name = self.options.default_agent
@@ -147,7 +147,9 @@ class A2AAdapter:
             skills=self.context.skills.get(agent.name, ()),
         )
         handler = ClusterRequestHandler(
-            AgentRunExecutor(agent, memory),
+            AgentRunExecutor(
+                agent, memory, reply_message=agent.name in self.context.message_replies
+            ),
             self.stores.tasks(agent.name),
             static_card,
             push_config_store=push_configs,

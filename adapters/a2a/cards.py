@@ -88,9 +88,9 @@ def build_card(
 ) -> AgentCard:
     """The card of ``agent`` as served from ``base``.
 
-    ``grpc_v03``: the agent is the one the 0.3 gRPC service (which has no
-    tenant) reaches. ``skills``: the config's; without them, one skill made
-    from the description.
+    ``grpc_v03``: list the 0.3 gRPC interface (its calls name the agent in
+    the ``a2a-tenant`` metadata, or reach the default agent). ``skills``:
+    the config's; without them, one skill made from the description.
     """
     url = agent_url(base, options, agent.name)
     versions = (

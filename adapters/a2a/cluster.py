@@ -1,4 +1,7 @@
-"""A2A across replicas: a cancel on one replica stops the run on the one running it.
+"""The A2A request handler: a cancel on one replica stops the run on the one running it.
+
+A blocking ``SendMessage`` is marked so that its answer comes whole (one
+text part, see :mod:`agenthost.adapters.a2a.executor`).
 
 With tasks in PostgreSQL, the SDK records a cancel of a task that runs on
 another replica in the database; the running replica would notice only at
@@ -15,8 +18,9 @@ from typing import Any
 
 from a2a.server.context import ServerCallContext
 from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.types import CancelTaskRequest, Task
+from a2a.types import CancelTaskRequest, Message, SendMessageRequest, Task
 
+from agenthost.adapters.a2a.executor import WHOLE_ANSWER
 from agenthost.adapters.a2a.users import PrincipalUser
 from agenthost.adapters.cancels import CancelChannel
 
@@ -30,6 +34,14 @@ class ClusterRequestHandler(DefaultRequestHandler):
         super().__init__(*args, **kwargs)
         self.cancels = cancels
         self.agent = agent
+
+    async def on_message_send(
+        self, params: SendMessageRequest, context: ServerCallContext
+    ) -> Message | Task:
+        # Not streamed: the answer is sent whole (one text part, not one per chunk).
+        context.state[WHOLE_ANSWER] = True
+        result: Message | Task = await super().on_message_send(params, context)
+        return result
 
     async def on_cancel_task(
         self, params: CancelTaskRequest, context: ServerCallContext

@@ -4,9 +4,17 @@ The task's ``contextId`` is the agent's session (key: agent, context,
 principal), so a context continues across tasks. The agent's text streams
 as chunks of one artifact (the first with ``append=false``, ``lastChunk``
 on the last, so the chunks join to exactly the final text); its own tool
-calls show as ``working`` updates. A run that ends waiting for the user
+calls show as ``working`` updates. A blocking request (``SendMessage``, not
+streamed) gets the answer whole instead: one artifact with one text part,
+since no one watches it grow (the handler marks such requests with
+:data:`WHOLE_ANSWER` in the call's state). A run that ends waiting for the user
 (``ask_user``) leaves the task ``input-required`` with the question; the
 client's next message in the task answers it and the run goes on.
+
+An agent configured with ``a2a: {reply: message}`` answers a new request
+with one direct ``Message`` (no task is kept) when its run finishes in one
+go; a run that asks the user something, or fails, still becomes a task
+(a question needs a task to answer in, a failure a state).
 
 Cancellation: the SDK cancels the asyncio task running :meth:`execute`,
 which closes the agent's run (model call and tools stop).
@@ -16,13 +24,13 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Sequence
 
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.tasks import TaskUpdater
 from a2a.types import Message as A2AMessage
-from a2a.types import Part, Task, TaskState, TaskStatus
+from a2a.types import Part, Role, Task, TaskState, TaskStatus
 from a2a.utils.errors import InvalidParamsError
 
 from agenthost.adapters.a2a import convert
@@ -38,8 +46,11 @@ from agenthost.agents import (
     ToolCallPart,
     question_of,
 )
-from agenthost.agents.results import tool_progress
+from agenthost.agents.results import RunUpdate, tool_progress
 from agenthost.agents.sessions import ManagedSession
+
+WHOLE_ANSWER = "agenthost.a2a.whole_answer"
+"""Call-state key: the request is not streamed, so the answer's text is sent as one part."""
 
 FLUSH_EVERY = 0.05
 """Seconds of text gathered into one artifact chunk, at most (when it comes faster)."""
@@ -48,9 +59,10 @@ FLUSH_EVERY = 0.05
 class AgentRunExecutor(AgentExecutor):
     """Runs one agent for A2A requests, with sessions in ``memory``."""
 
-    def __init__(self, agent: Agent, memory: MemoryManager) -> None:
+    def __init__(self, agent: Agent, memory: MemoryManager, *, reply_message: bool = False) -> None:
         self.agent = agent
         self.memory = memory
+        self.reply_message = reply_message
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         message, (task_id, context_id) = context.message, _ids(context)
@@ -59,6 +71,26 @@ class AgentRunExecutor(AgentExecutor):
         principal = context.call_context.user.user_name
         session = ManagedSession(self.memory, SessionKey(self.agent.name, context_id, principal))
         run_input = await self._run_input(message, session)
+        updates = self.agent.run_stream(run_input, session=session)
+        if self.reply_message and context.current_task is None:
+            answer = _Answer(self.agent.name)
+            try:
+                await answer.consume(updates)
+            except Exception as exc:
+                answer.error = exc
+            if answer.result is not None and not answer.result.pending:
+                parts = [Part(text=answer.text or answer.result.output)]
+                parts += convert.output_parts(answer.result)
+                await event_queue.enqueue_event(
+                    A2AMessage(
+                        message_id=str(uuid.uuid4()),
+                        role=Role.ROLE_AGENT,
+                        parts=parts,
+                        context_id=context_id,
+                    )
+                )
+                return
+            updates = answer.replay()
         if context.current_task is None:
             await event_queue.enqueue_event(
                 Task(
@@ -70,9 +102,9 @@ class AgentRunExecutor(AgentExecutor):
             )
         updater = TaskUpdater(event_queue, task_id, context_id)
         await updater.start_work()
-        updates = self.agent.run_stream(run_input, session=session)
         try:
-            await _TaskWriter(self.agent.name, updater).consume(updates)
+            whole = bool(context.call_context.state.get(WHOLE_ANSWER))
+            await _TaskWriter(self.agent.name, updater, whole=whole).consume(updates)
         except Exception as exc:
             state, text, metadata = task_end(exc, self.agent.name)
             await updater.update_status(
@@ -97,10 +129,10 @@ class _TaskWriter(RunConsumer[None]):
     """A run as the task's updates: artifact chunks of its text, ``working`` notes
     for tool calls, then its end (``completed``, or ``input-required`` with the question)."""
 
-    def __init__(self, agent: str, updater: TaskUpdater) -> None:
+    def __init__(self, agent: str, updater: TaskUpdater, *, whole: bool) -> None:
         super().__init__(agent)
         self.updater = updater
-        self.chunks = _ArtifactChunks(updater, str(uuid.uuid4()))
+        self.chunks = _ArtifactChunks(updater, str(uuid.uuid4()), whole=whole)
 
     async def on_text(self, text: str) -> Sequence[None]:
         await self.chunks.add(text)
@@ -148,17 +180,18 @@ class _ArtifactChunks:
     can carry ``lastChunk``: the chunks join to the final text, nothing
     added or lost. Pieces that come faster than :data:`FLUSH_EVERY` are
     sent together, which keeps the stored artifact (one part per chunk)
-    and the task store's writes small.
+    and the task store's writes small. With ``whole``, every piece is held
+    until the end: one chunk, one text part.
     """
 
-    def __init__(self, updater: TaskUpdater, artifact_id: str) -> None:
-        self.updater, self.artifact_id = updater, artifact_id
+    def __init__(self, updater: TaskUpdater, artifact_id: str, *, whole: bool = False) -> None:
+        self.updater, self.artifact_id, self.whole = updater, artifact_id, whole
         self.held = ""
         self.sent = 0
         self.last_sent = time.monotonic()
 
     async def add(self, text: str) -> None:
-        if self.held and time.monotonic() - self.last_sent >= FLUSH_EVERY:
+        if self.held and not self.whole and time.monotonic() - self.last_sent >= FLUSH_EVERY:
             await self._send([Part(text=self.held)], last=False)
             self.held = ""
         self.held += text
@@ -182,3 +215,36 @@ class _ArtifactChunks:
         )
         self.sent += 1
         self.last_sent = time.monotonic()
+
+
+class _Answer(RunConsumer[None]):
+    """A run gathered whole, for a direct Message reply. What it saw is kept, to be
+    replayed as a task's updates when the run turns out to need one (a question,
+    a failure)."""
+
+    def __init__(self, agent: str) -> None:
+        super().__init__(agent)
+        self.text = ""
+        self.error: Exception | None = None
+        self.seen: list[RunUpdate] = []
+
+    async def consume(self, updates: AsyncGenerator[RunUpdate, None]) -> RunResult | None:
+        async def recorded() -> AsyncGenerator[RunUpdate, None]:
+            try:
+                async for update in updates:
+                    self.seen.append(update)
+                    yield update
+            finally:
+                await updates.aclose()
+
+        return await super().consume(recorded())
+
+    async def on_text(self, text: str) -> Sequence[None]:
+        self.text += text
+        return ()
+
+    async def replay(self) -> AsyncGenerator[RunUpdate, None]:
+        for update in self.seen:
+            yield update
+        if self.error is not None:
+            raise self.error

@@ -2,8 +2,9 @@
 
 A call picks its agent by the request's ``tenant`` field (the agent's
 name; the card's gRPC interface carries it, so SDK clients set it
-themselves). A call without a tenant reaches the default agent. The 0.3
-gRPC service, which has no tenant, always reaches the default agent.
+themselves). The 0.3 gRPC service has no tenant field: a 0.3 call names its
+agent in the ``a2a-tenant`` metadata entry instead (:data:`TENANT_METADATA`;
+any call may). A call with neither reaches the default agent.
 
 With API keys on, every call needs ``authorization: Bearer <key>`` (or
 ``x-api-key: <key>``, as on HTTP) in its metadata (checked by an interceptor
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
     from agenthost.adapters.a2a.adapter import A2AAdapter
 
 GRACE_SECONDS = 5.0
+TENANT_METADATA = "a2a-tenant"
+"""The metadata entry naming the agent, for calls whose request has no ``tenant`` (0.3)."""
 V1_SERVICE = "/lf.a2a.v1.A2AService/"
 # Generic in the type stubs only.
 Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
@@ -190,15 +193,17 @@ class TenantRouter(RequestHandler):
         self.adapter = adapter
 
     async def _handler(self, context: ServerCallContext) -> RequestHandler:
-        name = context.tenant or self.adapter.default_agent or ""
+        grpc_context: grpc.aio.ServicerContext[Any, Any] = context.state["grpc_context"]
+        named = _metadata_value(grpc_context.invocation_metadata(), TENANT_METADATA)
+        name = context.tenant or named or self.adapter.default_agent or ""
         service = self.adapter.service_for(context.user.user_name, name)
         if service is not None:
             return service.handler
-        grpc_context: grpc.aio.ServicerContext[Any, Any] = context.state["grpc_context"]
         message = (
             f"no agent named {name!r} is served over A2A here"
             if name
-            else "name the agent in the request's tenant field (no default agent is set)"
+            else f"name the agent in the request's tenant field or the {TENANT_METADATA!r} "
+            "metadata (no default agent is set)"
         )
         await grpc_context.abort(grpc.StatusCode.NOT_FOUND, message)
         raise AssertionError("unreachable: abort raises")  # pragma: no cover

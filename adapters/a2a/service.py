@@ -3,7 +3,8 @@
 Each agent gets its own SDK request handler (executor, task store, push
 configs), so tasks never cross agents. Its HTTP app holds the card, the
 JSON-RPC endpoint (at the agent's URL itself) and the HTTP+JSON routes,
-with the SDK's 0.3 compatibility on. The SDK's ``/{tenant}`` catch-all
+with the SDK's 0.3 compatibility on (HTTP+JSON errors as the spec's table
+says: :mod:`agenthost.adapters.a2a.statuses`). The SDK's ``/{tenant}`` catch-all
 lives inside this app, under the agent's own prefix, so it can never
 capture a route of the rest of the server.
 """
@@ -27,6 +28,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from agenthost.adapters.a2a.statuses import A2A_JSON, SpecErrors
 from agenthost.adapters.a2a.users import PrincipalContextBuilder
 from agenthost.adapters.bodies import read_body, replaying
 
@@ -45,7 +47,7 @@ class AgentService:
             *create_jsonrpc_routes(handler, "/", builder, enable_v0_3_compat=True),
             *create_rest_routes(handler, builder, enable_v0_3_compat=True),
         ]
-        self.app = UTF8Bodies(Starlette(routes=routes))
+        self.app = SpecErrors(UTF8Bodies(Starlette(routes=routes)))
 
     async def card(self, request: Request) -> Response:
         return card_response(self.card_for(request), request)
@@ -80,7 +82,7 @@ class UTF8Bodies:
                 "status": "INVALID_ARGUMENT",
                 "message": "the request body is not valid UTF-8 JSON",
             }
-            await Response(orjson.dumps({"error": error}), 400, media_type="application/json")(
+            await Response(orjson.dumps({"error": error}), 400, media_type=A2A_JSON)(
                 scope, receive, send
             )
             return

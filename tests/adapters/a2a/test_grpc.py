@@ -1,4 +1,4 @@
-"""gRPC specifics: readiness waits for the port, tenants, defaults, bad input."""
+"""gRPC specifics: readiness waits for the port, tenants (0.3 too), defaults, bad input."""
 
 from __future__ import annotations
 
@@ -8,8 +8,18 @@ import grpc
 import grpc.aio
 import httpx
 import pytest
+from a2a.client import A2AClientError, ClientCallContext
 from a2a.compat.v0_3 import a2a_v0_3_pb2, a2a_v0_3_pb2_grpc
-from a2a.types import GetTaskRequest, Message, Part, Role, SendMessageRequest, a2a_pb2_grpc
+from a2a.compat.v0_3.grpc_transport import CompatGrpcTransport
+from a2a.types import (
+    GetTaskRequest,
+    Message,
+    Part,
+    Role,
+    SendMessageConfiguration,
+    SendMessageRequest,
+    a2a_pb2_grpc,
+)
 from asgi_lifespan import LifespanManager
 
 from agenthost.agents import ChatAgent
@@ -109,3 +119,37 @@ async def test_malformed_protobufs_get_invalid_argument_and_x_api_key_works() ->
         with pytest.raises(grpc.aio.AioRpcError) as caught:
             await stub.SendMessage(hello("no key", tenant="echo"))
         assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
+
+
+async def test_the_0_3_grpc_interface_reaches_every_agent_by_its_tenant_metadata() -> None:
+    port = free_port()
+    app = create_app(a2a_settings(a2a_grpc_port=port), AGENTS)  # two agents, no default
+    async with LifespanManager(app) as manager:
+        transport = httpx.ASGITransport(app=manager.app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as http:
+            cards = {
+                name: (await http.get(f"/a2a/{name}/.well-known/agent-card.json")).json()
+                for name in AGENTS
+            }
+        for card in cards.values():
+            legacy = [
+                i
+                for i in card["supportedInterfaces"]
+                if i["protocolBinding"] == "GRPC" and i["protocolVersion"] == "0.3"
+            ]
+            assert legacy, "the card lists no 0.3 gRPC interface"
+        # The SDK's own 0.3 gRPC client, naming the agent as the docs say.
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            client = CompatGrpcTransport(channel, None)
+            for name in AGENTS:
+                context = ClientCallContext(service_parameters={"a2a-tenant": name})
+                blocking = hello(f"to {name}")
+                blocking.configuration.CopyFrom(SendMessageConfiguration())  # 0.3: blocking
+                answer = await client.send_message(blocking, context=context)
+                assert answer.task.artifacts[0].parts[0].text == f"to {name}"
+                # The task is that agent's: the 1.0 service finds it under its tenant.
+                stub = a2a_pb2_grpc.A2AServiceStub(channel)  # type: ignore[no-untyped-call]
+                got = await stub.GetTask(GetTaskRequest(id=answer.task.id, tenant=name))
+                assert got.id == answer.task.id
+            with pytest.raises(A2AClientError, match="a2a-tenant"):
+                await client.send_message(hello("to whom?"))

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import anyio
 import pytest
 from a2a.client import A2AClientError
+from a2a.helpers import get_artifact_text
 from a2a.types import (
     CancelTaskRequest,
     GetTaskRequest,
@@ -88,6 +89,21 @@ async def test_a_stream_sends_the_text_in_chunks_that_join_to_the_answer(
     assert states[0] == TaskState.TASK_STATE_WORKING
     assert states[-1] == TaskState.TASK_STATE_COMPLETED
     assert artifact_text(stored) == streamed, "the stored artifact differs from the stream"
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_blocking_answer_is_one_text_part_however_it_was_streamed(
+    server: str, transport: str
+) -> None:
+    # The paced agent streams 12 pieces; a client that does not stream gets them joined.
+    async with await sdk_client(f"{server}/a2a/paced", transport, streaming=False) as client:
+        task = final_task(await collect(client, user_message("go")))
+        stored = await client.get_task(GetTaskRequest(id=task.id))
+    for got in (task, stored):
+        assert len(got.artifacts) == 1
+        (artifact,) = got.artifacts
+        assert len(artifact.parts) == 1, f"{len(artifact.parts)} parts for one answer"
+        assert get_artifact_text(artifact) == "".join(f"w{i} " for i in range(12))
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
