@@ -33,6 +33,7 @@ from agenthost.adapters.mcp.cancels import RunningCalls, cancelled_id
 from agenthost.adapters.mcp.events import RecentEvents
 from agenthost.adapters.mcp.requests import refuse_invalid
 from agenthost.adapters.mcp.server import ServerOptions, build_server
+from agenthost.adapters.mcp.tasks import TaskStore
 
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 
@@ -56,6 +57,8 @@ class MCPOptions:
     max_sessions: int = 1000
     max_body_bytes: int = 4 * 1024 * 1024
     sse_retry_ms: int = 1000
+    max_tasks: int = 1000
+    task_ttl: float = 3600.0
     protocols: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
 
@@ -103,6 +106,7 @@ class MCPAdapter:
                 self.calls,
                 options.max_sessions,
                 options.session_idle_timeout,
+                TaskStore(options.max_tasks, options.task_ttl),
             ),
         )
         self.manager = StreamableHTTPSessionManager(
