@@ -7,7 +7,8 @@ run goes on in the background, so a long run outlives the client's request
 timeout. ``tasks/get`` gives the status and, once terminal, the tool result
 inlined (``completed``; an agent failure is ``completed`` with an ``isError``
 result) or the protocol error (``failed``); ``tasks/cancel`` stops the run
-(``cancelled``). SEP-2663 removed ``tasks/list`` and ``tasks/result``: not
+(``cancelled``); ``tasks/update`` refuses (a task never waits for input: a
+question the agent asks is its result). SEP-2663 removed ``tasks/list`` and ``tasks/result``: not
 served (-32601). Tasks are kept per principal: another key's task is unknown, the
 same error as a task that never existed. The table is bounded: past
 ``max_tasks`` the oldest finished task is dropped, and when every kept task is
@@ -198,6 +199,15 @@ def serve_tasks(server: Server[Any], store: TaskStore, caller: Callable[[Any], s
         store.cancel(gate(ctx), params.task_id)
         return {}
 
+    async def update(ctx: ServerRequestContext[Any, Any], params: TaskParams) -> dict[str, Any]:
+        # An agent's task never waits for input (a question is its result).
+        task = store.get(gate(ctx), params.task_id)
+        raise MCPError(
+            types.INVALID_PARAMS,
+            f"Task {params.task_id} is {task['status']}, not waiting for input",
+        )
+
     server.add_request_handler("tasks/get", TaskParams, get)
+    server.add_request_handler("tasks/update", TaskParams, update)
     server.add_request_handler("tasks/cancel", TaskParams, cancel)
     server.extensions[EXTENSION] = {}

@@ -151,11 +151,14 @@ async def test_without_the_extension_calls_are_plain_and_tasks_refused() -> None
     async with running_app({"slow": slow}) as app, mcp_client(app) as client:
         assert EXTENSION in (client.server_capabilities.extensions or {})
         result = await client.call_tool("slow", {"message": "go"})
-        with pytest.raises(MCPError) as refused:
-            await client.session.send_request(request("tasks/get", "x"), ANY)
+        refused = []
+        for method in ("tasks/get", "tasks/cancel", "tasks/update"):
+            with pytest.raises(MCPError) as error:
+                await client.session.send_request(request(method, "x"), ANY)
+            refused.append(error.value.error.code)
     assert isinstance(result.content[0], types.TextContent)
     assert result.content[0].text == "done at last"
-    assert refused.value.error.code == -32021
+    assert refused == [-32021, -32021, -32021]
 
 
 async def test_another_principals_task_is_unknown() -> None:
