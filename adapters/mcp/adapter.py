@@ -98,6 +98,7 @@ class MCPAdapter:
         self.calls = (
             RunningCalls(CancelChannel.of(context.memory, "mcp")) if options.stateless else None
         )
+        self.tasks = TaskStore(options.max_tasks, options.task_ttl)
         self.server = build_server(
             context,
             ServerOptions(
@@ -106,7 +107,7 @@ class MCPAdapter:
                 self.calls,
                 options.max_sessions,
                 options.session_idle_timeout,
-                TaskStore(options.max_tasks, options.task_ttl),
+                self.tasks,
             ),
         )
         self.manager = StreamableHTTPSessionManager(
@@ -134,7 +135,10 @@ class MCPAdapter:
         async with self.manager.run(), anyio.create_task_group() as group:
             if self.calls is not None and self.calls.channel is not None:
                 group.start_soon(self.calls.listen)
-            yield
+            try:
+                yield
+            finally:
+                await self.tasks.close()  # a task's run does not outlive the app
             group.cancel_scope.cancel()
 
     def error_response(self, status: int, message: str, *, code: str) -> Response:

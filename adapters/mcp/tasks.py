@@ -114,6 +114,16 @@ class TaskStore:
             if task.runner is not None:
                 task.runner.cancel()
 
+    async def close(self) -> None:
+        """Cancel the running tasks (shutdown) and wait until they have stopped."""
+        running = [t for t in self._tasks.values() if t.status not in TERMINAL]
+        runners = [t.runner for t in running if t.runner is not None]
+        for task in running:
+            self._finish(task, "cancelled")  # a runner cancelled before it ran never says so
+        for runner in runners:
+            runner.cancel()
+        await asyncio.gather(*runners, return_exceptions=True)
+
     def _find(self, principal: str, task_id: str) -> _Task:
         self._expire()
         task = self._tasks.get(task_id)

@@ -196,4 +196,5 @@ async def test_the_table_is_bounded() -> None:
         store.get("alice", first["taskId"])  # dropped
     for task in (second, third):
         assert store.get("alice", task["taskId"])["status"] == "working"
-        store.cancel("alice", task["taskId"])
+    await store.close()  # shutdown: the running ones are cancelled
+    assert {store.get("alice", t["taskId"])["status"] for t in (second, third)} == {"cancelled"}
