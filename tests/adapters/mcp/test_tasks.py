@@ -23,8 +23,9 @@ from agenthost.agents import (
     RunUpdate,
     TextPart,
 )
+from tests.principals import KEYS, bearer
 
-from .helpers import mcp_client, running_app
+from .helpers import mcp_client, mcp_settings, running_app
 
 pytestmark = pytest.mark.anyio
 
@@ -159,6 +160,35 @@ async def test_without_the_extension_calls_are_plain_and_tasks_refused() -> None
     assert isinstance(result.content[0], types.TextContent)
     assert result.content[0].text == "done at last"
     assert refused == [-32021, -32021, -32021]
+
+
+async def test_another_keys_task_is_unknown_over_http() -> None:
+    slow = Slow("slow")
+    settings = mcp_settings(api_keys=[f"{n}:{k}" for n, k in KEYS.items()])
+    async with running_app({"slow": slow}, settings) as app:
+        tasks = Tasks(cancel=False)
+
+        async def created_only(created: CreatedTask, ctx: ClaimContext) -> types.CallToolResult:
+            tasks.seen.append(created.model_dump(by_alias=True))
+            # Not polled here: the test reads the task as both keys.
+            return types.CallToolResult(content=[types.TextContent(text="created")], is_error=True)
+
+        tasks.resolve = created_only  # type: ignore[method-assign]
+        async with (
+            mcp_client(app, bearer("alice"), extensions=[tasks]) as alice,
+            mcp_client(app, bearer("bob"), extensions=[Tasks()]) as bob,
+        ):
+            await alice.call_tool("slow", {"message": "go"})
+            task_id = tasks.seen[0]["taskId"]
+            codes = []
+            for method in ("tasks/get", "tasks/cancel"):
+                with pytest.raises(MCPError) as error:
+                    await bob.session.send_request(request(method, task_id), ANY)
+                codes.append(error.value.error.code)
+            mine = await alice.session.send_request(request("tasks/get", task_id), ANY)
+            await alice.session.send_request(request("tasks/cancel", task_id), ANY)
+    assert codes == [types.INVALID_PARAMS, types.INVALID_PARAMS]
+    assert mine["status"] == "working"  # bob's cancel did nothing
 
 
 async def test_another_principals_task_is_unknown() -> None:
