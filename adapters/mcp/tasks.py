@@ -48,14 +48,13 @@ TERMINAL: frozenset[Status] = frozenset({"completed", "failed", "cancelled"})
 
 
 def negotiated(ctx: ServerRequestContext[Any, Any]) -> bool:
-    """Whether this request's client declared the tasks extension (session or request)."""
+    """Whether this request's client declared the tasks extension.
+
+    In 2026-07-28 the SDK reads the capabilities from each request's ``_meta``
+    (so one request can opt in alone); earlier, from ``initialize``.
+    """
     capabilities = ctx.session.client_capabilities
-    if capabilities is not None and EXTENSION in (capabilities.extensions or {}):
-        return True
-    meta = ctx.params.meta if isinstance(ctx.params, types.RequestParams) else None
-    declared = (meta.model_extra or {}).get(META_CAPABILITIES) if meta is not None else None
-    extensions = declared.get("extensions") if isinstance(declared, dict) else None
-    return isinstance(extensions, dict) and EXTENSION in extensions
+    return capabilities is not None and EXTENSION in (capabilities.extensions or {})
 
 
 def _now() -> str:

@@ -13,7 +13,7 @@ from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
 from mcp.shared.exceptions import MCPError
 from pydantic import ConfigDict, Field, TypeAdapter
 
-from agenthost.adapters.mcp.tasks import EXTENSION, TaskStore
+from agenthost.adapters.mcp.tasks import EXTENSION, META_CAPABILITIES, TaskStore
 from agenthost.agents import (
     BaseAgent,
     Message,
@@ -25,7 +25,7 @@ from agenthost.agents import (
 )
 from tests.principals import KEYS, bearer
 
-from .helpers import mcp_client, mcp_settings, running_app
+from .helpers import URL, http, mcp_client, mcp_settings, running_app
 
 pytestmark = pytest.mark.anyio
 
@@ -189,6 +189,30 @@ async def test_another_keys_task_is_unknown_over_http() -> None:
             await alice.session.send_request(request("tasks/cancel", task_id), ANY)
     assert codes == [types.INVALID_PARAMS, types.INVALID_PARAMS]
     assert mine["status"] == "working"  # bob's cancel did nothing
+
+
+async def test_one_request_opts_in_by_its_own_meta() -> None:
+    slow = Slow("slow")
+    slow.release.set()
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "slow",
+    }
+    kinds = []
+    async with running_app({"slow": slow}) as app, http(app) as client:
+        for extensions in ({EXTENSION: {}}, {}):
+            meta = {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+                META_CAPABILITIES: {"extensions": extensions},
+            }
+            params = {"name": "slow", "arguments": {"message": "hi"}, "_meta": meta}
+            body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+            response = await client.post(URL, json=body, headers=headers)
+            kinds.append(response.json()["result"]["resultType"])
+    assert kinds == ["task", "complete"]
 
 
 async def test_another_principals_task_is_unknown() -> None:
