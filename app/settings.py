@@ -294,6 +294,20 @@ class Settings(BaseSettings):
         "opens with: how long a client waits before it reconnects a dropped stream.",
     )
 
+    mcp_max_tasks: int = Field(
+        1000,
+        ge=1,
+        description="MCP tasks (2026-07-28 tasks extension) kept in this process at most; past "
+        "it the oldest finished task is dropped, and when all are running a call runs "
+        "without a task.",
+    )
+
+    mcp_task_ttl: float = Field(
+        3600.0,
+        gt=0,
+        description="Seconds a finished MCP task (and its result) stays readable by tasks/get.",
+    )
+
     @field_validator("mcp_allowed_hosts", "mcp_allowed_origins", mode="before")
     @classmethod
     def _split_mcp_lists(cls, value: object) -> object:

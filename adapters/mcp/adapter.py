@@ -33,6 +33,7 @@ from agenthost.adapters.mcp.cancels import RunningCalls, cancelled_id
 from agenthost.adapters.mcp.events import RecentEvents
 from agenthost.adapters.mcp.requests import refuse_invalid
 from agenthost.adapters.mcp.server import ServerOptions, build_server
+from agenthost.adapters.mcp.tasks import TaskStore
 
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 
@@ -56,6 +57,8 @@ class MCPOptions:
     max_sessions: int = 1000
     max_body_bytes: int = 4 * 1024 * 1024
     sse_retry_ms: int = 1000
+    max_tasks: int = 1000
+    task_ttl: float = 3600.0
     protocols: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
 
@@ -95,6 +98,7 @@ class MCPAdapter:
         self.calls = (
             RunningCalls(CancelChannel.of(context.memory, "mcp")) if options.stateless else None
         )
+        self.tasks = TaskStore(options.max_tasks, options.task_ttl)
         self.server = build_server(
             context,
             ServerOptions(
@@ -103,6 +107,7 @@ class MCPAdapter:
                 self.calls,
                 options.max_sessions,
                 options.session_idle_timeout,
+                self.tasks,
             ),
         )
         self.manager = StreamableHTTPSessionManager(
@@ -130,7 +135,10 @@ class MCPAdapter:
         async with self.manager.run(), anyio.create_task_group() as group:
             if self.calls is not None and self.calls.channel is not None:
                 group.start_soon(self.calls.listen)
-            yield
+            try:
+                yield
+            finally:
+                await self.tasks.close()  # a task's run does not outlive the app
             group.cancel_scope.cancel()
 
     def error_response(self, status: int, message: str, *, code: str) -> Response:

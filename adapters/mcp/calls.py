@@ -67,12 +67,15 @@ class AgentCall:
     principal: str
     progress_interval: float
     log: RunLog
+    # A task's run: its request is answered, so no progress, log, sampling or
+    # question goes back on it (a question is the tool result, with a session_id).
+    detached: bool = False
 
     async def result(self) -> Result:
         """The tool result; agent failures are ``isError`` results, bad arguments MCP errors."""
         arguments = convert.parse_arguments(self.params.arguments)
         # An mcp:sampling agent's model is this client's, when it can lend it.
-        token = current_sampler.set(sampler_for(self.ctx))
+        token = current_sampler.set(None if self.detached else sampler_for(self.ctx))
         try:
             return await self._result(arguments)
         finally:
@@ -111,7 +114,7 @@ class AgentCall:
             result = await self._run(input, session, progress)
             if not result.pending:
                 return convert.to_result(result.output, session_id, _answer_parts(result))
-            way = asking.way_to_ask(self.ctx, result.pending)
+            way = None if self.detached else asking.way_to_ask(self.ctx, result.pending)
             if way == "elicit" and (reply := await asking.elicit(self.ctx, result.pending)):
                 input = answer_pending(result.pending, reply)
                 continue
@@ -127,7 +130,7 @@ class AgentCall:
     async def _run(
         self, input: MessageInput, session: Session, progress: ThrottledProgress
     ) -> RunResult:
-        has_token = progress_token_from_params(self.ctx.params) is not None
+        has_token = not self.detached and progress_token_from_params(self.ctx.params) is not None
         if not has_token and not self.log.wants("info"):
             # Nobody to report partial output to: an unstreamed run is cheaper.
             ran = await self.agent.run(input, session=session)

@@ -83,6 +83,11 @@ class RunLog:
     def wants(self, level: types.LoggingLevel) -> bool:
         return LEVELS.index(level) >= self._least
 
+    def mute(self) -> RunLog:
+        """Send nothing (a task's run, whose request has already been answered)."""
+        self._least = len(LEVELS)
+        return self
+
     async def tool_started(self, call: ToolCallPart, by: str | None = None) -> None:
         await self.send("info", {"event": "tool_started", "tool": call.name, "agent": by})
 

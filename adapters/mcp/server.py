@@ -10,6 +10,7 @@ and the caller is the anonymous principal.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from agenthost.adapters.mcp import convert
 from agenthost.adapters.mcp.calls import AgentCall
 from agenthost.adapters.mcp.cancels import RunningCalls
 from agenthost.adapters.mcp.logs import LogLevels, RunLog
+from agenthost.adapters.mcp.tasks import TaskStore, negotiated, serve_tasks
 from agenthost.agents import ANONYMOUS, Agent
 from agenthost.agents.observe import incoming
 
@@ -49,6 +51,8 @@ class ServerOptions:
     # Stateful HTTP: how many sessions' log levels are kept, and for how long.
     max_sessions: int = 1000
     session_idle_timeout: float = 1800.0
+    # MCP tasks (2026-07-28 extension): the calls of clients that declare it.
+    tasks: TaskStore | None = field(default_factory=TaskStore)
 
 
 def caller(ctx: ServerRequestContext[Any, Any]) -> str:
@@ -78,7 +82,7 @@ def build_server(context: AdapterContext, options: ServerOptions) -> Server[Any]
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult | types.InputRequiredResult:
+    ) -> types.CallToolResult | types.InputRequiredResult | dict[str, Any]:
         agent = find(ctx, params.name)
         if agent is None:
             raise convert.unknown_tool(params.name)
@@ -87,6 +91,15 @@ def build_server(context: AdapterContext, options: ServerOptions) -> Server[Any]
         call = AgentCall(
             agent, params, ctx, context.memory, principal, options.progress_interval, log
         )
+        if options.tasks is not None and _wants_task(ctx):
+            convert.parse_arguments(params.arguments)  # bad arguments: an error now, no task
+            # Answered now with the task; the run goes on without the request.
+            quiet = dataclasses.replace(
+                call, log=RunLog(ctx, agent.name, levels).mute(), detached=True
+            )
+            started = options.tasks.start(principal, lambda: _dumped(quiet))
+            if started is not None:
+                return started
         # Traced under the client's _meta.traceparent when it sends one.
         with incoming(f"tools/call {params.name}", params.meta or {}, **_call_attributes(params)):
             if options.calls is None or ctx.request_id is None:
@@ -157,7 +170,7 @@ def build_server(context: AdapterContext, options: ServerOptions) -> Server[Any]
     with warnings.catch_warnings():
         # The SDK warns that 2026-07-28 dropped logging/setLevel; earlier clients use it.
         warnings.simplefilter("ignore", MCPDeprecationWarning)
-        return _server(
+        server = _server(
             on_list_tools=list_tools,
             on_call_tool=call_tool,
             on_list_resources=list_resources,
@@ -168,6 +181,19 @@ def build_server(context: AdapterContext, options: ServerOptions) -> Server[Any]
             on_completion=complete,
             on_set_logging_level=set_logging_level,
         )
+    if options.tasks is not None:
+        serve_tasks(server, options.tasks, caller)
+    return server
+
+
+def _wants_task(ctx: ServerRequestContext[Any, Any]) -> bool:
+    # Only the 2026-07-28 form: the SDK shapes older tools/call results as CallToolResult.
+    return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS and negotiated(ctx)
+
+
+async def _dumped(call: AgentCall) -> dict[str, Any]:
+    result = await call.result()
+    return result.model_dump(by_alias=True, mode="json", exclude_none=True)
 
 
 def _server(**handlers: Any) -> Server[Any]:

@@ -70,13 +70,13 @@ class FixtureAgent(BaseAgent):
         self, history: list[Message], input: list[Message], options: RunOptions, *, stream: bool
     ) -> AsyncIterator[RunUpdate]:
         answer = self.answer
-        if answer.fail is not None:
-            raise ModelError(answer.fail)
         for index, piece in enumerate(answer.pieces):
             if index and answer.gap:
                 await anyio.sleep(answer.gap)
             if stream:
                 yield TextDelta(piece)
+        if answer.fail is not None:
+            raise ModelError(answer.fail)
         text = "".join(answer.pieces)
         parts: list[AgentPart] = [TextPart(text=text)] if text else []
         reply = Message(role="assistant", parts=[*parts, *answer.parts])
@@ -142,4 +142,14 @@ logging_tool = ChatAgent(
     FunctionModel(_three_steps, name="three-steps"),
     tools=(step,),
     description="Runs three steps; each is logged.",
+)
+
+# The tasks scenarios' tool that takes no arguments: an agent that fails after
+# a second (a client that declared MCP tasks gets it as a task that completes
+# with an isError result). Their other tools take arguments (seconds, label,
+# name) that an agent's tool schema (message, session_id) does not have.
+failing_job = fixture(
+    "failing_job",
+    Answer(pieces=("working", "..."), gap=1.0, fail="This job always fails"),
+    "Fails after a second.",
 )
