@@ -19,6 +19,7 @@ from acp_sdk.models import (
 )
 from acp_sdk.models.common import AnyModel
 
+from agenthost.adapters.acp.timeline import shown
 from agenthost.agents import (
     Agent,
     BaseAgent,
@@ -150,9 +151,10 @@ def question_message(agent: str, pending: Sequence[ToolCallPart]) -> Message:
 
 def to_history(agent: str, messages: Sequence[AgentMessage]) -> list[Message]:
     """A session's conversation as ACP messages: user and agent text, no tool traffic."""
-    history = []
-    for message in messages:
-        if message.role in ("user", "assistant") and message.text:
-            role = "user" if message.role == "user" else agent_role(agent)
-            history.append(Message(role=role, parts=[text_part(message.text)]))
-    return history
+    return [history_message(agent, m) for m in messages if shown(m)]
+
+
+def history_message(agent: str, message: AgentMessage) -> Message:
+    """One user or agent message of a session's history, as ACP shows it."""
+    role = "user" if message.role == "user" else agent_role(agent)
+    return Message(role=role, parts=[text_part(message.text)])

@@ -22,7 +22,12 @@ from agenthost.agents.tools import calculator
 from tests.adapters.acp.clients import acp_client
 from tests.principals import transcript_model
 
-pytestmark = pytest.mark.anyio
+pytestmark = [
+    pytest.mark.anyio,
+    # acp-sdk's ResourceLoader caches loads for the process (async_lru), and it
+    # warns when a second test's event loop loads history.
+    pytest.mark.filterwarnings("ignore::async_lru.AlruCacheLoopResetWarning"),
+]
 
 
 def _asker() -> ChatAgent:
@@ -100,6 +105,18 @@ async def test_runs_in_a_session_see_the_earlier_runs() -> None:
         history = [m async for m in read.load_history(loader=_loader(client))]
         assert [m.role for m in history] == ["user", "agent/t", "user", "agent/t"]
         assert str(history[0]) == "my name is Ada"
+
+
+async def test_a_sessions_history_is_in_time_order_across_agents() -> None:
+    async with acp_client(AGENTS) as client, client.session() as session:
+        for text, agent in [("one", "t"), ("two", "echo"), ("three", "t")]:
+            await session.run_sync(text, agent=agent)
+        read = await session.refresh_session()
+        history = [m async for m in read.load_history(loader=_loader(client))]
+    roles = [m.role for m in history]
+    assert roles == ["user", "agent/t", "user", "agent/echo", "user", "agent/t"]
+    assert [str(m) for m in history if m.role == "user"] == ["one", "two", "three"]
+    assert str(history[3]) == "two"
 
 
 def _loader(client: Client) -> ResourceLoader:
