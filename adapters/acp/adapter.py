@@ -4,8 +4,9 @@ The app mounts the router (at ``/acp`` by default). Sessions live in this
 adapter's memory manager under ``(agent, session id, principal)``: a
 session's history is per agent, and a run in a session sees the earlier runs
 of that session with that agent; the session's history across agents, in
-time order, is its timeline (:mod:`agenthost.adapters.acp.timeline`). Runs live in a bounded store of their own
-(and, with a shared store, in it too: :mod:`agenthost.adapters.acp.shared`).
+time order, is its timeline (:mod:`agenthost.adapters.acp.timeline`). Runs
+live in a bounded store of their own (and, with a shared store, in it too:
+:mod:`agenthost.adapters.acp.shared`).
 
 IBM's ACP has merged into A2A; this surface serves existing ACP clients.
 """
