@@ -34,6 +34,7 @@ from agenthost.agents import (
     question_of,
 )
 from agenthost.agents import Message as AgentMessage
+from agenthost.agents.messages import PART_SEPARATOR
 
 # What the runtime takes and gives: text, JSON, and files (as URLs or base64).
 INPUT_TYPES = ["text/plain", "application/json", "image/*", "*/*"]
@@ -98,7 +99,7 @@ def _from_part(part: MessagePart) -> Part | None:
 
 def text_of(message: Message) -> str:
     """The text of a message (what a reply to an ``ask_user`` question says)."""
-    return "".join(
+    return PART_SEPARATOR.join(
         p.content for p in message.parts if p.content is not None and p.content_url is None
     )
 

@@ -17,10 +17,12 @@ from acp_sdk.shared import ResourceLoader
 
 from agenthost.agents import ASK_USER, ChatAgent, tool
 from agenthost.agents.models import EchoModel, FunctionModel, ModelRequest, ScriptedModel
+from agenthost.agents.models.openai import OpenAIModel
 from agenthost.agents.models.testing import Reply, call
 from agenthost.agents.tools import calculator
 from tests.adapters.acp.clients import acp_client
 from tests.principals import transcript_model
+from tests.upstream import FakeUpstream
 
 pytestmark = [
     pytest.mark.anyio,
@@ -117,6 +119,29 @@ async def test_a_sessions_history_is_in_time_order_across_agents() -> None:
     assert roles == ["user", "agent/t", "user", "agent/echo", "user", "agent/t"]
     assert [str(m) for m in history if m.role == "user"] == ["one", "two", "three"]
     assert str(history[3]) == "two"
+
+
+async def test_several_input_parts_reach_the_model_apart(
+    upstream: tuple[FakeUpstream, str],
+) -> None:
+    fake, url = upstream
+    provider = OpenAIModel("gpt-test", base_url=url, api_key="sk-test", max_retries=0)
+    agents = {"echo": AGENTS["echo"], "up": ChatAgent("up", provider)}
+    parts = [
+        MessagePart(content='{"a":1}', content_type="application/json"),
+        MessagePart(content="first", content_type="text/plain"),
+        MessagePart(content="second", content_type="text/plain"),
+    ]
+    try:
+        async with acp_client(agents) as client:
+            echoed = await client.run_sync(Message(parts=parts[1:]), agent="echo")
+            await client.run_sync(Message(parts=parts), agent="up")
+    finally:
+        await provider.aclose()
+    # Text parts a blank line apart; the JSON value is a part of its own too.
+    assert str(echoed.output[0]) == "first\n\nsecond"
+    sent = fake.requests[-1]["messages"][-1]
+    assert sent == {"role": "user", "content": '{"a":1}\n\nfirst\n\nsecond'}
 
 
 def _loader(client: Client) -> ResourceLoader:
