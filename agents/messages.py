@@ -69,6 +69,10 @@ Part = Annotated[
 ]
 
 
+PART_SEPARATOR = "\n\n"
+"""What stands between two parts of a message read as one text."""
+
+
 class Message(BaseModel):
     """One message of a conversation."""
 
@@ -95,8 +99,12 @@ class Message(BaseModel):
 
     @property
     def text(self) -> str:
-        """The concatenated text parts (data parts are not text)."""
-        return "".join(p.text for p in self.parts if isinstance(p, TextPart))
+        """The text parts, a blank line between two (data parts are not text).
+
+        Parts are separate pieces (a prompt and a file, two paragraphs), so
+        they are never glued together; a model's answer is one text part.
+        """
+        return PART_SEPARATOR.join(p.text for p in self.parts if isinstance(p, TextPart))
 
     @property
     def tool_calls(self) -> list[ToolCallPart]:

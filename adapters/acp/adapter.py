@@ -3,8 +3,10 @@
 The app mounts the router (at ``/acp`` by default). Sessions live in this
 adapter's memory manager under ``(agent, session id, principal)``: a
 session's history is per agent, and a run in a session sees the earlier runs
-of that session with that agent. Runs live in a bounded store of their own
-(and, with a shared store, in it too: :mod:`agenthost.adapters.acp.shared`).
+of that session with that agent; the session's history across agents, in
+time order, is its timeline (:mod:`agenthost.adapters.acp.timeline`). Runs
+live in a bounded store of their own (and, with a shared store, in it too:
+:mod:`agenthost.adapters.acp.shared`).
 
 IBM's ACP has merged into A2A; this surface serves existing ACP clients.
 """
@@ -23,15 +25,17 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import Response
 
-from agenthost.adapters.acp.convert import to_history, to_manifest
+from agenthost.adapters.acp.convert import history_message, to_history, to_manifest
 from agenthost.adapters.acp.errors import ACPProblem, ACPRoute, not_found
 from agenthost.adapters.acp.runs import RunStore
 from agenthost.adapters.acp.runs_api import RunsAPI
 from agenthost.adapters.acp.shared import SharedRuns
+from agenthost.adapters.acp.timeline import read_timeline
 from agenthost.adapters.base import AdapterContext, principal_of
 from agenthost.adapters.leases import DEFAULT_LEASE_SECONDS
 from agenthost.adapters.routing import allowed_methods
 from agenthost.agents import Conversation, SessionKey
+from agenthost.agents import Message as AgentMessage
 
 DEFAULT_MAX_RUNS = 1000
 # Request bodies in the OpenAPI document (the routes read them themselves): a
@@ -187,13 +191,35 @@ class ACPAdapter:
         @router.get("/sessions/{session_id}", summary="A session and its history")
         async def read_session(request: Request, session_id: str) -> Response:
             id, found = await self._session(request, session_id)
-            history = [
-                str(request.url_for("acp_history", session_id=id, agent=agent, index=index))
-                for agent, conversation in found.items()
-                for index in range(len(to_history(agent, conversation.messages)))
-            ]
+            timeline = await self._timeline(request, id)
+            if timeline is not None:
+                history = [
+                    str(request.url_for("acp_timeline", session_id=id, index=index))
+                    for index in range(len(timeline))
+                ]
+            else:  # a session stored before timelines: agent by agent
+                history = [
+                    str(request.url_for("acp_history", session_id=id, agent=agent, index=index))
+                    for agent, conversation in found.items()
+                    for index in range(len(to_history(agent, conversation.messages)))
+                ]
             session = Session.model_validate({"id": id, "history": history})
             return Response(session.model_dump_json(), media_type="application/json")
+
+        @router.get(
+            "/sessions/{session_id}/history/{index}",
+            name="acp_timeline",
+            summary="One message of a session's history, in time order (GET /sessions/{id})",
+        )
+        async def read_timeline_message(request: Request, session_id: str, index: str) -> Response:
+            id, _ = await self._session(request, session_id)
+            timeline = await self._timeline(request, id) or []
+            position = int(index) if index.isdecimal() else -1
+            if not 0 <= position < len(timeline):
+                raise not_found("message", f"{session_id}/{index}")
+            message = timeline[position]
+            body = history_message(message.name or "", message).model_dump_json()
+            return Response(body, media_type="application/json")
 
         @router.get(
             "/sessions/{session_id}/history/{agent}/{index}",
@@ -228,6 +254,11 @@ class ACPAdapter:
             return response
 
         return router
+
+    async def _timeline(self, request: Request, id: uuid.UUID) -> list[AgentMessage] | None:
+        principal = principal_of(request)
+        agents = list(self.context.agents_for(principal))
+        return await read_timeline(self.context.memory, str(id), principal, agents)
 
     async def _session(
         self, request: Request, session_id: str

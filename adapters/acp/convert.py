@@ -19,6 +19,7 @@ from acp_sdk.models import (
 )
 from acp_sdk.models.common import AnyModel
 
+from agenthost.adapters.acp.timeline import shown
 from agenthost.agents import (
     Agent,
     BaseAgent,
@@ -33,6 +34,7 @@ from agenthost.agents import (
     question_of,
 )
 from agenthost.agents import Message as AgentMessage
+from agenthost.agents.messages import PART_SEPARATOR
 
 # What the runtime takes and gives: text, JSON, and files (as URLs or base64).
 INPUT_TYPES = ["text/plain", "application/json", "image/*", "*/*"]
@@ -97,7 +99,7 @@ def _from_part(part: MessagePart) -> Part | None:
 
 def text_of(message: Message) -> str:
     """The text of a message (what a reply to an ``ask_user`` question says)."""
-    return "".join(
+    return PART_SEPARATOR.join(
         p.content for p in message.parts if p.content is not None and p.content_url is None
     )
 
@@ -150,9 +152,10 @@ def question_message(agent: str, pending: Sequence[ToolCallPart]) -> Message:
 
 def to_history(agent: str, messages: Sequence[AgentMessage]) -> list[Message]:
     """A session's conversation as ACP messages: user and agent text, no tool traffic."""
-    history = []
-    for message in messages:
-        if message.role in ("user", "assistant") and message.text:
-            role = "user" if message.role == "user" else agent_role(agent)
-            history.append(Message(role=role, parts=[text_part(message.text)]))
-    return history
+    return [history_message(agent, m) for m in messages if shown(m)]
+
+
+def history_message(agent: str, message: AgentMessage) -> Message:
+    """One user or agent message of a session's history, as ACP shows it."""
+    role = "user" if message.role == "user" else agent_role(agent)
+    return Message(role=role, parts=[text_part(message.text)])

@@ -39,6 +39,7 @@ from agenthost.adapters.acp.convert import (
 from agenthost.adapters.acp.errors import to_error
 from agenthost.adapters.acp.runs import RunRecord
 from agenthost.adapters.acp.shared import SharedRuns
+from agenthost.adapters.acp.timeline import TimelineSession
 from agenthost.adapters.runs import RunConsumer
 from agenthost.agents import (
     Agent,
@@ -51,7 +52,6 @@ from agenthost.agents import (
     kind_of,
 )
 from agenthost.agents import Message as AgentMessage
-from agenthost.agents.sessions import ManagedSession
 
 logger = logging.getLogger("agenthost.acp")
 
@@ -103,7 +103,7 @@ async def _work(
     run = record.run
     record.emit(RunInProgressEvent(run=run))
     writer = _RunWriter(record, agent.name)
-    session = ManagedSession(memory, record.session)
+    session = TimelineSession(memory, record.session)
     try:
         await writer.consume(agent.run_stream(input, session=session))
     except asyncio.CancelledError:

@@ -8,7 +8,6 @@ are pointed at stderr before anything else runs.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 from contextlib import AbstractAsyncContextManager
@@ -18,6 +17,7 @@ from acp import run_agent
 from acp.interfaces import Agent as ACPAgent
 
 from agenthost.adapters.acp_zed.agent import ZedAgent
+from agenthost.adapters.acp_zed.streams import open_streams
 from agenthost.agents import Agent, MemoryManager
 
 # Prompts may embed whole files (Zed's @-mentions): allow long lines.
@@ -43,19 +43,8 @@ async def serve_stdio(
 ) -> None:
     """Serve ``agent`` until the client closes stdin; ``resources`` (the host's agents,
     tools and stores) span the serving."""
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=LINE_LIMIT)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    transport, protocol = await loop.connect_write_pipe(_WriteProtocol, protocol_out)
-    writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    reader, writer = await open_streams(sys.stdin, protocol_out, limit=LINE_LIMIT)
     async with resources:
         # ZedAgent implements what agenthost serves; the router answers
         # "method not found" for the rest of the protocol's methods.
         await run_agent(cast(ACPAgent, ZedAgent(agent, memory, version=version)), writer, reader)
-
-
-class _WriteProtocol(asyncio.streams.FlowControlMixin):
-    """Flow control for the stdout pipe, as ``asyncio.StreamWriter.drain`` needs."""
-
-    def __init__(self, *args: Any) -> None:
-        super().__init__()

@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 
 from agenthost.agents.messages import (
+    PART_SEPARATOR,
     DataPart,
     FilePart,
     Message,
@@ -59,7 +60,8 @@ def to_chat_messages(messages: Iterable[Message]) -> list[dict[str, Any]]:
 def _content(message: Message) -> str | list[dict[str, Any]]:
     files = [p for p in message.parts if isinstance(p, FilePart)]
     if not files or message.role != "user":
-        return "".join(_part_text(p) for p in message.parts)
+        # Each part is a piece of its own (a text, a JSON value): never glued together.
+        return PART_SEPARATOR.join(text for p in message.parts if (text := _part_text(p)))
     content: list[dict[str, Any]] = []
     for part in message.parts:
         if isinstance(part, FilePart):

@@ -9,11 +9,11 @@ def test_inputs_are_normalised_to_messages() -> None:
     assert to_messages(["a", system, "b"]) == [Message.user("a"), system, Message.user("b")]
 
 
-def test_text_joins_text_parts_only() -> None:
+def test_text_joins_text_parts_only_a_blank_line_apart() -> None:
     message = Message(
         role="user", parts=[TextPart(text="a"), DataPart(data={"x": 1}), TextPart(text="b")]
     )
-    assert message.text == "ab"
+    assert message.text == "a\n\nb"
 
 
 def test_last_user_text() -> None:

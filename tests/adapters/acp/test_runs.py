@@ -17,12 +17,19 @@ from acp_sdk.shared import ResourceLoader
 
 from agenthost.agents import ASK_USER, ChatAgent, tool
 from agenthost.agents.models import EchoModel, FunctionModel, ModelRequest, ScriptedModel
+from agenthost.agents.models.openai import OpenAIModel
 from agenthost.agents.models.testing import Reply, call
 from agenthost.agents.tools import calculator
 from tests.adapters.acp.clients import acp_client
 from tests.principals import transcript_model
+from tests.upstream import FakeUpstream
 
-pytestmark = pytest.mark.anyio
+pytestmark = [
+    pytest.mark.anyio,
+    # acp-sdk's ResourceLoader caches loads for the process (async_lru), and it
+    # warns when a second test's event loop loads history.
+    pytest.mark.filterwarnings("ignore::async_lru.AlruCacheLoopResetWarning"),
+]
 
 
 def _asker() -> ChatAgent:
@@ -100,6 +107,41 @@ async def test_runs_in_a_session_see_the_earlier_runs() -> None:
         history = [m async for m in read.load_history(loader=_loader(client))]
         assert [m.role for m in history] == ["user", "agent/t", "user", "agent/t"]
         assert str(history[0]) == "my name is Ada"
+
+
+async def test_a_sessions_history_is_in_time_order_across_agents() -> None:
+    async with acp_client(AGENTS) as client, client.session() as session:
+        for text, agent in [("one", "t"), ("two", "echo"), ("three", "t")]:
+            await session.run_sync(text, agent=agent)
+        read = await session.refresh_session()
+        history = [m async for m in read.load_history(loader=_loader(client))]
+    roles = [m.role for m in history]
+    assert roles == ["user", "agent/t", "user", "agent/echo", "user", "agent/t"]
+    assert [str(m) for m in history if m.role == "user"] == ["one", "two", "three"]
+    assert str(history[3]) == "two"
+
+
+async def test_several_input_parts_reach_the_model_apart(
+    upstream: tuple[FakeUpstream, str],
+) -> None:
+    fake, url = upstream
+    provider = OpenAIModel("gpt-test", base_url=url, api_key="sk-test", max_retries=0)
+    agents = {"echo": AGENTS["echo"], "up": ChatAgent("up", provider)}
+    parts = [
+        MessagePart(content='{"a":1}', content_type="application/json"),
+        MessagePart(content="first", content_type="text/plain"),
+        MessagePart(content="second", content_type="text/plain"),
+    ]
+    try:
+        async with acp_client(agents) as client:
+            echoed = await client.run_sync(Message(parts=parts[1:]), agent="echo")
+            await client.run_sync(Message(parts=parts), agent="up")
+    finally:
+        await provider.aclose()
+    # Text parts a blank line apart; the JSON value is a part of its own too.
+    assert str(echoed.output[0]) == "first\n\nsecond"
+    sent = fake.requests[-1]["messages"][-1]
+    assert sent == {"role": "user", "content": '{"a":1}\n\nfirst\n\nsecond'}
 
 
 def _loader(client: Client) -> ResourceLoader:

@@ -19,7 +19,14 @@ from typing import Any
 
 import httpx
 import pytest
-from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process, text_block
+from acp import (
+    PROTOCOL_VERSION,
+    RequestError,
+    embedded_text_resource,
+    resource_block,
+    spawn_agent_process,
+    text_block,
+)
 from acp.core import ClientSideConnection
 from acp.schema import (
     AgentMessageChunk,
@@ -157,6 +164,17 @@ async def test_a_prompt_streams_the_answer_and_a_second_one_sees_the_first(desk:
     await conn.load_session(cwd=str(ROOT), session_id=session, mcp_servers=[])
     kinds = [type(u) for u in recorder.of(session)]
     assert kinds == [UserMessageChunk, AgentMessageChunk] * 2
+
+
+async def test_a_prompts_blocks_reach_the_model_apart(desk: Served) -> None:
+    conn, recorder = desk
+    session = await _session(conn)
+    file = resource_block(embedded_text_resource("file:///notes.txt", "the notes"))
+    prompt = [text_block("see file"), file, text_block("thanks")]
+    await conn.prompt(session_id=session, prompt=prompt)  # type: ignore[arg-type]
+    # desk answers with the text it was sent: each block a part of its own.
+    framed = '<file uri="file:///notes.txt">\nthe notes\n</file>'
+    assert recorder.text(session) == f"see file\n\n{framed}\n\nthanks"
 
 
 async def test_the_agents_tool_calls_are_tool_call_updates(desk: Served) -> None:
