@@ -64,7 +64,9 @@ def test_healthz_answers_within_100_ms_while_a_tool_attacks(tmp_path: Path) -> N
 def test_sigterm_ends_the_process_within_the_grace_time_while_a_tool_spins(
     tmp_path: Path,
 ) -> None:
-    env = {"AGENTHOST_GRACEFUL_SHUTDOWN_SECONDS": "2"}
+    # Not measured by coverage: its exit-time save, fighting the traced spinning
+    # thread for the GIL, took 11-23 s on CI after the server had finished.
+    env = {"AGENTHOST_GRACEFUL_SHUTDOWN_SECONDS": "2", "COVERAGE_PROCESS_CONFIG": ""}
     with agenthost_serve(tmp_path, config=TOOLS, **env) as (process, url):
         answers: list[str] = []
         spinner = threading.Thread(target=ask, args=(url, "spinning", "600", answers))
@@ -75,9 +77,8 @@ def test_sigterm_ends_the_process_within_the_grace_time_while_a_tool_spins(
         assert process.wait(timeout=30) == 0
         took = time.monotonic() - signalled
         spinner.join(timeout=10)
-    # The grace time, then the interrupted run's last events (app/serving.py).
-    # Before the fix the process never exited (the 30 s wait above fails); on a
-    # loaded 2-core CI machine, with coverage tracing the spinning thread in the
-    # served process, the exit has taken up to 11 s, hence the slack.
-    assert took < 2 + 15, took
+    # The grace time, then the interrupted run's last events (app/serving.py),
+    # with slack for a loaded 2-core machine. Before the fix the process never
+    # exited (the 30 s wait above fails).
+    assert took < 2 + 8, took
     assert "server_shutting_down" in answers[0], answers
