@@ -75,6 +75,9 @@ class AdapterContext:
     protocols: Mapping[str, Sequence[str]] = field(default_factory=dict)
     message_replies: frozenset[str] = frozenset()
     """Agents whose A2A answers are direct Messages when the run needs no task."""
+    shared_sessions: frozenset[str] = frozenset()
+    """Agents whose conversations every protocol shares: ``memory`` keeps their sessions
+    (``SessionKey(agent, id, principal)``) in one namespace common to all adapters."""
 
     def may_use(self, principal: str, agent: str) -> bool:
         allowed = self.allow.get(agent)

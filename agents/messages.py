@@ -84,6 +84,9 @@ class Message(BaseModel):
     # The protocol's id for this message when it has one (A2A ``messageId``),
     # so that an agent can tell messages apart or refer to one.
     id: str | None = None
+    # Where the message came from, as JSON values: a shared conversation
+    # records each turn's protocol here (``{"protocol": "a2a"}``).
+    metadata: dict[str, Any] | None = None
 
     @classmethod
     def system(cls, text: str) -> Message:

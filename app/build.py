@@ -159,6 +159,8 @@ def build_registry(
             )
             if spec.a2a.reply == "message":
                 registry.message_replies.add(spec.name)
+            if spec.sessions is not None:
+                registry.sessions[spec.name] = spec.sessions
         except RegistryError as exc:
             raise ConfigError(f"agent {spec.name!r}: {exc}") from exc
     return registry

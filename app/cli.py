@@ -146,7 +146,11 @@ def _acp_stdio(host: Host, name: str, out: IO[bytes]) -> int:
     from agenthost.app.metrics import current_protocol
 
     current_protocol.set("acp_zed")  # the run's task inherits it: the metrics' label
-    asyncio.run(serve_stdio(agent, context.memory, out, running, version=version("agenthost")))
+    principal = host.settings.stdio_principal
+    serving = serve_stdio(
+        agent, context.memory, out, running, version=version("agenthost"), principal=principal
+    )
+    asyncio.run(serving)
     return 0
 
 

@@ -35,6 +35,8 @@ from agenthost.app.principals import check_allow
 from agenthost.app.protocols import ADAPTERS
 from agenthost.app.registry import Registry
 from agenthost.app.settings import Settings
+from agenthost.app.shared_sessions import NAMESPACE as SHARED_NAMESPACE
+from agenthost.app.shared_sessions import SessionRouter, shared_agents
 from agenthost.app.watchdog import LoopWatchdog, watch_loop
 
 if TYPE_CHECKING:
@@ -84,6 +86,10 @@ class Host:
             timeout=settings.store_timeout,
         )
         self._memories: list[MemoryManager] = []
+        self.shared_sessions = shared_agents(
+            list(self.registry), settings.sessions, self.registry.sessions
+        )
+        self._common: MemoryManager | None = None
         # (protocol, its adapter's bounded_stores): A2A tasks, ACP runs, for their evictions.
         self._bounded: list[tuple[str, Callable[[], list[tuple[str, Any]]]]] = []
         if self.metrics is not None:
@@ -106,12 +112,22 @@ class Host:
         self._memories.append(memory)
         return memory
 
+    def sessions_of(self, protocol: str) -> MemoryManager:
+        """``protocol``'s session store; with shared conversations, routed through the common one
+        (:mod:`agenthost.app.shared_sessions`)."""
+        own = self.new_memory(protocol)
+        if not self.shared_sessions:
+            return own
+        if self._common is None:
+            self._common = self.new_memory(SHARED_NAMESPACE)
+        return SessionRouter(own, self._common, self.shared_sessions, protocol)
+
     def context(self, protocol: str, *, prefix: str = "") -> AdapterContext:
         """What an adapter of ``protocol`` gets: the agents exposed over it, and the rest."""
         served = list(dict.fromkeys(self.settings.adapters))
         return AdapterContext(
             self.registry.exposed_by(protocol),
-            self.new_memory(protocol),
+            self.sessions_of(protocol),
             self.allow,
             self.new_memory,
             self.registry.skills,
@@ -122,6 +138,7 @@ class Host:
                 for name in self.registry
             },
             message_replies=frozenset(self.registry.message_replies),
+            shared_sessions=self.shared_sessions,
         )
 
     def adapter(self, protocol: str) -> Adapter:

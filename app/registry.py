@@ -65,6 +65,8 @@ class Registry(Mapping[str, Agent]):
         """Agent → the skills it advertises (agents not listed advertise a default one)."""
         self.message_replies: set[str] = set()
         """Agents that answer A2A requests with a direct Message when they can (``a2a.reply``)."""
+        self.sessions: dict[str, str] = {}
+        """Agent → 'shared' or 'isolated' where its config says (else the setting)."""
         self.expose: dict[str, frozenset[str]] = {}
         """Agent → the adapters that serve it (agents not listed are served by all)."""
         self.resources: list[Resource] = []

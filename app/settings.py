@@ -84,6 +84,21 @@ class Settings(BaseSettings):
         "'rediss://' for TLS, 'redis+sentinel://host:26379,host2:26379/<service>[/db]' for a "
         "Sentinel-managed master), shared by every replica.",
     )
+    sessions: Literal["isolated", "shared"] = Field(
+        "isolated",
+        description="'isolated': each protocol keeps its own conversations (an A2A contextId "
+        "and an MCP session_id are never the same conversation). 'shared': one conversation "
+        "id names the same conversation of an agent and a principal on every protocol "
+        "(OpenAI conv_ id, A2A contextId, MCP session_id, IBM ACP session_id, Zed ACP session "
+        "id); an agent's 'sessions:' in config overrides this.",
+    )
+    stdio_principal: str = Field(
+        "anonymous",
+        min_length=1,
+        description="The principal (API key name) acp-stdio acts as: the sessions it reads and "
+        "writes are this principal's. With AGENTHOST_SESSIONS=shared and a shared session store, "
+        "an editor then continues the conversations that key started over HTTP.",
+    )
     store_timeout: float = Field(
         2.0,
         gt=0,

@@ -113,6 +113,14 @@ class A2AAgentSpec(_Spec):
 
 A2AField = Field(default_factory=A2AAgentSpec, description="A2A options of the agent.")
 
+SessionsField = Field(
+    None,
+    description="'shared': this agent's conversations are one namespace on every protocol "
+    "(a conversation started over one protocol continues over another); 'isolated': each "
+    "protocol keeps its own; unset: AGENTHOST_SESSIONS.",
+)
+SessionsMode = Literal["isolated", "shared"] | None
+
 
 class ChatAgentSpec(_Spec):
     """An agent driven by a chat model (the default kind)."""
@@ -138,6 +146,7 @@ class ChatAgentSpec(_Spec):
     expose: list[ProtocolName] | None = Expose
     skills: list[SkillSpec] | None = Skills
     a2a: A2AAgentSpec = A2AField
+    sessions: SessionsMode = SessionsField
     # Composition (memory, handoff) ---------------------------------------
     memory: MemorySpec = Field(
         default_factory=UnconstrainedSpec,
@@ -166,6 +175,7 @@ class ImportAgentSpec(_Spec):
     expose: list[ProtocolName] | None = Expose
     skills: list[SkillSpec] | None = Skills
     a2a: A2AAgentSpec = A2AField
+    sessions: SessionsMode = SessionsField
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -188,6 +198,7 @@ class PipelineAgentSpec(_Spec):
     expose: list[ProtocolName] | None = Expose
     skills: list[SkillSpec] | None = Skills
     a2a: A2AAgentSpec = A2AField
+    sessions: SessionsMode = SessionsField
 
     @property
     def source(self) -> str:
@@ -209,6 +220,7 @@ class WorkflowAgentSpec(_Spec):
     expose: list[ProtocolName] | None = Expose
     skills: list[SkillSpec] | None = Skills
     a2a: A2AAgentSpec = A2AField
+    sessions: SessionsMode = SessionsField
 
     @property
     def source(self) -> str:

@@ -191,7 +191,10 @@ class ACPAdapter:
         @router.get("/sessions/{session_id}", summary="A session and its history")
         async def read_session(request: Request, session_id: str) -> Response:
             id, found = await self._session(request, session_id)
-            timeline = await self._timeline(request, id)
+            # A conversation every protocol shares is read whole, agent by agent: the
+            # timeline keeps only what ran over ACP.
+            shared = self.context.shared_sessions & found.keys()
+            timeline = None if shared else await self._timeline(request, id)
             if timeline is not None:
                 history = [
                     str(request.url_for("acp_timeline", session_id=id, index=index))

@@ -61,9 +61,17 @@ logger = logging.getLogger("agenthost.acp_zed")
 class ZedAgent:
     """Serves ``agent`` to one client over one connection."""
 
-    def __init__(self, agent: Agent, memory: MemoryManager, *, version: str = "0") -> None:
+    def __init__(
+        self,
+        agent: Agent,
+        memory: MemoryManager,
+        *,
+        version: str = "0",
+        principal: str = ANONYMOUS,
+    ) -> None:
         self.agent = agent
         self.memory = memory
+        self.principal = principal
         self.version = version
         self._client: Client | None = None
         self._running: dict[str, asyncio.Task[PromptResponse]] = {}
@@ -146,7 +154,7 @@ class ZedAgent:
         return PromptResponse(stop_reason=stop_reason(result), usage=to_usage(result.usage))
 
     def _key(self, session_id: str) -> SessionKey:
-        return SessionKey(self.agent.name, session_id, ANONYMOUS)
+        return SessionKey(self.agent.name, session_id, self.principal)
 
     def _client_of(self) -> Client:
         if self._client is None:  # pragma: no cover - the connection sets it first

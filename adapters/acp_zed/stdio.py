@@ -18,7 +18,7 @@ from acp.interfaces import Agent as ACPAgent
 
 from agenthost.adapters.acp_zed.agent import ZedAgent
 from agenthost.adapters.acp_zed.streams import open_streams
-from agenthost.agents import Agent, MemoryManager
+from agenthost.agents import ANONYMOUS, Agent, MemoryManager
 
 # Prompts may embed whole files (Zed's @-mentions): allow long lines.
 LINE_LIMIT = 50 * 1024 * 1024
@@ -40,6 +40,7 @@ async def serve_stdio(
     resources: AbstractAsyncContextManager[Any],
     *,
     version: str = "0",
+    principal: str = ANONYMOUS,
 ) -> None:
     """Serve ``agent`` until the client closes stdin; ``resources`` (the host's agents,
     tools and stores) span the serving."""
@@ -47,4 +48,8 @@ async def serve_stdio(
     async with resources:
         # ZedAgent implements what agenthost serves; the router answers
         # "method not found" for the rest of the protocol's methods.
-        await run_agent(cast(ACPAgent, ZedAgent(agent, memory, version=version)), writer, reader)
+        await run_agent(
+            cast(ACPAgent, ZedAgent(agent, memory, version=version, principal=principal)),
+            writer,
+            reader,
+        )

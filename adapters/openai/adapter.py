@@ -24,6 +24,7 @@ from agenthost.adapters.openai import request_bodies as bodies
 from agenthost.adapters.openai.errors import OpenAIError, OpenAIRoute
 from agenthost.adapters.openai.http import find_agent, json_response
 from agenthost.adapters.openai.responses import Stores
+from agenthost.adapters.openai.shared import SharedConversationStore
 from agenthost.adapters.openai.store import ConversationStore, ResponseStore
 from agenthost.agents import Agent
 
@@ -63,7 +64,12 @@ class OpenAIAdapter:
         conversation_memory = (
             new_memory(CONVERSATIONS_NAMESPACE) if new_memory is not None else context.memory
         )
-        self.stores = Stores(ResponseStore(context.memory), ConversationStore(conversation_memory))
+        conversations = (
+            SharedConversationStore(conversation_memory, context.memory, context.shared_sessions)
+            if context.shared_sessions
+            else ConversationStore(conversation_memory)
+        )
+        self.stores = Stores(ResponseStore(context.memory), conversations)
         self._created = int(time.time())
         self._router = self._build_router()
 

@@ -45,9 +45,10 @@ from agenthost.adapters.openai.passthrough import (
 from agenthost.adapters.openai.references import resolve, response_of
 from agenthost.adapters.openai.responses_stream import ResponseEvents
 from agenthost.adapters.openai.schemas import ResponseRequest
+from agenthost.adapters.openai.shared import to_items
 from agenthost.adapters.openai.store import ConversationStore, ResponseStore
 from agenthost.adapters.runs import first_update
-from agenthost.agents import Agent, InMemorySession, RunOptions, RunResult
+from agenthost.agents import Agent, InMemorySession, RunOptions, RunResult, Session
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +69,8 @@ class Turn:
     input: list[Item]
     id: str = field(default_factory=lambda: new_id("resp"))
     created_at: int = field(default_factory=lambda: int(time.time()))
+    shared: bool = False
+    """It runs in a shared session, which keeps the turn (no conversation items to write)."""
 
     @property
     def hex(self) -> str:
@@ -96,7 +99,7 @@ class Turn:
         # Shielded: a client leaving now must not leave half a turn saved.
         with anyio.CancelScope(shield=True):
             conversation = conversation_id(self.request)
-            if conversation is not None:
+            if conversation is not None and not self.shared:
                 items = [*self.input, *response["output"]]
                 await self.stores.conversations.append(self.principal, conversation, items)
             if self.request.store:
@@ -115,10 +118,19 @@ async def create_response(
     options = with_upstream(
         options, upstream_params(agent, responses_fields(body), params=RESPONSES_PARAMS)
     )
-    history = await _history(body, stores, principal)
+    conversation = conversation_id(body)
+    shared = None
+    if conversation is not None:
+        shared = await stores.conversations.shared_session(principal, agent.name, conversation)
+    session: Session
+    if shared is not None:  # the conversation every protocol shares: run in it
+        history = to_items(await shared.load())
+        session = shared
+    else:
+        history = await _history(body, stores, principal)
+        session = InMemorySession(to_messages(history))
     items = await resolve(items, _Lookup(stores, principal, history))
-    session = InMemorySession(to_messages(history))
-    turn = Turn(body, options, agent, stores, principal, items, id=id)
+    turn = Turn(body, options, agent, stores, principal, items, id=id, shared=shared is not None)
     messages = to_messages(items)
     if not body.stream:
         run = agent.run(messages, session=session, options=options)

@@ -31,7 +31,7 @@ from agenthost.adapters.openai.convert_responses import compact, expand
 from agenthost.adapters.openai.errors import OpenAIError
 from agenthost.adapters.openai.items import Item
 from agenthost.agents import MemoryManager, SessionKey
-from agenthost.agents.sessions import entry_lock
+from agenthost.agents.sessions import ManagedSession, entry_lock
 
 RESPONSES = "responses"
 CONVERSATIONS = "conversations"
@@ -139,6 +139,11 @@ class ConversationStore:
 
     def __init__(self, memory: MemoryManager) -> None:
         self.memory = memory
+
+    async def shared_session(self, principal: str, agent: str, id: str) -> ManagedSession | None:
+        """The session of ``agent`` every protocol shares for conversation ``id``, when the
+        agent's sessions are shared (:mod:`adapters.openai.shared`); else None."""
+        return None
 
     async def create(self, principal: str, resource: dict[str, Any], items: Sequence[Item]) -> None:
         await self._write(principal, resource, [_dumps(i) for i in items])
