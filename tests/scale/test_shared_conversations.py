@@ -185,9 +185,11 @@ class Surfaces:
     async def mcp(self, replica: int, text: str, id: str | None) -> tuple[str, str]:
         id = id or f"mcp-{uuid.uuid4().hex}"  # MCP clients name their conversations
         url = f"{self.pair[replica].url}/mcp"
-        async with httpx2.AsyncClient(headers=self._auth(), timeout=60) as http:
-            async with MCPClient(streamable_http_client(url, http_client=http)) as client:
-                result = await client.call_tool(self.agent, {"message": text, "session_id": id})
+        async with (
+            httpx2.AsyncClient(headers=self._auth(), timeout=60) as http,
+            MCPClient(streamable_http_client(url, http_client=http)) as client,
+        ):
+            result = await client.call_tool(self.agent, {"message": text, "session_id": id})
         assert not result.is_error, result
         assert isinstance(result.structured_content, dict)
         return id, str(result.structured_content["text"])
@@ -199,7 +201,7 @@ class Surfaces:
             run = await client.session(session).run_sync(text, agent=self.agent)
         return id or str(session.id), "".join(str(p.content) for p in run.output[0].parts)
 
-    async def zed_acp(self, replica: int, text: str, id: str | None) -> tuple[str, str]:
+    async def acp_zed(self, replica: int, text: str, id: str | None) -> tuple[str, str]:
         conn, recorder = self.zed
         if id is None:
             id = (await conn.new_session(cwd=str(ROOT), mcp_servers=[])).session_id
@@ -211,14 +213,15 @@ class Surfaces:
         return id, recorder.texts.get(id, "")
 
 
-SURFACES = ["openai", "a2a", "mcp", "acp", "zed_acp"]
+SURFACES = ["openai", "a2a", "mcp", "acp", "acp_zed"]
 Say = Callable[[int, str, str | None], Awaitable[tuple[str, str]]]
 
 
 def sent(upstream: FakeUpstream, last: str) -> list[tuple[str, str]]:
     """The conversation the upstream was sent with the user text ``last`` at its end."""
     for body in reversed(upstream.requests):
-        messages = [(m["role"], m.get("content") or "") for m in body["messages"]]
+        # Streamed answers end with a space (the fake streams word by word).
+        messages = [(m["role"], (m.get("content") or "").strip()) for m in body["messages"]]
         if messages and messages[-1] == ("user", last):
             return [(r, c) for r, c in messages if r in ("user", "assistant")]
     raise AssertionError(f"the upstream was never sent {last!r}")
@@ -249,9 +252,9 @@ async def test_a_conversation_started_on_one_protocol_continues_on_another(
     start: Say = getattr(surfaces, first)
     go_on: Say = getattr(surfaces, later)
     id, reply = await start(0, f"one {tag}", None)
-    assert reply == f"upstream says: one {tag}"
+    assert reply.strip() == f"upstream says: one {tag}"
     same, reply = await go_on(1, f"two {tag}", id)
-    assert reply == f"upstream says: two {tag}"
+    assert same == id and reply.strip() == f"upstream says: two {tag}"
     assert sent(upstream[0], f"two {tag}") == [
         ("user", f"one {tag}"),
         ("assistant", f"upstream says: one {tag}"),
@@ -262,8 +265,8 @@ async def test_a_conversation_started_on_one_protocol_continues_on_another(
     url = f"{pair[1].url}/v1"
     async with openai.AsyncOpenAI(base_url=url, api_key=KEYS["alice"], max_retries=0) as client:
         items = await client.conversations.items.list(id, order="asc")
-    texts = [item.content[0].text for item in items.data]  # type: ignore[union-attr]
-    assert texts == [f"one {tag}", f"upstream says: one {tag}", f"two {tag}", reply]
+    texts = [item.content[0].text.strip() for item in items.data]  # type: ignore[union-attr]
+    assert texts == [f"one {tag}", f"upstream says: one {tag}", f"two {tag}", reply.strip()]
 
 
 @pytest.mark.parametrize("later", ["openai", "a2a", "mcp", "acp"])
@@ -320,4 +323,4 @@ async def test_an_acp_session_of_another_protocols_conversation_lists_it_whole(
         found = (await http.get(f"{pair[0].url}/acp/sessions/{session}")).json()
         assert len(found["history"]) == 4
         last = (await http.get(found["history"][-1])).json()
-    assert last["parts"][0]["content"] == f"upstream says: again {tag}"
+    assert last["parts"][0]["content"].strip() == f"upstream says: again {tag}"
