@@ -94,6 +94,14 @@ async def test_a_conversation_from_mcp_a2a_and_acp_reads_and_continues_over_v1(a
     assert (await client.conversations.retrieve("trip-1")).metadata == {}
     await client.conversations.update("trip-1", metadata={"topic": "travel"})
     assert (await client.conversations.retrieve("trip-1")).metadata == {"topic": "travel"}
+    # A streamed response keeps its turn too.
+    stream = await client.responses.create(
+        model="chat", input="five", conversation="trip-1", stream=True
+    )
+    kinds = [event.type async for event in stream]
+    assert kinds[-1] == "response.completed"
+    items = await client.conversations.items.list("trip-1", order="asc", limit=100)
+    assert [i.content[0].text for i in items.data][-2] == "five"  # type: ignore[union-attr]
     # Another agent, or an agent's other conversation, is not it.
     assert await _mcp(app, "other", "hi", "trip-1") == "hi"
     await client.close()
