@@ -119,3 +119,37 @@ async def test_the_host_routes_only_when_an_agent_shares() -> None:
     assert one.common is two.common and one.own is not two.own
     assert not one.shared  # the in-process store is no replica-shared store
     assert shared.context("a2a").shared_sessions == {"chat"}
+
+
+async def test_a_router_over_redis_keeps_the_replica_channels_of_its_own_store(
+    redis: RedisServer,  # noqa: F811
+) -> None:
+    import anyio
+
+    from agenthost.adapters.cancels import CancelChannel
+    from agenthost.adapters.leases import Leases
+
+    new = memory_factory(100, 60, store=redis.url)
+    router = SessionRouter(new("a2a"), new("conversations"), frozenset({"chat"}), "a2a")
+    assert router.shared
+    leases = Leases.of(router, "a2a", 5)
+    assert leases is not None
+    await leases.take("alice", "run-1")
+    assert await router.has_lease("lease:a2a:alice|run-1")
+    channel = CancelChannel.of(router, "a2a")
+    assert channel is not None
+    heard: list[tuple[str, str]] = []
+
+    async def stop(principal: str, id: str) -> None:
+        heard.append((principal, id))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(channel.listen, stop)
+        with anyio.fail_after(20):
+            while not heard:
+                await channel.send("alice", "task-1")
+                await anyio.sleep(0.05)
+        group.cancel_scope.cancel()
+    assert heard[0] == ("alice", "task-1")
+    await router.aclose()  # the host closes the stores, not the router
+    await router.own.aclose()
