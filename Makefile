@@ -65,6 +65,7 @@ bench: install
 	$(RUN) python bench/observability_overhead.py
 	$(RUN) python bench/span_cost.py
 	$(RUN) python bench/redis_sessions.py
+	$(RUN) python bench/protocols.py
 
 schema: install
 	$(RUN) agenthost schema > config/agents.schema.json

@@ -13,7 +13,6 @@ import asyncio
 from collections.abc import Awaitable
 from typing import TypeVar
 
-import anyio
 from starlette.types import Receive
 
 from agenthost.agents.errors import ClientGone
@@ -32,35 +31,49 @@ async def unless_disconnected(receive: Receive, work: Awaitable[T]) -> T:
     Call it once the request body has been read: from then on the server's
     ``receive`` only returns ``http.disconnect``. Raises :class:`ClientGone`
     when the work was cancelled for that.
+
+    The watch cancels the awaiting task itself (and takes its own cancel
+    back, as ``asyncio.timeout`` does) rather than opening an anyio cancel
+    scope per request: the same effect for a fraction of the CPU.
     """
-    with anyio.CancelScope() as scope:
-        watch = _Watch(receive, scope)
-        try:
-            return await work
-        finally:
-            watch.stop()
-    raise ClientGone
+    task = asyncio.current_task()
+    assert task is not None
+    watch = _Watch(receive, task)
+    try:
+        result = await work
+    except asyncio.CancelledError:
+        # Ours alone (no other cancel pending): the client left.
+        if watch.fired and task.uncancel() == 0:
+            raise ClientGone from None
+        raise
+    finally:
+        watch.stop()
+    if watch.fired:  # the work swallowed our cancel and finished anyway
+        task.uncancel()
+    return result
 
 
 class _Watch:
-    """Starts watching after :data:`WATCH_AFTER`; cancels ``scope`` on a disconnect."""
+    """Starts watching after :data:`WATCH_AFTER`; cancels ``task`` on a disconnect."""
 
-    __slots__ = ("_receive", "_scope", "_task", "_timer")
+    __slots__ = ("_receive", "_task", "_timer", "_watcher", "fired")
 
-    def __init__(self, receive: Receive, scope: anyio.CancelScope) -> None:
-        self._receive, self._scope = receive, scope
-        self._task: asyncio.Task[None] | None = None
+    def __init__(self, receive: Receive, task: asyncio.Task[object]) -> None:
+        self._receive, self._task = receive, task
+        self._watcher: asyncio.Task[None] | None = None
+        self.fired = False
         self._timer = asyncio.get_running_loop().call_later(WATCH_AFTER, self._start)
 
     def _start(self) -> None:
-        self._task = asyncio.create_task(self._watch())
+        self._watcher = asyncio.create_task(self._watch())
 
     async def _watch(self) -> None:
         while (await self._receive())["type"] != "http.disconnect":
             pass
-        self._scope.cancel()
+        self.fired = True
+        self._task.cancel()
 
     def stop(self) -> None:
         self._timer.cancel()
-        if self._task is not None:
-            self._task.cancel()
+        if self._watcher is not None:
+            self._watcher.cancel()

@@ -58,6 +58,8 @@ class Registry(Mapping[str, Agent]):
 
     def __init__(self) -> None:
         self._factories: dict[type, Factory] = {}
+        self._plugins_pending = False
+        """Whether the plugins are still to be loaded (at the first object no factory serves)."""
         self._agents: dict[str, Agent] = {}
         self.allow: dict[str, frozenset[str]] = {}
         """Agent → the principals that may use it (agents not listed are open to all)."""
@@ -78,10 +80,15 @@ class Registry(Mapping[str, Agent]):
         registry = cls()
         registry.register_type(BaseAgent, _wrap_agent)
         registry.register_type(type(_wrap_function), _wrap_function)
-        if plugins:
-            for entry in entry_points(group=ENTRY_POINT_GROUP):
-                entry.load()(registry)
+        # Loaded when an object needs them: a config of agenthost's own agents never
+        # imports the frameworks (seconds of start-up and tens of MiB).
+        registry._plugins_pending = plugins
         return registry
+
+    def _load_plugins(self) -> None:
+        self._plugins_pending = False
+        for entry in entry_points(group=ENTRY_POINT_GROUP):
+            entry.load()(self)
 
     @classmethod
     def of(cls, agents: Mapping[str, Agent]) -> Registry:
@@ -97,6 +104,9 @@ class Registry(Mapping[str, Agent]):
         for kind in type(obj).__mro__:
             if kind in self._factories:
                 return self._factories[kind]
+        if self._plugins_pending:
+            self._load_plugins()
+            return self.factory_for(obj)
         known = ", ".join(sorted(_qualname(k) for k in self._factories)) or "none"
         raise RegistryError(
             f"no agent factory for type {_qualname(type(obj))}; known types: {known}"

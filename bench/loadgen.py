@@ -88,16 +88,19 @@ async def _connection(host: str, port: int, request: bytes, marker: bytes, tally
         writer.close()
 
 
-def build_request(host: str, port: int, path: str, body: bytes) -> bytes:
+def build_request(
+    host: str, port: int, path: str, body: bytes, headers: list[str] | None = None
+) -> bytes:
+    extra = "".join(f"{header}\r\n" for header in headers or ())
     head = (
-        f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\n"
+        f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\n{extra}"
         f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
     )
     return head.encode() + body
 
 
 async def run(args: argparse.Namespace, body: bytes) -> Tally:
-    request = build_request(args.host, args.port, args.path, body)
+    request = build_request(args.host, args.port, args.path, body, args.header)
     tally = Tally(budget=args.requests)
     print("BENCH-START", flush=True)
     connections = [
@@ -118,6 +121,9 @@ def main() -> None:
     parser.add_argument("--requests", type=int, required=True)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--marker", default="", help="text every good reply contains")
+    parser.add_argument(
+        "--header", action="append", default=[], help="an extra request header, 'Name: value'"
+    )
     args = parser.parse_args()
     runner = uvloop.run if "uvloop" in sys.modules else asyncio.run
     tally = runner(run(args, Path(args.body).read_bytes()))
