@@ -19,6 +19,11 @@ grpc_port=${GRPC_PORT:-8766}
 python=${TCK_PYTHON:-$tck/.venv/bin/python}
 
 cd "$repo"
+# The config imports tests.conformance.agent: put a folder holding only a `tests`
+# link on the path (the repository root would shadow the Agents SDK's `agents`).
+path_dir=$(mktemp -d)
+ln -s "$repo/tests" "$path_dir/tests"
+PYTHONPATH="$path_dir${PYTHONPATH:+:$PYTHONPATH}" \
 AGENTHOST_ADAPTERS=a2a \
 AGENTHOST_A2A_GRPC_PORT=$grpc_port \
 AGENTHOST_A2A_DEFAULT_AGENT=tck \
@@ -26,9 +31,9 @@ AGENTHOST_A2A_PUSH_PRIVATE_NETWORKS=true \
 AGENTHOST_ACCESS_LOG=false \
   .venv/bin/agenthost serve --config tests/conformance/agents.yaml --port "$port" &
 server=$!
-trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true' EXIT
+trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true; rm -rf "$path_dir"' EXIT
 
-for _ in $(seq 1 300); do
+for _ in $(seq 1 900); do  # up to 3 min: start-up is slow on a loaded machine
   if curl -fs "http://127.0.0.1:$port/readyz" >/dev/null; then break; fi
   sleep 0.2
 done
