@@ -2,6 +2,7 @@
 # Run the A2A TCK against `agenthost serve` with the conformance agent.
 #
 #   tests/conformance/run_tck.sh /path/to/a2a-tck [run_tck.py options...]
+#   TCK_AGENT=tck-message tests/conformance/run_tck.sh /path/to/a2a-tck -- -k TestMessageResponse
 #
 # The TCK checkout (github.com/a2aproject/a2a-tck, branch 1.0-dev) needs its
 # own environment: `python3 -m venv .venv && .venv/bin/pip install -e .` in it.
@@ -17,6 +18,7 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 port=${PORT:-8765}
 grpc_port=${GRPC_PORT:-8766}
 python=${TCK_PYTHON:-$tck/.venv/bin/python}
+agent=${TCK_AGENT:-tck}  # tck-message: the agent that answers with a direct Message
 
 cd "$repo"
 # The config imports tests.conformance.agent: put a folder holding only a `tests`
@@ -26,7 +28,7 @@ ln -s "$repo/tests" "$path_dir/tests"
 PYTHONPATH="$path_dir${PYTHONPATH:+:$PYTHONPATH}" \
 AGENTHOST_ADAPTERS=a2a \
 AGENTHOST_A2A_GRPC_PORT=$grpc_port \
-AGENTHOST_A2A_DEFAULT_AGENT=tck \
+AGENTHOST_A2A_DEFAULT_AGENT=$agent \
 AGENTHOST_A2A_PUSH_PRIVATE_NETWORKS=true \
 AGENTHOST_ACCESS_LOG=false \
   .venv/bin/agenthost serve --config tests/conformance/agents.yaml --port "$port" &
@@ -40,4 +42,4 @@ done
 curl -fs "http://127.0.0.1:$port/readyz" >/dev/null
 
 cd "$tck"
-"$python" run_tck.py --sut-host "http://127.0.0.1:$port/a2a/tck" "$@"
+"$python" run_tck.py --sut-host "http://127.0.0.1:$port/a2a/$agent" "$@"
