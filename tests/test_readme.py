@@ -23,6 +23,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -105,35 +106,51 @@ def port() -> Iterator[int]:
             process.wait(timeout=30)
 
 
-def run(snippet: Snippet, port: int, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+def run(snippet: Snippet, port: int, folder: Path) -> subprocess.CompletedProcess[str] | None:
+    """The snippet's run, its address changed to ``port``; None for JavaScript without Node."""
     code = ADDRESS.sub(lambda m: f"{m.group(1)}:{port}", snippet.code)
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    name = f"snippet-{os.getpid()}-{snippet.number}-{snippet.doc.replace('/', '-')}"
     if snippet.language == "python":
-        script = tmp_path / "snippet.py"
+        script = folder / f"{name}.py"
         argv = [sys.executable, "-P", str(script)]
     elif snippet.language == "js":
         if not NODE.exists():
-            if os.environ.get("AGENTHOST_REQUIRE_CONFORMANCE"):
-                pytest.fail("the JavaScript clients are missing: run tests/clients/install.sh")
-            pytest.skip("no Node 22 with the clients: run tests/clients/install.sh")
-        # Beside node_modules, so that its imports resolve.
-        script = NODE_DIR / f"snippet-{os.getpid()}-{snippet.number}.mjs"
+            return None
+        script = NODE_DIR / f"{name}.mjs"  # beside node_modules, so that its imports resolve
         argv = [str(NODE), str(script)]
     else:
-        script = tmp_path / "snippet.sh"
+        script = folder / f"{name}.sh"
         argv = ["bash", "-eo", "pipefail", str(script)]
     script.write_text(code)
     try:
         return subprocess.run(argv, capture_output=True, text=True, timeout=300, env=env)
     finally:
-        if snippet.language == "js":
-            script.unlink()
+        script.unlink()
+
+
+@pytest.fixture(scope="module")
+def runs(
+    port: int, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, subprocess.CompletedProcess[str] | None]:
+    """Every snippet's run, a few at a time: most of each is the interpreter importing
+    its client library, and the server waits meanwhile."""
+    folder = tmp_path_factory.mktemp("snippets")
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        done = pool.map(lambda snippet: run(snippet, port, folder), SNIPPETS)
+        return {snippet.id: result for snippet, result in zip(SNIPPETS, done, strict=True)}
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("snippet", SNIPPETS, ids=[s.id for s in SNIPPETS])
-def test_the_snippet_runs_as_written(snippet: Snippet, port: int, tmp_path: Path) -> None:
-    done = run(snippet, port, tmp_path)
+def test_the_snippet_runs_as_written(
+    snippet: Snippet, runs: dict[str, subprocess.CompletedProcess[str] | None]
+) -> None:
+    done = runs[snippet.id]
+    if done is None:
+        if os.environ.get("AGENTHOST_REQUIRE_CONFORMANCE"):
+            pytest.fail("the JavaScript clients are missing: run tests/clients/install.sh")
+        pytest.skip("no Node 22 with the clients: run tests/clients/install.sh")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip(), f"{snippet.id} printed nothing"
     assert '"error":{' not in done.stdout.replace(" ", ""), done.stdout
