@@ -26,6 +26,7 @@ from agenthost.agents import (
     RunUpdate,
     SubAgentUpdate,
     TextDelta,
+    ToolCallDelta,
     ToolCallFinished,
     ToolCallPart,
     ToolCallStarted,
@@ -42,8 +43,9 @@ class RunConsumer(Generic[Out]):
     """Turns one run's updates into an adapter's output through hooks.
 
     Lifecycle: :meth:`stream` (or :meth:`consume`, which sends nothing)
-    calls :meth:`on_start`, then :meth:`on_text`, :meth:`on_tool_started`, :meth:`on_tool_finished`
-    and :meth:`on_sub_agent` as updates arrive, then exactly one of
+    calls :meth:`on_start`, then :meth:`on_text`, :meth:`on_tool_call_delta`,
+    :meth:`on_tool_started`, :meth:`on_tool_finished` and :meth:`on_sub_agent` as
+    updates arrive, then exactly one of
     :meth:`on_finished` or :meth:`on_pending` (the run waits for its client)
     with the result, or :meth:`on_error` when the run fails (by default the
     error propagates). Cancellation is never turned into output: it
@@ -62,6 +64,11 @@ class RunConsumer(Generic[Out]):
 
     async def on_text(self, text: str) -> Sequence[Out]:
         """A piece of the answer's text."""
+        return _NOTHING
+
+    async def on_tool_call_delta(self, delta: ToolCallDelta) -> Sequence[Out]:
+        """A piece of a call the run will wait on the client for, as the model streams it
+        (the whole call is in ``result.pending`` at the end, streamed or not)."""
         return _NOTHING
 
     async def on_tool_started(self, call: ToolCallPart) -> Sequence[Out]:
@@ -130,6 +137,8 @@ class RunConsumer(Generic[Out]):
         return self.result
 
     async def _other(self, update: RunUpdate) -> Sequence[Out]:
+        if isinstance(update, ToolCallDelta):
+            return await self.on_tool_call_delta(update)
         if isinstance(update, ToolCallStarted):
             return await self.on_tool_started(update.call)
         if isinstance(update, ToolCallFinished):

@@ -26,6 +26,7 @@ from agenthost.agents.results import (
     RunResult,
     RunUpdate,
     TextDelta,
+    ToolCallDelta,
     ToolCallFinished,
     ToolCallStarted,
     Usage,
@@ -174,12 +175,18 @@ class ChatAgent(BaseAgent):
             response: ModelResponse | None = None
             if stream:
                 separated = not texts
+                client_calls: dict[int, int] = {}  # the model's index → the client's
                 async for event in self.model.stream(request):
                     if isinstance(event, TextDelta):
                         if not separated:
                             separated = True
                             yield TextDelta(STEP_SEPARATOR)
                         yield event
+                    elif isinstance(event, ToolCallDelta):
+                        # Only a client tool's call is the client's to see as it streams.
+                        if isinstance(tools.get(event.name), ClientTool):
+                            index = client_calls.setdefault(event.index, len(client_calls))
+                            yield replace(event, index=index)
                     else:
                         response = event
             else:

@@ -72,6 +72,26 @@ class ToolCallStarted:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolCallDelta:
+    """A piece of a tool call's arguments, as the model streams them.
+
+    From a model (a :data:`~agenthost.agents.models.ModelStreamEvent`): any
+    call of its answer, ``index`` its place there. In a run's updates: only a
+    call the run will end waiting on the client for (a client tool), ``index``
+    its place in :attr:`RunResult.pending`. ``id`` and ``name`` are repeated in
+    every piece; the pieces of ``arguments`` join into the call's arguments
+    (the final :class:`~agenthost.agents.ToolCallPart` is authoritative: a model
+    may settle an empty stream as ``{}``). Adapters that show a call only
+    whole ignore these.
+    """
+
+    index: int
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
 class ToolCallFinished:
     """One of the agent's own tools finished (or failed: ``result.is_error``)."""
 
@@ -98,7 +118,9 @@ class SubAgentUpdate:
     update: RunUpdate
 
 
-RunUpdate = TextDelta | ToolCallStarted | ToolCallFinished | SubAgentUpdate | RunFinished
+RunUpdate = (
+    TextDelta | ToolCallDelta | ToolCallStarted | ToolCallFinished | SubAgentUpdate | RunFinished
+)
 
 
 def tool_progress(update: RunUpdate) -> str | None:

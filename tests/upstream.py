@@ -9,6 +9,7 @@ answers by rule, so the ``openai`` provider is tested through the real SDK:
 - tools were offered and the last user text says "use NAME with JSON" (or
   ``tool_choice`` names NAME) → a call to NAME with those arguments (``{}``);
   "use A and B" → two calls at once; ``tool_choice: "none"`` → no call;
+  "TEXT; use ..." → TEXT, then the calls;
 - the model name is "broken" → 500;
 - the model name is "too-long" → 400 ``context_length_exceeded`` (param
   ``messages``), "busy" → 429 with ``retry-after: 7``, "no-quota" → 429
@@ -22,6 +23,9 @@ answers by rule, so the ``openai`` provider is tested through the real SDK:
 - "bad-sse" → a stream whose event is not JSON; "busy-briefly" → 429 with
   ``retry-after: 0``;
 - otherwise → "upstream says: <last user text>".
+
+Streamed, text comes word by word and a tool call as OpenAI sends it: id
+and name first, then its arguments in pieces of ``ARGUMENT_PIECE`` characters.
 """
 
 from __future__ import annotations
@@ -39,6 +43,9 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+
+ARGUMENT_PIECE = 4
+"""Characters per streamed piece of a tool call's arguments."""
 
 
 def free_port() -> int:
@@ -71,8 +78,11 @@ def _reply(body: dict[str, Any]) -> dict[str, Any]:
     if last["role"] == "tool":
         return {"content": f"The result is {last['content']}.", "tool_calls": None}
     text = last["content"] if isinstance(last["content"], str) else ""
+    preface, said, asked = text.partition("; use ")
+    if said:
+        text = f"use {asked}"
     if calls := _client_calls(body, text):
-        return {"content": None, "tool_calls": calls}
+        return {"content": preface if said else None, "tool_calls": calls}
     if body.get("tools") and text.startswith("calculate "):
         arguments = json.dumps({"expression": text.removeprefix("calculate ")})
         call = {
@@ -228,26 +238,16 @@ class FakeUpstream:
             yield chunk({"content": word + " "})
             await asyncio.sleep(0)
         for index, call in enumerate(reply["tool_calls"] or ()):
+            # As OpenAI streams a call: id and name with no arguments, then the
+            # arguments in pieces of a few characters.
+            head = {"index": index, "id": call["id"], "type": "function"}
+            function = {"name": call["function"]["name"], "arguments": ""}
+            yield chunk({"tool_calls": [{**head, "function": function}]})
             arguments = call["function"]["arguments"]
-            middle = len(arguments) // 2
-            yield chunk(
-                {
-                    "tool_calls": [
-                        {
-                            "index": index,
-                            "id": call["id"],
-                            "type": "function",
-                            "function": {
-                                "name": call["function"]["name"],
-                                "arguments": arguments[:middle],
-                            },
-                        }
-                    ]
-                }
-            )
-            yield chunk(
-                {"tool_calls": [{"index": index, "function": {"arguments": arguments[middle:]}}]}
-            )
+            for start in range(0, len(arguments), ARGUMENT_PIECE):
+                piece = arguments[start : start + ARGUMENT_PIECE]
+                yield chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+                await asyncio.sleep(0)
         yield chunk({}, finish)
         if (body.get("stream_options") or {}).get("include_usage"):
             usage = {

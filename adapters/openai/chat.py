@@ -15,6 +15,7 @@ from agenthost.adapters.openai.convert_chat import (
     check_supported,
     to_completion,
     to_run,
+    tool_call_delta,
     tool_call_deltas,
 )
 from agenthost.adapters.openai.errors import from_exception
@@ -28,7 +29,7 @@ from agenthost.adapters.openai.http import (
 from agenthost.adapters.openai.passthrough import chat_fields, upstream_params, with_upstream
 from agenthost.adapters.openai.schemas import ChatCompletionRequest
 from agenthost.adapters.runs import RunConsumer, first_update
-from agenthost.agents import Agent, RunResult
+from agenthost.agents import Agent, RunResult, ToolCallDelta
 
 DONE = b"data: [DONE]\n\n"
 
@@ -57,6 +58,7 @@ class _ChatChunks(RunConsumer[bytes]):
     def __init__(self, agent: str, chunks: ChunkFactory) -> None:
         super().__init__(agent)
         self.chunks = chunks
+        self.calls: dict[str, str] = {}  # the arguments streamed so far, by call id
 
     async def on_start(self) -> Sequence[bytes]:
         return (sse_event(self.chunks.chunk({"role": "assistant", "content": ""})),)
@@ -64,9 +66,17 @@ class _ChatChunks(RunConsumer[bytes]):
     async def on_text(self, text: str) -> Sequence[bytes]:
         return (sse_event(self.chunks.chunk({"content": text})),)
 
+    async def on_tool_call_delta(self, delta: ToolCallDelta) -> Sequence[bytes]:
+        sent = self.calls.get(delta.id)
+        if sent is not None and not delta.arguments:
+            return ()
+        self.calls[delta.id] = (sent or "") + delta.arguments
+        return (sse_event(self.chunks.chunk(tool_call_delta(delta, first=sent is None))),)
+
     async def on_finished(self, result: RunResult) -> Sequence[bytes]:
         chunks = self.chunks
-        events = [sse_event(chunks.chunk(delta)) for delta in tool_call_deltas(result.pending)]
+        deltas = tool_call_deltas(result.pending, self.calls)
+        events = [sse_event(chunks.chunk(delta)) for delta in deltas]
         events.append(sse_event(chunks.chunk({}, result.finish_reason)))
         if (usage := chunks.usage(result.usage)) is not None:
             events.append(sse_event(usage))

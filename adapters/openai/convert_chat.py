@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from agenthost.adapters.openai.checks import check_format, client_tool, refuse, tool_choice
@@ -17,6 +18,7 @@ from agenthost.agents import (
     RunOptions,
     RunResult,
     TextPart,
+    ToolCallDelta,
     ToolCallPart,
     ToolResultPart,
     Usage,
@@ -192,14 +194,31 @@ def to_assistant_message(result: RunResult) -> dict[str, Any]:
     return message
 
 
-def tool_call_deltas(pending: list[ToolCallPart]) -> list[dict[str, Any]]:
-    """The streamed fragments of the calls: id and name first, then the arguments."""
+def tool_call_deltas(
+    pending: list[ToolCallPart], streamed: Mapping[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """The fragments of the calls still to send at the run's end: a call not streamed
+    goes whole (id and name first, then the arguments); of a call streamed already (its
+    arguments so far in ``streamed``, by id) only what the final call adds, if anything."""
     deltas: list[dict[str, Any]] = []
     for index, call in enumerate(pending):
-        head = {"index": index, "id": call.id, "type": "function"}
-        deltas.append({"tool_calls": [{**head, "function": {"name": call.name, "arguments": ""}}]})
-        deltas.append({"tool_calls": [{"index": index, "function": {"arguments": call.arguments}}]})
+        sent = streamed.get(call.id) if streamed else None
+        if sent is None:
+            deltas.append(tool_call_delta(ToolCallDelta(index, call.id, call.name, ""), first=True))
+            deltas.append(tool_call_delta(ToolCallDelta(index, call.id, call.name, call.arguments)))
+        elif len(call.arguments) > len(sent) and call.arguments.startswith(sent):
+            rest = call.arguments[len(sent) :]  # an empty stream settled as "{}"
+            deltas.append(tool_call_delta(ToolCallDelta(index, call.id, call.name, rest)))
     return deltas
+
+
+def tool_call_delta(delta: ToolCallDelta, *, first: bool = False) -> dict[str, Any]:
+    """One streamed fragment of a call: the ``first`` has the id, type and name."""
+    if first:
+        head = {"index": delta.index, "id": delta.id, "type": "function"}
+        function = {"name": delta.name, "arguments": delta.arguments}
+        return {"tool_calls": [{**head, "function": function}]}
+    return {"tool_calls": [{"index": delta.index, "function": {"arguments": delta.arguments}}]}
 
 
 class ChunkFactory:

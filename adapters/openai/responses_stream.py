@@ -2,9 +2,11 @@
 
 Each event has an ``event:`` line naming its type and a ``data:`` line with
 the event object (``sequence_number`` counts from 0). Text streams as it is
-made; calls of client tools arrive with the run's end and are sent as
-``function_call`` items in the standard fragments (added, arguments delta,
-arguments done, done).
+made; a call of a client tool is a ``function_call`` item in the standard
+fragments (added, arguments deltas, arguments done, done), its arguments
+streamed as the model streams them (whole at the end when the model does
+not stream them). Items take their ``output_index`` in the order they open,
+and the completed response lists them in that order.
 
 The agent's own tool calls and its sub-agents' steps (handoffs, pipeline and
 workflow steps) have no place in OpenAI's events; they are sent as SSE
@@ -21,12 +23,13 @@ import orjson
 
 from agenthost.adapters.openai.errors import OpenAIError, from_exception
 from agenthost.adapters.openai.http import sse_event
-from agenthost.adapters.openai.items import Item, message_item
+from agenthost.adapters.openai.items import Item, function_call_item, message_item
 from agenthost.adapters.runs import RunConsumer
 from agenthost.agents import (
     RunResult,
     RunUpdate,
     SubAgentUpdate,
+    ToolCallDelta,
     ToolCallFinished,
     ToolCallPart,
     ToolCallStarted,
@@ -59,12 +62,16 @@ class ResponseEvents(RunConsumer[bytes]):
         self.where = {"item_id": turn.message_id, "output_index": 0, "content_index": 0}
         self.opened = False
         self.worker: tuple[str, ...] = ()
+        self.items: list[str] = []  # the items opened, in order: the message's id, call ids
+        self.calls: dict[str, tuple[str, str]] = {}  # call id → (item id, arguments sent)
 
     def _open_message(self) -> list[bytes]:
         self.opened = True
+        index = self.where["output_index"] = len(self.items)
+        self.items.append(self.turn.message_id)
         item = message_item(self.turn.message_id, None, status="in_progress")
         return [
-            self.event("response.output_item.added", output_index=0, item=item),
+            self.event("response.output_item.added", output_index=index, item=item),
             self.event("response.content_part.added", **self.where, part=_text("")),
         ]
 
@@ -79,6 +86,29 @@ class ResponseEvents(RunConsumer[bytes]):
         opening = () if self.opened else self._open_message()
         delta = self.event("response.output_text.delta", **self.where, delta=text, logprobs=[])
         return (*opening, delta) if opening else (delta,)
+
+    async def on_tool_call_delta(self, delta: ToolCallDelta) -> Sequence[bytes]:
+        events: list[bytes] = []
+        if delta.id not in self.calls:
+            call = ToolCallPart(id=delta.id, name=delta.name, arguments="")
+            item = function_call_item(call, id=f"fc_{self.turn.hex}_{delta.index}")
+            self.calls[delta.id] = (item["id"], "")
+            self.items.append(delta.id)
+            events.append(
+                self.event(
+                    "response.output_item.added",
+                    output_index=len(self.items) - 1,
+                    item={**item, "status": "in_progress"},
+                )
+            )
+        item_id, sent = self.calls[delta.id]
+        if delta.arguments:
+            self.calls[delta.id] = (item_id, sent + delta.arguments)
+            where = {"item_id": item_id, "output_index": self.items.index(delta.id)}
+            events.append(
+                self.event("response.function_call_arguments.delta", **where, delta=delta.arguments)
+            )
+        return events
 
     async def on_tool_started(self, call: ToolCallPart) -> Sequence[bytes]:
         return (progress_comment(_started(call)),)
@@ -105,9 +135,10 @@ class ResponseEvents(RunConsumer[bytes]):
     async def on_finished(self, result: RunResult) -> Sequence[bytes]:
         event, where = self.event, self.where
         response = self.turn.completed(result)
+        output: list[Item] = self._in_stream_order(response["output"])
+        response["output"] = output
         await self.turn.save(response)
         events: list[bytes] = []
-        output: list[Item] = response["output"]
         for index, item in enumerate(output):
             if item["type"] == "message":
                 if not self.opened:
@@ -115,11 +146,27 @@ class ResponseEvents(RunConsumer[bytes]):
                 text = result.output
                 events.append(event("response.output_text.done", **where, text=text, logprobs=[]))
                 events.append(event("response.content_part.done", **where, part=_text(text)))
+            elif item["call_id"] in self.calls:
+                events += _streamed_call_done(event, index, item, self.calls[item["call_id"]][1])
             else:
                 events += _function_call(event, index, item)
             events.append(event("response.output_item.done", output_index=index, item=item))
         events.append(event(f"response.{response['status']}", response=response))
         return events
+
+    def _in_stream_order(self, output: list[Item]) -> list[Item]:
+        """The items in the order they were opened (those never opened after them);
+        a streamed call keeps the item id it was streamed with."""
+        for item in output:
+            if item["type"] == "function_call" and item["call_id"] in self.calls:
+                item["id"] = self.calls[item["call_id"]][0]
+
+        def opened_at(pair: tuple[int, Item]) -> int:
+            index, item = pair
+            key = item["id"] if item["type"] == "message" else item.get("call_id")
+            return self.items.index(key) if key in self.items else len(self.items) + index
+
+        return [item for _, item in sorted(enumerate(output), key=opened_at)]
 
     async def on_error(self, exc: Exception) -> Sequence[bytes]:
         error = from_exception(exc)
@@ -171,6 +218,21 @@ def _function_call(event: _Events, index: int, item: Item) -> list[bytes]:
             arguments=item["arguments"],
         ),
     ]
+
+
+def _streamed_call_done(event: _Events, index: int, item: Item, sent: str) -> list[bytes]:
+    """The end of a call whose arguments were streamed (``sent``): what the final
+    call adds (an empty stream settled as ``{}``), then its arguments done."""
+    where = {"item_id": item["id"], "output_index": index}
+    arguments = item["arguments"]
+    events = []
+    if len(arguments) > len(sent) and arguments.startswith(sent):
+        rest = arguments[len(sent) :]
+        events.append(event("response.function_call_arguments.delta", **where, delta=rest))
+    done = event(
+        "response.function_call_arguments.done", **where, name=item["name"], arguments=arguments
+    )
+    return [*events, done]
 
 
 def _text(text: str) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from typing import Any, Protocol, runtime_checkable
 from agenthost.agents.errors import UserError
 from agenthost.agents.messages import FilePart, Message
 from agenthost.agents.options import ModelSettings
-from agenthost.agents.results import FinishReason, TextDelta, Usage
+from agenthost.agents.results import FinishReason, TextDelta, ToolCallDelta, Usage
 from agenthost.agents.tools.base import ToolDefinition
 
 
@@ -32,12 +32,13 @@ class ModelResponse:
     finish_reason: FinishReason = "stop"
 
 
-ModelStreamEvent = TextDelta | ModelResponse
+ModelStreamEvent = TextDelta | ToolCallDelta | ModelResponse
 
 
 @runtime_checkable
 class ChatModel(Protocol):
-    """A chat model. ``stream`` yields text deltas and ends with the full response."""
+    """A chat model. ``stream`` yields text deltas (and, if it can, pieces of its tool
+    calls' arguments) and ends with the full response."""
 
     name: str
     supports_response_format: bool

@@ -228,6 +228,9 @@ class OpenAIModel(BaseChatModel):
                     ) from exc
                 if text:
                     yield TextDelta(text)
+                if accumulator.call_deltas:
+                    for delta in accumulator.take_call_deltas():
+                        yield delta
         yield accumulator.response()
 
 

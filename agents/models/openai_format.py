@@ -23,7 +23,7 @@ from agenthost.agents.messages import (
 )
 from agenthost.agents.models.base import ModelResponse
 from agenthost.agents.options import ModelSettings
-from agenthost.agents.results import FinishReason, Usage
+from agenthost.agents.results import FinishReason, ToolCallDelta, Usage
 from agenthost.agents.tools.base import ToolDefinition
 
 _FINISH: dict[str, FinishReason] = {"length": "length", "content_filter": "content_filter"}
@@ -163,14 +163,18 @@ class ChatStreamAccumulator:
     """Folds streamed Chat Completions chunks (as dicts) into one response.
 
     ``add`` returns the chunk's text, if any, for the caller to stream on;
-    tool call fragments are joined by ``index``.
+    tool call fragments are joined by ``index``, and each new piece of a
+    call's arguments waits in ``call_deltas`` (see :meth:`take_call_deltas`)
+    once the call's name is known.
     """
 
     def __init__(self) -> None:
         self._text: list[str] = []
         self._calls: dict[int, dict[str, str]] = {}
+        self._relayed: dict[int, int] = {}  # characters of arguments passed on, per call
         self._usage = Usage(requests=1)
         self._finish: str | None = None
+        self.call_deltas: list[ToolCallDelta] = []
 
     def add(self, chunk: Mapping[str, Any]) -> str | None:
         if chunk.get("usage"):
@@ -182,14 +186,28 @@ class ChatStreamAccumulator:
             if content := delta.get("content"):
                 self._text.append(content)
             for fragment in delta.get("tool_calls") or ():
-                call = self._calls.setdefault(
-                    fragment.get("index") or 0, {"id": "", "name": "", "arguments": ""}
-                )
-                function = fragment.get("function") or {}
-                call["id"] = fragment.get("id") or call["id"]
-                call["name"] = function.get("name") or call["name"]
-                call["arguments"] += function.get("arguments") or ""
+                self._add_call(fragment)
         return content
+
+    def _add_call(self, fragment: Mapping[str, Any]) -> None:
+        index = fragment.get("index") or 0
+        call = self._calls.setdefault(index, {"id": "", "name": "", "arguments": ""})
+        function = fragment.get("function") or {}
+        call["id"] = fragment.get("id") or call["id"]
+        call["name"] = function.get("name") or call["name"]
+        call["arguments"] += function.get("arguments") or ""
+        relayed = self._relayed.get(index)
+        # Pieces are passed on once the name is known (who is called decides who runs it).
+        if call["name"] and (relayed is None or relayed < len(call["arguments"])):
+            piece = call["arguments"][relayed or 0 :]
+            self._relayed[index] = len(call["arguments"])
+            id = call["id"] or f"call_{index}"
+            self.call_deltas.append(ToolCallDelta(index, id, call["name"], piece))
+
+    def take_call_deltas(self) -> list[ToolCallDelta]:
+        """The pieces of tool calls added since the last take."""
+        deltas, self.call_deltas = self.call_deltas, []
+        return deltas
 
     def response(self) -> ModelResponse:
         parts: list[Part] = [TextPart(text="".join(self._text))] if self._text else []

@@ -8,14 +8,18 @@ import pytest
 
 from agenthost.agents import (
     ChatAgent,
+    ClientTool,
     ModelBusy,
     ModelError,
     ModelSettings,
+    RunOptions,
     TextDelta,
+    ToolCallDelta,
     ToolCallFinished,
     UserError,
 )
 from agenthost.agents.models.openai import OpenAIModel
+from agenthost.agents.models.openai_format import ChatStreamAccumulator
 from agenthost.agents.tools import calculator
 from tests.upstream import FakeUpstream
 
@@ -166,3 +170,45 @@ async def test_tool_choice_goes_upstream_only_with_tools(
     with pytest.raises(UserError, match="needs tools") as refused:
         await agent_on(url, model_settings=ModelSettings(tool_choice="required")).run("hi")
     assert refused.value.param == "tool_choice"
+
+
+async def test_a_streamed_call_comes_in_pieces_but_only_a_client_tools(
+    agent_on: Callable[..., ChatAgent], upstream: tuple[FakeUpstream, str]
+) -> None:
+    _, url = upstream
+    weather = ClientTool(name="get_weather", description="", parameters={"type": "object"})
+    agent = agent_on(url, tools=(calculator,))
+    options = RunOptions(tools=(weather,))
+    asked = 'use get_weather with {"city": "Paris"}'
+    updates = [u async for u in agent.run_stream(asked, options=options)]
+    deltas = [u for u in updates if isinstance(u, ToolCallDelta)]
+    assert {(d.index, d.id, d.name) for d in deltas} == {(0, "call_up_1", "get_weather")}
+    assert len(deltas) > 3 and deltas[0].arguments == ""
+    (pending,) = updates[-1].result.pending  # type: ignore[union-attr]
+    assert "".join(d.arguments for d in deltas) == pending.arguments == '{"city": "Paris"}'
+    # The agent's own calculator is the agent's business: its pieces stay inside.
+    own = [u async for u in agent.run_stream("calculate 6*7", options=options)]
+    assert not [u for u in own if isinstance(u, ToolCallDelta)]
+
+
+def test_the_accumulator_holds_pieces_until_the_name_and_settles_an_empty_call() -> None:
+    accumulator = ChatStreamAccumulator()
+
+    def fragment(**call: Any) -> dict[str, Any]:
+        return {"choices": [{"delta": {"tool_calls": [{"index": 1, **call}]}}]}
+
+    accumulator.add(fragment(function={"arguments": '{"a"'}))
+    assert accumulator.take_call_deltas() == []  # whose call it is is not known yet
+    accumulator.add(fragment(function={"name": "f", "arguments": ": 1}"}))
+    accumulator.add(fragment(function={"arguments": ""}))
+    assert accumulator.take_call_deltas() == [ToolCallDelta(1, "call_1", "f", '{"a": 1}')]
+    accumulator.add(
+        {
+            "choices": [
+                {"delta": {"tool_calls": [{"index": 2, "id": "c2", "function": {"name": "g"}}]}}
+            ]
+        }
+    )
+    assert accumulator.take_call_deltas() == [ToolCallDelta(2, "c2", "g", "")]
+    calls = accumulator.response().message.tool_calls
+    assert [(c.id, c.arguments) for c in calls] == [("call_1", '{"a": 1}'), ("c2", "{}")]

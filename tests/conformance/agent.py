@@ -115,3 +115,4 @@ class ConformanceAgent(BaseAgent):
 
 
 agent = ConformanceAgent()
+message_agent = ConformanceAgent("tck-message")

@@ -56,3 +56,18 @@ async def test_questions_and_refusals_become_task_states(client: Client) -> None
     done = await run(client, "tck-stream-002-1")
     assert done["status"]["state"] == TaskState.Name(TaskState.TASK_STATE_COMPLETED)  # type: ignore[index]
     assert "artifacts" not in done
+
+
+async def test_the_message_agent_answers_the_message_scenario_with_a_message() -> None:
+    _, agents = load_agents(CONFIG)
+    async with in_process(agents, a2a_settings(a2a_grpc_port=0)) as http:
+        url = "http://localhost/a2a/tck-message"
+        client = await sdk_client(url, "JSONRPC", http=http, streaming=False)
+        (event,) = await collect(client, user_message("hi", message_id="tck-message-response-1"))
+        asked = final_task(
+            await collect(client, user_message("hi", message_id="tck-input-required-2"))
+        )
+    assert event.HasField("message"), event
+    assert [p.text for p in event.message.parts] == ["Direct message response"]
+    # A question still needs a task to be answered in.
+    assert asked.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
