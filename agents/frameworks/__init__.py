@@ -60,3 +60,12 @@ def register_adk(registry: TypeRegistry) -> None:
     from agenthost.agents.frameworks.adk import register
 
     register(registry)
+
+
+def register_crewai(registry: TypeRegistry) -> None:
+    """Serve CrewAI's ``Crew`` and ``Agent``, when CrewAI is installed (no extra: see crewai.py)."""
+    if importlib.util.find_spec("crewai") is None:
+        return
+    from agenthost.agents.frameworks.crewai import register
+
+    register(registry)
