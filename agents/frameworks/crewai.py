@@ -2,12 +2,14 @@
 
 - An ``Agent`` runs with ``Agent.kickoff_async(messages)``: the whole
   conversation goes in as chat messages, so history continues per
-  agenthost session; its run is native asyncio, so a cancel reaches it.
+  agenthost session.
 - A ``Crew`` runs with ``Crew.kickoff_async(inputs)`` on a copy of the crew
   (CrewAI keeps task outputs on the object): its tasks read the user's
   message as ``{message}`` and the earlier conversation as ``{history}``.
-  CrewAI runs a crew in a worker thread: a cancel ends agenthost's run, but
-  the crew's thread goes on until its current model call returns.
+
+A cancel ends agenthost's run at once, but not CrewAI's model call, which
+runs on to its end (a streamed upstream reply is read to the last chunk;
+a crew runs in CrewAI's worker thread).
 
 The answer is the final output (``raw``), sent as one text delta when the
 run ends: no token streaming yet. Usage comes from ``usage_metrics``.
