@@ -49,3 +49,23 @@ def register_openai_agents(registry: TypeRegistry) -> None:
     from agenthost.agents.frameworks.openai_agents import register
 
     register(registry)
+
+
+def register_adk(registry: TypeRegistry) -> None:
+    """Serve Google ADK agents (``google.adk.agents.BaseAgent``), with the ``adk`` extra."""
+    try:
+        importlib.metadata.version("google-adk")
+    except importlib.metadata.PackageNotFoundError:
+        return
+    from agenthost.agents.frameworks.adk import register
+
+    register(registry)
+
+
+def register_crewai(registry: TypeRegistry) -> None:
+    """Serve CrewAI's ``Crew`` and ``Agent``, when CrewAI is installed (no extra: see crewai.py)."""
+    if importlib.util.find_spec("crewai") is None:
+        return
+    from agenthost.agents.frameworks.crewai import register
+
+    register(registry)

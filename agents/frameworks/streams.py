@@ -49,3 +49,30 @@ async def stream_in_task(
             task.cancel()
             with suppress(asyncio.CancelledError):
                 await task
+
+
+U = TypeVar("U")
+
+
+async def items_in_task(
+    produce: Callable[[Callable[[U], None]], Awaitable[T]],
+) -> AsyncGenerator[U | Finished[T], None]:
+    """:func:`stream_in_task` for any items (run updates, not only text)."""
+    items: asyncio.Queue[tuple[U] | None] = asyncio.Queue()
+
+    async def run() -> T:
+        try:
+            return await produce(lambda item: items.put_nowait((item,)))
+        finally:
+            items.put_nowait(None)
+
+    task = asyncio.ensure_future(run())
+    try:
+        while (boxed := await items.get()) is not None:
+            yield boxed[0]
+        yield Finished(await task)
+    finally:
+        if not task.done():
+            task.cancel()
+            with suppress(asyncio.CancelledError):
+                await task

@@ -23,6 +23,8 @@ KEYLESS = sorted(
 
 @pytest.mark.parametrize("name", sorted(p.name for p in EXAMPLES.glob("*.yaml")))
 def test_agenthost_check_accepts_the_example(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    if name == "crewai.yaml":  # CrewAI lives in an environment of its own (openai<3, mcp<2)
+        pytest.importorskip("crewai")
     assert main(["check", "--config", str(EXAMPLES / name)]) == 0
     assert capsys.readouterr().out.strip().endswith("agents OK")
 

@@ -1,0 +1,87 @@
+"""``agenthost serve`` of framework agents on the test upstream, and the checks every
+framework's served test makes: Chat Completions streamed (a tool call shown),
+A2A two turns in one context, MCP, and a cancel that closes the upstream stream."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import openai
+
+from tests.commands import serve_command
+from tests.upstream import FakeUpstream, free_port
+
+
+@contextmanager
+def serving(config: Path, upstream: str, adapters: str) -> Iterator[str]:
+    """``agenthost serve`` of ``config``, its models on ``upstream``; yields its URL."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTHOST_")}
+    env.update(
+        AGENTHOST_ADAPTERS=adapters,
+        AGENTHOST_ACCESS_LOG="false",
+        OPENAI_BASE_URL=upstream,
+        OPENAI_API_KEY="test-key-for-the-fake",
+        LITELLM_LOCAL_MODEL_COST_MAP="True",
+        LITELLM_LOG="ERROR",
+        CREWAI_DISABLE_TELEMETRY="true",
+        OTEL_SDK_DISABLED="true",
+    )
+    url = f"http://127.0.0.1:{port}"
+    argv = serve_command(config, port)
+    with subprocess.Popen(argv, env=env, stderr=subprocess.PIPE, text=True) as process:
+        try:
+            deadline = time.monotonic() + 240  # framework imports are slow on a loaded machine
+            while True:
+                try:
+                    if httpx.get(f"{url}/readyz").status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                assert process.poll() is None, process.stderr.read() if process.stderr else ""
+                assert time.monotonic() < deadline, "agenthost serve did not get ready"
+                time.sleep(0.2)
+            yield url
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+
+
+def chat(url: str) -> openai.AsyncOpenAI:
+    return openai.AsyncOpenAI(base_url=f"{url}/v1", api_key="unused", timeout=120)
+
+
+async def streamed_chat(url: str, model: str, prompt: str) -> tuple[str, int]:
+    """The text of a streamed chat completion, and how many chunks carried it."""
+    async with chat(url) as client:
+        messages = [{"role": "user", "content": prompt}]
+        stream = await client.chat.completions.create(model=model, messages=messages, stream=True)
+        texts = [c.choices[0].delta.content async for c in stream if c.choices]
+    said = [t for t in texts if t]
+    return "".join(said), len(said)
+
+
+async def cancel_mid_stream(url: str, model: str, fake: FakeUpstream) -> None:
+    """Leave a streamed chat completion after a few chunks: the upstream stream must close."""
+    before = fake.abandoned
+    async with chat(url) as client:
+        messages = [{"role": "user", "content": "take your time"}]
+        stream = await client.chat.completions.create(model=model, messages=messages, stream=True)
+        chunks = 0
+        async for chunk in stream:
+            chunks += bool(chunk.choices and chunk.choices[0].delta.content)
+            if chunks == 3:
+                break
+        await stream.close()
+    for _ in range(600):  # up to 30 s on a loaded machine
+        if fake.abandoned > before:
+            break
+        await asyncio.sleep(0.05)
+    assert fake.abandoned == before + 1, "the upstream stream was not closed"
