@@ -49,3 +49,21 @@ def register_openai_agents(registry: TypeRegistry) -> None:
     from agenthost.agents.frameworks.openai_agents import register
 
     register(registry)
+
+
+def register_beeai(registry: TypeRegistry) -> None:
+    """Serve BeeAI Framework agents (``BaseAgent``), when the ``beeai`` extra is installed."""
+    if importlib.util.find_spec("beeai_framework") is None:
+        return
+    from agenthost.agents.frameworks.beeai import register
+
+    register(registry)
+
+
+def register_agent_framework(registry: TypeRegistry) -> None:
+    """Serve Microsoft Agent Framework agents, when the ``agent-framework`` extra is installed."""
+    if importlib.util.find_spec("agent_framework") is None:
+        return
+    from agenthost.agents.frameworks.agent_framework import register
+
+    register(registry)

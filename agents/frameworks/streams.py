@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
+U = TypeVar("U")
 Emit = Callable[[str], None]
 
 
@@ -28,10 +29,10 @@ class Finished(Generic[T]):
 
 
 async def stream_in_task(
-    produce: Callable[[Emit], Awaitable[T]],
-) -> AsyncGenerator[str | Finished[T], None]:
-    """Yield the text ``produce(emit)`` emits as it comes, then :class:`Finished`."""
-    chunks: asyncio.Queue[str | None] = asyncio.Queue()
+    produce: Callable[[Callable[[U], None]], Awaitable[T]],
+) -> AsyncGenerator[U | Finished[T], None]:
+    """Yield what ``produce(emit)`` emits (text, updates) as it comes, then :class:`Finished`."""
+    chunks: asyncio.Queue[U | None] = asyncio.Queue()
 
     async def run() -> T:
         try:
