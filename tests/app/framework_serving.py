@@ -43,7 +43,7 @@ def serving(config: Path, upstream: str) -> Iterator[str]:
     argv = serve_command(config, port)
     with subprocess.Popen(argv, env=env, stderr=subprocess.PIPE, text=True) as process:
         try:
-            deadline = time.monotonic() + 180  # imports take long on a loaded 2-core machine
+            deadline = time.monotonic() + 300  # the frameworks import slowly on a loaded machine
             while True:
                 try:
                     if httpx.get(f"{url}/readyz").status_code == 200:
