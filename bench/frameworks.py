@@ -50,9 +50,9 @@ class Case:
 
 
 def _beeai(url: str) -> Any:
+    os.environ["OPENAI_BASE_URL"], os.environ["OPENAI_API_KEY"] = url, "bench-key"
     from tests.app.framework_agents import _beeai
 
-    os.environ["OPENAI_BASE_URL"], os.environ["OPENAI_API_KEY"] = url, "bench-key"
     return _beeai("any")
 
 
@@ -63,9 +63,9 @@ async def _beeai_direct(agent: Any, prompt: str) -> str:
 
 
 def _agent_framework(url: str) -> Any:
+    os.environ["OPENAI_BASE_URL"], os.environ["OPENAI_API_KEY"] = url, "bench-key"
     from tests.app.framework_agents import _agent_framework
 
-    os.environ["OPENAI_BASE_URL"], os.environ["OPENAI_API_KEY"] = url, "bench-key"
     return _agent_framework("any")
 
 
