@@ -73,11 +73,18 @@ def _client_calls(body: dict[str, Any], text: str) -> list[dict[str, Any]]:
     return []
 
 
+def _text_of(content: Any) -> str:
+    """A message's text, its content a string or a list of parts (as LiteLLM sends it)."""
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return content if isinstance(content, str) else ""
+
+
 def _reply(body: dict[str, Any]) -> dict[str, Any]:
     last = body["messages"][-1]
     if last["role"] == "tool":
-        return {"content": f"The result is {last['content']}.", "tool_calls": None}
-    text = last["content"] if isinstance(last["content"], str) else ""
+        return {"content": f"The result is {_text_of(last['content'])}.", "tool_calls": None}
+    text = _text_of(last["content"])
     preface, said, asked = text.partition("; use ")
     if said:
         text = f"use {asked}"
@@ -152,6 +159,7 @@ class FakeUpstream:
         self.keys: list[str | None] = []  # the Authorization header of each request
         self.traceparents: list[str | None] = []  # the W3C traceparent header of each
         self.abandoned = 0
+        self.slow_started = 0  # "slow" streams whose first word was sent
         self.app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])
 
     async def _chat(self, request: Request) -> Response:
@@ -200,8 +208,9 @@ class FakeUpstream:
         head = {"id": "chatcmpl-slow", "created": 1, "model": body["model"]}
         finished = False
         try:
-            for _ in range(200):
+            for index in range(200):
                 yield _chunk(head, {"content": "word "})
+                self.slow_started += index == 0
                 await asyncio.sleep(0.05)
             yield b"data: [DONE]\n\n"
             finished = True

@@ -69,3 +69,21 @@ def register_crewai(registry: TypeRegistry) -> None:
     from agenthost.agents.frameworks.crewai import register
 
     register(registry)
+
+
+def register_beeai(registry: TypeRegistry) -> None:
+    """Serve BeeAI Framework agents (``BaseAgent``), when the ``beeai`` extra is installed."""
+    if importlib.util.find_spec("beeai_framework") is None:
+        return
+    from agenthost.agents.frameworks.beeai import register
+
+    register(registry)
+
+
+def register_agent_framework(registry: TypeRegistry) -> None:
+    """Serve Microsoft Agent Framework agents, when the ``agent-framework`` extra is installed."""
+    if importlib.util.find_spec("agent_framework") is None:
+        return
+    from agenthost.agents.frameworks.agent_framework import register
+
+    register(registry)

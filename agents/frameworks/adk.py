@@ -51,7 +51,7 @@ import orjson
 from agenthost.agents.agent import BaseAgent
 from agenthost.agents.errors import UserError
 from agenthost.agents.frameworks import TypeRegistry
-from agenthost.agents.frameworks.streams import Finished, items_in_task
+from agenthost.agents.frameworks.streams import Finished, stream_in_task
 from agenthost.agents.messages import Message, Part, TextPart, ToolCallPart, ToolResultPart
 from agenthost.agents.options import RunOptions
 from agenthost.agents.results import (
@@ -119,7 +119,7 @@ class ADKAgent(BaseAgent):
         instructions = SEPARATOR.join([*system, options.instructions or ""]).strip()
         run = partial(self._invoke, earlier, input[-1], instructions or None, stream)
         produced: tuple[list[Message], Usage] = ([], Usage())
-        async for item in items_in_task(run):
+        async for item in stream_in_task(run):
             if isinstance(item, Finished):
                 produced = item.value
             else:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
+U = TypeVar("U")
 Emit = Callable[[str], None]
 
 
@@ -28,10 +29,10 @@ class Finished(Generic[T]):
 
 
 async def stream_in_task(
-    produce: Callable[[Emit], Awaitable[T]],
-) -> AsyncGenerator[str | Finished[T], None]:
-    """Yield the text ``produce(emit)`` emits as it comes, then :class:`Finished`."""
-    chunks: asyncio.Queue[str | None] = asyncio.Queue()
+    produce: Callable[[Callable[[U], None]], Awaitable[T]],
+) -> AsyncGenerator[U | Finished[T], None]:
+    """Yield what ``produce(emit)`` emits (text, updates) as it comes, then :class:`Finished`."""
+    chunks: asyncio.Queue[U | None] = asyncio.Queue()
 
     async def run() -> T:
         try:
@@ -43,33 +44,6 @@ async def stream_in_task(
     try:
         while (chunk := await chunks.get()) is not None:
             yield chunk
-        yield Finished(await task)
-    finally:
-        if not task.done():
-            task.cancel()
-            with suppress(asyncio.CancelledError):
-                await task
-
-
-U = TypeVar("U")
-
-
-async def items_in_task(
-    produce: Callable[[Callable[[U], None]], Awaitable[T]],
-) -> AsyncGenerator[U | Finished[T], None]:
-    """:func:`stream_in_task` for any items (run updates, not only text)."""
-    items: asyncio.Queue[tuple[U] | None] = asyncio.Queue()
-
-    async def run() -> T:
-        try:
-            return await produce(lambda item: items.put_nowait((item,)))
-        finally:
-            items.put_nowait(None)
-
-    task = asyncio.ensure_future(run())
-    try:
-        while (boxed := await items.get()) is not None:
-            yield boxed[0]
         yield Finished(await task)
     finally:
         if not task.done():

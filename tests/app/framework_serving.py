@@ -4,7 +4,6 @@ A2A two turns in one context, MCP, and a cancel that closes the upstream stream.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 import time
@@ -12,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import anyio
 import httpx
 import openai
 
@@ -20,7 +20,7 @@ from tests.upstream import FakeUpstream, free_port
 
 
 @contextmanager
-def serving(config: Path, upstream: str, adapters: str) -> Iterator[str]:
+def serving(config: Path, upstream: str, adapters: str = "openai,a2a,mcp") -> Iterator[str]:
     """``agenthost serve`` of ``config``, its models on ``upstream``; yields its URL."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTHOST_")}
@@ -33,12 +33,13 @@ def serving(config: Path, upstream: str, adapters: str) -> Iterator[str]:
         LITELLM_LOG="ERROR",
         CREWAI_DISABLE_TELEMETRY="true",
         OTEL_SDK_DISABLED="true",
+        OPENAI_AGENTS_DISABLE_TRACING="1",
     )
     url = f"http://127.0.0.1:{port}"
     argv = serve_command(config, port)
     with subprocess.Popen(argv, env=env, stderr=subprocess.PIPE, text=True) as process:
         try:
-            deadline = time.monotonic() + 240  # framework imports are slow on a loaded machine
+            deadline = time.monotonic() + 300  # framework imports are slow on a loaded machine
             while True:
                 try:
                     if httpx.get(f"{url}/readyz").status_code == 200:
@@ -68,20 +69,28 @@ async def streamed_chat(url: str, model: str, prompt: str) -> tuple[str, int]:
     return "".join(said), len(said)
 
 
-async def cancel_mid_stream(url: str, model: str, fake: FakeUpstream) -> None:
-    """Leave a streamed chat completion after a few chunks: the upstream stream must close."""
-    before = fake.abandoned
-    async with chat(url) as client:
-        messages = [{"role": "user", "content": "take your time"}]
-        stream = await client.chat.completions.create(model=model, messages=messages, stream=True)
-        chunks = 0
-        async for chunk in stream:
-            chunks += bool(chunk.choices and chunk.choices[0].delta.content)
-            if chunks == 3:
-                break
-        await stream.close()
-    for _ in range(600):  # up to 30 s on a loaded machine
-        if fake.abandoned > before:
-            break
-        await asyncio.sleep(0.05)
-    assert fake.abandoned == before + 1, "the upstream stream was not closed"
+async def cancel_mid_stream(url: str, agent: str, fake: FakeUpstream) -> None:
+    """Leave a streamed chat completion once the model streams; the upstream stream closes.
+
+    The client leaves whether or not the answer has begun: an agent that gives
+    its answer whole sends nothing (not even the headers) before it ends.
+    """
+    before, started = fake.abandoned, fake.slow_started
+    body = {"model": agent, "messages": [{"role": "user", "content": "go on"}], "stream": True}
+    async with httpx.AsyncClient(base_url=url, timeout=60) as http:
+
+        async def read() -> None:
+            async with http.stream("POST", "/v1/chat/completions", json=body) as response:
+                async for _ in response.aiter_bytes():
+                    pass
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(read)
+            with anyio.fail_after(60):
+                while fake.slow_started == started:  # noqa: ASYNC110 (set in the fake's thread)
+                    await anyio.sleep(0.02)
+            tasks.cancel_scope.cancel()  # the client leaves
+    # The server's run must close the model's stream.
+    with anyio.fail_after(60):
+        while fake.abandoned == before:  # noqa: ASYNC110 (set in the fake's thread)
+            await anyio.sleep(0.05)
