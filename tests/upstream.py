@@ -249,9 +249,9 @@ class FakeUpstream:
         for index, call in enumerate(reply["tool_calls"] or ()):
             # As OpenAI streams a call: id and name with no arguments, then the
             # arguments in pieces of a few characters.
-            head = {"index": index, "id": call["id"], "type": "function"}
+            opening = {"index": index, "id": call["id"], "type": "function"}
             function = {"name": call["function"]["name"], "arguments": ""}
-            yield chunk({"tool_calls": [{**head, "function": function}]})
+            yield chunk({"tool_calls": [{**opening, "function": function}]})
             arguments = call["function"]["arguments"]
             for start in range(0, len(arguments), ARGUMENT_PIECE):
                 piece = arguments[start : start + ARGUMENT_PIECE]
