@@ -75,6 +75,8 @@ class AdapterContext:
     protocols: Mapping[str, Sequence[str]] = field(default_factory=dict)
     message_replies: frozenset[str] = frozenset()
     """Agents whose A2A answers are direct Messages when the run needs no task."""
+    mcp: Mapping[str, Any] = field(default_factory=dict)
+    """The config's MCP declarations (typed tool inputs, resources, prompts), as JSON."""
 
     def may_use(self, principal: str, agent: str) -> bool:
         allowed = self.allow.get(agent)

@@ -122,6 +122,7 @@ class Host:
                 for name in self.registry
             },
             message_replies=frozenset(self.registry.message_replies),
+            mcp=self.registry.mcp,
         )
 
     def adapter(self, protocol: str) -> Adapter:

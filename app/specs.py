@@ -17,6 +17,7 @@ from agenthost.app.compose_specs import (
     UnconstrainedSpec,
     WorkflowStepSpec,
 )
+from agenthost.app.mcp_specs import MCPAgentField, MCPAgentSpec, MCPConfigField, MCPConfigSpec
 from agenthost.app.protocols import ProtocolName
 from agenthost.app.tool_specs import (
     MCPServerName,
@@ -138,6 +139,7 @@ class ChatAgentSpec(_Spec):
     expose: list[ProtocolName] | None = Expose
     skills: list[SkillSpec] | None = Skills
     a2a: A2AAgentSpec = A2AField
+    mcp: MCPAgentSpec = MCPAgentField
     # Composition (memory, handoff) ---------------------------------------
     memory: MemorySpec = Field(
         default_factory=UnconstrainedSpec,
@@ -166,6 +168,7 @@ class ImportAgentSpec(_Spec):
     expose: list[ProtocolName] | None = Expose
     skills: list[SkillSpec] | None = Skills
     a2a: A2AAgentSpec = A2AField
+    mcp: MCPAgentSpec = MCPAgentField
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -188,6 +191,7 @@ class PipelineAgentSpec(_Spec):
     expose: list[ProtocolName] | None = Expose
     skills: list[SkillSpec] | None = Skills
     a2a: A2AAgentSpec = A2AField
+    mcp: MCPAgentSpec = MCPAgentField
 
     @property
     def source(self) -> str:
@@ -209,6 +213,7 @@ class WorkflowAgentSpec(_Spec):
     expose: list[ProtocolName] | None = Expose
     skills: list[SkillSpec] | None = Skills
     a2a: A2AAgentSpec = A2AField
+    mcp: MCPAgentSpec = MCPAgentField
 
     @property
     def source(self) -> str:
@@ -239,3 +244,4 @@ class ConfigSpec(_Spec):
     templates: dict[str, TemplateSpec] = Field(
         default_factory=dict, description="The prompt template library agents refer to by name."
     )
+    mcp: MCPConfigSpec = MCPConfigField

@@ -16,10 +16,12 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 import mcp_types as types
+import orjson
 from mcp.server.context import ServerRequestContext
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from agenthost.agents import ToolCallPart, question_of
+from agenthost.agents.tools.client import form_of
 
 ANSWER_KEY = "answer"
 ANSWER_SCHEMA: types.ElicitRequestedSchema = {
@@ -46,25 +48,44 @@ def way_to_ask(ctx: ServerRequestContext[Any, Any], pending: Sequence[ToolCallPa
 async def elicit(
     ctx: ServerRequestContext[Any, Any], pending: Sequence[ToolCallPart]
 ) -> str | None:
-    """Ask inside the call; the answer, or None when the user declined or cancelled."""
+    """Ask inside the call; the answer, or None when the user declined or cancelled.
+
+    A question asked with a form (``ask_user``'s ``schema``) is answered by the
+    JSON of the user's action and content, whatever the action: the agent decides.
+    """
+    form = _form(pending)
     reply = await ctx.session.elicit_form(
-        _questions(pending), ANSWER_SCHEMA, related_request_id=ctx.request_id
+        _questions(pending), form or ANSWER_SCHEMA, related_request_id=ctx.request_id
     )
-    return _accepted(reply)
+    return _form_answer(reply) if form is not None else _accepted(reply)
 
 
 def input_required(pending: Sequence[ToolCallPart], session_id: str) -> types.InputRequiredResult:
     form = types.ElicitRequestFormParams(
-        message=_questions(pending), requested_schema=ANSWER_SCHEMA
+        message=_questions(pending), requested_schema=_form(pending) or ANSWER_SCHEMA
     )
     request = types.ElicitRequest(params=form)
     return types.InputRequiredResult(input_requests={ANSWER_KEY: request}, request_state=session_id)
 
 
-def answer_of(params: types.CallToolRequestParams) -> str | None:
+def answer_of(
+    params: types.CallToolRequestParams, pending: Sequence[ToolCallPart] = ()
+) -> str | None:
     """The answer a retried 2026-07-28 call carries, if the user gave one."""
     response = (params.input_responses or {}).get(ANSWER_KEY)
-    return _accepted(response) if isinstance(response, types.ElicitResult) else None
+    if not isinstance(response, types.ElicitResult):
+        return None
+    return _form_answer(response) if _form(pending) is not None else _accepted(response)
+
+
+def _form(pending: Sequence[ToolCallPart]) -> types.ElicitRequestedSchema | None:
+    """The form of the one pending question that has one (several questions: one text answer)."""
+    forms = [form for call in pending if (form := form_of(call)) is not None]
+    return forms[0] if len(forms) == 1 and len(pending) == 1 else None
+
+
+def _form_answer(reply: types.ElicitResult) -> str:
+    return orjson.dumps({"action": reply.action, "content": reply.content}).decode()
 
 
 def _questions(pending: Sequence[ToolCallPart]) -> str:

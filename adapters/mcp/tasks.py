@@ -57,6 +57,15 @@ def negotiated(ctx: ServerRequestContext[Any, Any]) -> bool:
     return capabilities is not None and EXTENSION in (capabilities.extensions or {})
 
 
+def task_required(tool: str) -> MCPError:
+    """The error for a call of a task-only tool by a client that did not declare tasks."""
+    return MCPError(
+        MISSING_CAPABILITY,
+        f"The tool {tool} runs only as a task: declare the {EXTENSION} extension",
+        {"requiredCapabilities": {"extensions": {EXTENSION: {}}}},
+    )
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
