@@ -85,8 +85,10 @@ class AgentCall:
 
     async def _result(self, arguments: Parsed) -> Result:
         try:
+            state = self.params.request_state
+            asked = asking.session_of_state(state) if state else None
             return await self._converse(
-                arguments.input, arguments.session_id or self.params.request_state
+                arguments.input, arguments.session_id or (asked[0] if asked else None), asked
             )
         except MCPError:
             raise
@@ -98,7 +100,12 @@ class AgentCall:
             await self.log.failed(exc)
             return error_result(exc)
 
-    async def _converse(self, message: MessageInput, session_id: str | None) -> Result:
+    async def _converse(
+        self,
+        message: MessageInput,
+        session_id: str | None,
+        asked: tuple[str, list[str]] | None = None,
+    ) -> Result:
         session: Session
         input: MessageInput = message
         if session_id is None:
@@ -106,14 +113,20 @@ class AgentCall:
         else:
             session = ManagedSession(self.memory, self._key(session_id))
             waiting = pending_in(await session.load())
-            if waiting and self.params.request_state:
-                # A 2026-07-28 retry: the answer is in the input responses, if given.
-                answer = asking.answer_of(self.params, waiting)
-                if answer is None:
+            if asked is not None and session_id == asked[0]:
+                # A 2026-07-28 retry: the answers are in the input responses.
+                if not waiting or [call.id for call in waiting] != asked[1]:
+                    raise MCPError(
+                        types.INVALID_PARAMS,
+                        "requestState names no questions this conversation is waiting for",
+                    )
+                answers = asking.answers_of(self.params, waiting)
+                if answers is None:  # declined, or not all answered: the question stays open
                     return convert.to_question(waiting, session_id)
-                message = answer
-            turn = message if isinstance(message, Message) else Message.user(str(message))
-            input = resume_input(waiting, turn)
+                input = answers
+            else:
+                turn = message if isinstance(message, Message) else Message.user(str(message))
+                input = resume_input(waiting, turn)
         progress = ThrottledProgress(self._report, self.progress_interval)
         while True:
             result = await self._run(input, session, progress)

@@ -253,3 +253,12 @@ async def test_a_question_with_a_form_is_elicited_with_its_schema(
         assert text(result) == 'signed up: accept {"username":"ada","age":36}'
     else:
         assert text(result) == "signed up: decline null"
+
+
+async def test_a_2026_client_answers_a_form_through_an_input_required_round(app: FastAPI) -> None:
+    form = Form("accept")
+    async with mcp_client(app, mode="2026-07-28", elicitation_callback=form) as client:
+        result = await client.call_tool("signup", {})
+    assert text(result) == 'signed up: accept {"username":"ada","age":36}'
+    (asked,) = form.asked
+    assert asked.requested_schema["required"] == ["username"]  # type: ignore[union-attr]

@@ -316,3 +316,68 @@ elicitation_enums = FormAgent(
     "Please select options from the enum fields",
     "Asks with a form of every enum kind.",
 )
+
+
+def _field(name: str, kind: str = "string") -> dict[str, Any]:
+    return {"type": "object", "properties": {name: {"type": kind}}, "required": [name]}
+
+
+class Interview(BaseAgent):
+    """Asks its questions one round at a time (``ask_user`` with a form, the call id
+    naming the question), then answers ``reply`` filled with the answers' contents."""
+
+    def __init__(self, name: str, steps: list[tuple[str, str, dict[str, Any]]], reply: str) -> None:
+        super().__init__(name, f"Asks {len(steps)} question(s) in turn.")
+        self.steps = steps
+        self.reply = reply
+
+    async def _run(
+        self, history: list[Message], input: list[Message], options: RunOptions, *, stream: bool
+    ) -> AsyncIterator[RunUpdate]:
+        answered: dict[str, Any] = {}
+        for message in [*history, *input]:
+            for part in message.parts:
+                if isinstance(part, ToolResultPart):
+                    answered.update(orjson.loads(part.content).get("content") or {})
+        asked = sum(isinstance(p, ToolResultPart) for m in [*history, *input] for p in m.parts)
+        if asked >= len(self.steps):
+            text = self.reply.format(**answered)
+            yield RunFinished(RunResult(text, [*input, Message.assistant(text)]))
+            return
+        call_id, question, form = self.steps[asked]
+        arguments = orjson.dumps({"question": question, "schema": form}).decode()
+        call = ToolCallPart(id=call_id, name=ASK_USER.name, arguments=arguments)
+        asked_message = Message(role="assistant", parts=[call])
+        yield RunFinished(
+            RunResult("", [*input, asked_message], finish_reason="tool_calls", pending=[call])
+        )
+
+
+input_required_elicitation = Interview(
+    "test_input_required_result_elicitation",
+    [("user_name", "What is your name?", _field("name"))],
+    "Hello, {name}!",
+)
+input_required_state = Interview(
+    "test_input_required_result_request_state",
+    [("confirm", "Please confirm", _field("ok", "boolean"))],
+    "state-ok: confirmed={ok}",
+)
+input_required_rounds = Interview(
+    "test_input_required_result_multi_round",
+    [
+        ("step1", "Step 1: What is your name?", _field("name")),
+        ("step2", "Step 2: What is your favorite color?", _field("color")),
+    ],
+    "{name} likes {color}",
+)
+input_required_tampered = Interview(
+    "test_input_required_result_tampered_state",
+    [("confirm", "Please confirm", _field("ok", "boolean"))],
+    "confirmed={ok}",
+)
+input_required_capabilities = Interview(
+    "test_input_required_result_capabilities",
+    [("user_name", "What is your name?", _field("name"))],
+    "Hello, {name}!",
+)
