@@ -262,3 +262,50 @@ async def test_a_2026_client_answers_a_form_through_an_input_required_round(app:
     assert text(result) == 'signed up: accept {"username":"ada","age":36}'
     (asked,) = form.asked
     assert asked.requested_schema["required"] == ["username"]  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "mcp",
+    [
+        {"message": "hi {x}"},  # a template needs a schema
+        {"input_schema": {"type": "string"}},  # arguments are an object
+    ],
+)
+def test_an_inconsistent_agent_mcp_section_is_a_config_error(mcp: dict[str, Any]) -> None:
+    from pydantic import ValidationError
+
+    from agenthost.app.mcp_specs import MCPAgentSpec
+
+    with pytest.raises(ValidationError):
+        MCPAgentSpec.model_validate(mcp)
+
+
+def test_a_resource_needs_exactly_one_source() -> None:
+    from pydantic import ValidationError
+
+    from agenthost.app.mcp_specs import ResourceSpec
+
+    with pytest.raises(ValidationError, match="exactly one"):
+        ResourceSpec.model_validate({"uri": "a://b", "name": "b", "text": "x", "blob": "eA=="})
+
+
+def test_an_invalid_input_schema_is_refused_at_start(tmp_path: Path) -> None:
+    path = tmp_path / "agents.yaml"
+    path.write_text(
+        "agents:\n  - name: echo\n    model: echo\n"
+        "    mcp: {input_schema: {type: object, properties: {a: {type: 12}}}}\n"
+    )
+    with pytest.raises(ValueError, match="not a valid JSON Schema"):
+        create_app(mcp_settings(config=path, adapters=["mcp"]))
+
+
+async def test_a_required_task_tool_runs_as_a_task_with_its_arguments_as_data(
+    app: FastAPI,
+) -> None:
+    from tests.adapters.mcp.test_tasks import Tasks
+
+    tasks = Tasks()
+    async with mcp_client(app, extensions=[tasks]) as client:
+        result = await client.call_tool("lookup", {"id": "abc", "session_id": "s1"})
+    assert tasks.seen[0]["resultType"] == "task"
+    assert text(result) == '[{"id":"abc"}]'  # session_id names the conversation, not data
