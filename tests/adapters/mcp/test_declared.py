@@ -194,10 +194,13 @@ async def test_completion_offers_the_declared_values(app: FastAPI) -> None:
         ref = {"type": "ref/prompt", "name": "review"}
         done = await client.complete(ref, {"name": "language", "value": "p"})
         none = await client.complete(ref, {"name": "focus", "value": "x"})
+        template = {"type": "ref/resource", "uri": "notes://{id}/text"}
+        free = await client.complete(template, {"name": "id", "value": "4"})
         with pytest.raises(MCPError):
             await client.complete(ref, {"name": "nope", "value": ""})
     assert done.completion.values == ["python", "perl"]
     assert none.completion.values == []
+    assert free.completion.values == []
 
 
 def test_a_prompt_named_like_an_agent_is_refused(tmp_path: Path) -> None:
