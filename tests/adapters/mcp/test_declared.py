@@ -312,3 +312,12 @@ async def test_a_required_task_tool_runs_as_a_task_with_its_arguments_as_data(
         result = await client.call_tool("lookup", {"id": "abc", "session_id": "s1"})
     assert tasks.seen[0]["resultType"] == "task"
     assert text(result) == '[{"id":"abc"}]'  # session_id names the conversation, not data
+
+
+async def test_a_request_state_naming_no_waiting_question_is_invalid_params(app: FastAPI) -> None:
+    answer = {"who": ElicitResult(action="accept", content={"username": "ada"})}
+    async with mcp_client(app, mode="2026-07-28") as client:
+        for state in ("never-asked/who", "tampered"):
+            with pytest.raises(MCPError) as raised:
+                await client.call_tool("signup", {}, input_responses=answer, request_state=state)
+            assert raised.value.error.code == -32602
