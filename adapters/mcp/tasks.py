@@ -107,7 +107,8 @@ class TaskStore:
     def get(self, principal: str, task_id: str) -> dict[str, Any]:
         """``tasks/get``: the task, with its result or error inlined once terminal."""
         task = self._find(principal, task_id)
-        detailed = self._envelope(task)
+        # Not a task's creation: an ordinary ("complete") result, as SEP-2663 marks it.
+        detailed = {"resultType": "complete", **self._envelope(task)}
         if task.status == "completed" and task.result is not None:
             detailed["result"] = task.result
         if task.status == "failed" and task.error is not None:
@@ -215,7 +216,7 @@ def serve_tasks(server: Server[Any], store: TaskStore, caller: Callable[[Any], s
 
     async def cancel(ctx: ServerRequestContext[Any, Any], params: TaskParams) -> dict[str, Any]:
         store.cancel(gate(ctx), params.task_id)
-        return {}
+        return {"resultType": "complete"}
 
     async def update(ctx: ServerRequestContext[Any, Any], params: TaskParams) -> dict[str, Any]:
         # An agent's task never waits for input (a question is its result).
