@@ -66,6 +66,7 @@ MODERN = BOTH_ERAS | {
     "input-required-result-ignore-extra-params",
     "input-required-result-validate-input",
     "http-header-validation",
+    "tasks-required-task-error",
 }
 PASSING = {
     ("stateless", "2025-11-25"): HANDSHAKE,
