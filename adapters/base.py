@@ -78,6 +78,8 @@ class AdapterContext:
     shared_sessions: frozenset[str] = frozenset()
     """Agents whose conversations every protocol shares: ``memory`` keeps their sessions
     (``SessionKey(agent, id, principal)``) in one namespace common to all adapters."""
+    mcp: Mapping[str, Any] = field(default_factory=dict)
+    """The config's MCP declarations (typed tool inputs, resources, prompts), as JSON."""
 
     def may_use(self, principal: str, agent: str) -> bool:
         allowed = self.allow.get(agent)

@@ -15,6 +15,7 @@ from agenthost.agents.skills import Skill
 from agenthost.app import compose
 from agenthost.app.config import ConfigError, load_config
 from agenthost.app.imports import import_path
+from agenthost.app.mcp_specs import declared
 from agenthost.app.registry import Registry, RegistryError
 from agenthost.app.specs import (
     AgentSpec,
@@ -163,6 +164,10 @@ def build_registry(
                 registry.sessions[spec.name] = spec.sessions
         except RegistryError as exc:
             raise ConfigError(f"agent {spec.name!r}: {exc}") from exc
+    try:
+        registry.mcp = declared(config.mcp, {s.name: s.mcp for s in config.agents}, base_dir)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"mcp: {exc}") from exc
     return registry
 
 

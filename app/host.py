@@ -139,6 +139,7 @@ class Host:
             },
             message_replies=frozenset(self.registry.message_replies),
             shared_sessions=self.shared_sessions,
+            mcp=self.registry.mcp,
         )
 
     def adapter(self, protocol: str) -> Adapter:

@@ -72,6 +72,8 @@ class Registry(Mapping[str, Agent]):
         self.expose: dict[str, frozenset[str]] = {}
         """Agent → the adapters that serve it (agents not listed are served by all)."""
         self.resources: list[Resource] = []
+        self.mcp: dict[str, Any] = {}
+        """The config's MCP declarations, as JSON (:func:`agenthost.app.mcp_specs.declared`)."""
         """What agents share (MCP server connections): started before them, stopped after."""
 
     @classmethod

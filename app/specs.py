@@ -17,6 +17,7 @@ from agenthost.app.compose_specs import (
     UnconstrainedSpec,
     WorkflowStepSpec,
 )
+from agenthost.app.mcp_specs import MCPAgentField, MCPAgentSpec, MCPConfigField, MCPConfigSpec
 from agenthost.app.protocols import ProtocolName
 from agenthost.app.tool_specs import (
     MCPServerName,
@@ -147,6 +148,7 @@ class ChatAgentSpec(_Spec):
     skills: list[SkillSpec] | None = Skills
     a2a: A2AAgentSpec = A2AField
     sessions: SessionsMode = SessionsField
+    mcp: MCPAgentSpec = MCPAgentField
     # Composition (memory, handoff) ---------------------------------------
     memory: MemorySpec = Field(
         default_factory=UnconstrainedSpec,
@@ -176,6 +178,7 @@ class ImportAgentSpec(_Spec):
     skills: list[SkillSpec] | None = Skills
     a2a: A2AAgentSpec = A2AField
     sessions: SessionsMode = SessionsField
+    mcp: MCPAgentSpec = MCPAgentField
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -199,6 +202,7 @@ class PipelineAgentSpec(_Spec):
     skills: list[SkillSpec] | None = Skills
     a2a: A2AAgentSpec = A2AField
     sessions: SessionsMode = SessionsField
+    mcp: MCPAgentSpec = MCPAgentField
 
     @property
     def source(self) -> str:
@@ -221,6 +225,7 @@ class WorkflowAgentSpec(_Spec):
     skills: list[SkillSpec] | None = Skills
     a2a: A2AAgentSpec = A2AField
     sessions: SessionsMode = SessionsField
+    mcp: MCPAgentSpec = MCPAgentField
 
     @property
     def source(self) -> str:
@@ -251,3 +256,4 @@ class ConfigSpec(_Spec):
     templates: dict[str, TemplateSpec] = Field(
         default_factory=dict, description="The prompt template library agents refer to by name."
     )
+    mcp: MCPConfigSpec = MCPConfigField

@@ -3,8 +3,11 @@
 - a handshake-era client with a back channel that declared elicitation:
   an ``elicitation/create`` form inside the call, and the run goes on;
 - a 2026-07-28 client that declared elicitation: an ``input_required``
-  result (that era's multi-round-trip form) whose ``requestState`` is the
-  session id; the client asks its user and retries the call with the answer;
+  result (that era's multi-round-trip form): one elicitation per question,
+  keyed by its call id, and a ``requestState`` naming the session id and the
+  questions; the
+  client asks its user and retries the call with the answers (a
+  ``requestState`` naming no waiting conversation of this caller is -32602);
 - any other client: the question is the tool result (status
   ``input_required``) with the ``session_id``, and the next call with that
   ``session_id`` is the answer.
@@ -16,10 +19,12 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 import mcp_types as types
+import orjson
 from mcp.server.context import ServerRequestContext
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from agenthost.agents import ToolCallPart, question_of
+from agenthost.agents import Message, ToolCallPart, ToolResultPart, question_of
+from agenthost.agents.tools.client import form_of
 
 ANSWER_KEY = "answer"
 ANSWER_SCHEMA: types.ElicitRequestedSchema = {
@@ -46,25 +51,74 @@ def way_to_ask(ctx: ServerRequestContext[Any, Any], pending: Sequence[ToolCallPa
 async def elicit(
     ctx: ServerRequestContext[Any, Any], pending: Sequence[ToolCallPart]
 ) -> str | None:
-    """Ask inside the call; the answer, or None when the user declined or cancelled."""
+    """Ask inside the call; the answer, or None when the user declined or cancelled.
+
+    A question asked with a form (``ask_user``'s ``schema``) is answered by the
+    JSON of the user's action and content, whatever the action: the agent decides.
+    """
+    form = _form(pending)
     reply = await ctx.session.elicit_form(
-        _questions(pending), ANSWER_SCHEMA, related_request_id=ctx.request_id
+        _questions(pending), form or ANSWER_SCHEMA, related_request_id=ctx.request_id
     )
-    return _accepted(reply)
+    return _form_answer(reply) if form is not None else _accepted(reply)
 
 
 def input_required(pending: Sequence[ToolCallPart], session_id: str) -> types.InputRequiredResult:
-    form = types.ElicitRequestFormParams(
-        message=_questions(pending), requested_schema=ANSWER_SCHEMA
+    """One elicitation per pending question, keyed by its call id; ``requestState``
+    is the conversation's session id (kept under the caller's key)."""
+    requests = {
+        call.id: types.ElicitRequest(
+            params=types.ElicitRequestFormParams(
+                message=question_of(call) or "", requested_schema=form_of(call) or ANSWER_SCHEMA
+            )
+        )
+        for call in pending
+    }
+    return types.InputRequiredResult(
+        input_requests=requests, request_state=request_state(session_id, pending)
     )
-    request = types.ElicitRequest(params=form)
-    return types.InputRequiredResult(input_requests={ANSWER_KEY: request}, request_state=session_id)
 
 
-def answer_of(params: types.CallToolRequestParams) -> str | None:
-    """The answer a retried 2026-07-28 call carries, if the user gave one."""
-    response = (params.input_responses or {}).get(ANSWER_KEY)
-    return _accepted(response) if isinstance(response, types.ElicitResult) else None
+def request_state(session_id: str, pending: Sequence[ToolCallPart]) -> str:
+    """``SESSION/CALL,CALL``: the conversation, and the questions this round asks
+    (a retry must answer the questions the conversation is waiting for)."""
+    return f"{session_id}/{','.join(call.id for call in pending)}"
+
+
+def session_of_state(state: str) -> tuple[str, list[str]]:
+    """The session id and the question ids a ``requestState`` names."""
+    session_id, _, ids = state.rpartition("/")
+    return (session_id or state), ids.split(",") if session_id else []
+
+
+def answers_of(
+    params: types.CallToolRequestParams, pending: Sequence[ToolCallPart]
+) -> Message | None:
+    """The tool message that a retried 2026-07-28 call's input responses make (one
+    answer per pending question, by its call id); None when one is missing or
+    declined. A question asked with a form gets the user's action and content,
+    whatever it is. Responses for other keys are ignored."""
+    responses = params.input_responses or {}
+    results: list[ToolResultPart] = []
+    for call in pending:
+        response = responses.get(call.id)
+        if not isinstance(response, types.ElicitResult):
+            return None
+        answer = _form_answer(response) if form_of(call) is not None else _accepted(response)
+        if answer is None:
+            return None
+        results.append(ToolResultPart(call_id=call.id, name=call.name, content=answer))
+    return Message(role="tool", parts=list(results))
+
+
+def _form(pending: Sequence[ToolCallPart]) -> types.ElicitRequestedSchema | None:
+    """The form of the one pending question that has one (several questions: one text answer)."""
+    forms = [form for call in pending if (form := form_of(call)) is not None]
+    return forms[0] if len(forms) == 1 and len(pending) == 1 else None
+
+
+def _form_answer(reply: types.ElicitResult) -> str:
+    return orjson.dumps({"action": reply.action, "content": reply.content}).decode()
 
 
 def _questions(pending: Sequence[ToolCallPart]) -> str:

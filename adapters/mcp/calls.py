@@ -22,6 +22,7 @@ from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
 
 from agenthost.adapters.mcp import asking, convert
 from agenthost.adapters.mcp.errors import error_result
+from agenthost.adapters.mcp.inputs import Parsed, ToolInput
 from agenthost.adapters.mcp.logs import RunLog
 from agenthost.adapters.mcp.progress import ThrottledProgress
 from agenthost.adapters.mcp.sampling import sampler_for
@@ -70,10 +71,11 @@ class AgentCall:
     # A task's run: its request is answered, so no progress, log, sampling or
     # question goes back on it (a question is the tool result, with a session_id).
     detached: bool = False
+    tool_input: ToolInput = ToolInput()  # noqa: RUF009 - frozen, shared safely
 
     async def result(self) -> Result:
         """The tool result; agent failures are ``isError`` results, bad arguments MCP errors."""
-        arguments = convert.parse_arguments(self.params.arguments)
+        arguments = self.tool_input.parse(self.params.arguments)
         # An mcp:sampling agent's model is this client's, when it can lend it.
         token = current_sampler.set(None if self.detached else sampler_for(self.ctx))
         try:
@@ -81,20 +83,29 @@ class AgentCall:
         finally:
             current_sampler.reset(token)
 
-    async def _result(self, arguments: convert.CallArguments) -> Result:
+    async def _result(self, arguments: Parsed) -> Result:
         try:
+            state = self.params.request_state
+            asked = asking.session_of_state(state) if state else None
             return await self._converse(
-                arguments.message, arguments.session_id or self.params.request_state
+                arguments.input, arguments.session_id or (asked[0] if asked else None), asked
             )
         except MCPError:
             raise
         except Exception as exc:
             if not isinstance(exc, AgentError):
+                if self.detached:
+                    raise  # a task's run that crashed: the task fails (a protocol error)
                 logger.exception("agent %r failed", self.agent.name)
             await self.log.failed(exc)
             return error_result(exc)
 
-    async def _converse(self, message: str, session_id: str | None) -> Result:
+    async def _converse(
+        self,
+        message: MessageInput,
+        session_id: str | None,
+        asked: tuple[str, list[str]] | None = None,
+    ) -> Result:
         session: Session
         input: MessageInput = message
         if session_id is None:
@@ -102,13 +113,20 @@ class AgentCall:
         else:
             session = ManagedSession(self.memory, self._key(session_id))
             waiting = pending_in(await session.load())
-            if waiting and self.params.request_state:
-                # A 2026-07-28 retry: the answer is in the input responses, if given.
-                answer = asking.answer_of(self.params)
-                if answer is None:
+            if asked is not None and session_id == asked[0]:
+                # A 2026-07-28 retry: the answers are in the input responses.
+                if not waiting or [call.id for call in waiting] != asked[1]:
+                    raise MCPError(
+                        types.INVALID_PARAMS,
+                        "requestState names no questions this conversation is waiting for",
+                    )
+                answers = asking.answers_of(self.params, waiting)
+                if answers is None:  # declined, or not all answered: the question stays open
                     return convert.to_question(waiting, session_id)
-                message = answer
-            input = resume_input(waiting, Message.user(message))
+                input = answers
+            else:
+                turn = message if isinstance(message, Message) else Message.user(str(message))
+                input = resume_input(waiting, turn)
         progress = ThrottledProgress(self._report, self.progress_interval)
         while True:
             result = await self._run(input, session, progress)

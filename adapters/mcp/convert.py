@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import mcp_types as types
 import orjson
@@ -22,6 +22,9 @@ from agenthost.agents import (
     question_of,
 )
 from agenthost.agents.messages import FilePart, Part
+
+if TYPE_CHECKING:
+    from agenthost.adapters.mcp.inputs import ToolInput
 
 MAX_SESSION_ID = 200
 
@@ -117,13 +120,16 @@ def tool_annotations(agent: Agent) -> types.ToolAnnotations:
     )
 
 
-def to_tool(agent: Agent) -> types.Tool:
+def to_tool(agent: Agent, tool_input: ToolInput | None = None) -> types.Tool:
+    """The agent's tool; typed arguments (``mcp.input_schema``) replace the default ones."""
+    required = tool_input is not None and tool_input.task_support == "required"
     return types.Tool(
         name=agent.name,
         description=agent.description or f"Talk to the agent {agent.name}.",
-        input_schema=INPUT_SCHEMA,
+        input_schema=tool_input.input_schema if tool_input is not None else INPUT_SCHEMA,
         output_schema=OUTPUT_SCHEMA,
         annotations=tool_annotations(agent),
+        execution=types.ToolExecution(task_support="required") if required else None,
     )
 
 

@@ -11,7 +11,9 @@ Which levels go out:
 - handshake era: ``logging/setLevel`` sets the least level for the MCP
   session (``Mcp-Session-Id``; stdio is one session). Until a client sets
   one (and always in stateless mode, where no request knows the previous
-  one) it is ``warning``: failures reach every client;
+  one) it is ``warning``: failures reach every client. A request whose
+  ``_meta`` names ``io.modelcontextprotocol/logLevel`` gets that level in
+  this era too: the one way to choose a level in stateless mode;
 - 2026-07-28: the request's ``_meta`` ``io.modelcontextprotocol/logLevel``
   (absent: none), as that era wants; ``logging/setLevel`` does not exist.
 """
@@ -52,10 +54,11 @@ class LogLevels:
 
     def least(self, ctx: ServerRequestContext[Any, Any]) -> types.LoggingLevel | None:
         """The least level this request's messages go out at; None: none go out."""
-        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            meta = (ctx.params or {}).get("_meta")
-            level = meta.get(LOG_LEVEL_META_KEY) if isinstance(meta, Mapping) else None
-            return level if level in LEVELS else None
+        meta = (ctx.params or {}).get("_meta")
+        named = meta.get(LOG_LEVEL_META_KEY) if isinstance(meta, Mapping) else None
+        level = next((known for known in LEVELS if known == named), None)
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or level is not None:
+            return level  # any era: a request that names its level gets it (stateless too)
         session = session_of(ctx)
         return self._levels.get(session, DEFAULT_LEVEL) if session is not None else DEFAULT_LEVEL
 

@@ -28,8 +28,10 @@ from agenthost.adapters.base import AdapterContext, principal_of
 from agenthost.adapters.mcp import convert
 from agenthost.adapters.mcp.calls import AgentCall
 from agenthost.adapters.mcp.cancels import RunningCalls
+from agenthost.adapters.mcp.declared import Declared
+from agenthost.adapters.mcp.inputs import ToolInput, tool_inputs
 from agenthost.adapters.mcp.logs import LogLevels, RunLog
-from agenthost.adapters.mcp.tasks import TaskStore, negotiated, serve_tasks
+from agenthost.adapters.mcp.tasks import TaskStore, negotiated, serve_tasks, task_required
 from agenthost.agents import ANONYMOUS, Agent
 from agenthost.agents.observe import incoming
 
@@ -71,6 +73,14 @@ def build_server(context: AdapterContext, options: ServerOptions) -> Server[Any]
         return context.find_agent(caller(ctx), name)
 
     levels = LogLevels(options.max_sessions, options.session_idle_timeout)
+    declared = Declared(context.mcp)
+    inputs = tool_inputs(context.mcp)
+
+    def input_of(agent: Agent) -> ToolInput:
+        return inputs.get(agent.name) or ToolInput()
+
+    if clash := sorted(set(declared.prompts) & set(context.agents)):
+        raise ValueError(f"mcp.prompts: {', '.join(clash)} is also an agent's prompt")
 
     def protocols(agent: Agent) -> Sequence[str]:
         return options.protocols.get(agent.name, ("mcp",))
@@ -78,7 +88,8 @@ def build_server(context: AdapterContext, options: ServerOptions) -> Server[Any]
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[convert.to_tool(a) for a in visible(ctx).values()])
+        tools = [convert.to_tool(a, input_of(a)) for a in visible(ctx).values()]
+        return types.ListToolsResult(tools=tools)
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -88,11 +99,22 @@ def build_server(context: AdapterContext, options: ServerOptions) -> Server[Any]
             raise convert.unknown_tool(params.name)
         principal = caller(ctx)
         log = RunLog(ctx, agent.name, levels)
+        tool_input = input_of(agent)
         call = AgentCall(
-            agent, params, ctx, context.memory, principal, options.progress_interval, log
+            agent,
+            params,
+            ctx,
+            context.memory,
+            principal,
+            options.progress_interval,
+            log,
+            tool_input=tool_input,
         )
-        if options.tasks is not None and _wants_task(ctx):
-            convert.parse_arguments(params.arguments)  # bad arguments: an error now, no task
+        wants_task = options.tasks is not None and _wants_task(ctx)
+        if tool_input.task_support == "required" and not wants_task:
+            raise task_required(params.name)
+        if options.tasks is not None and wants_task and tool_input.task_support != "forbidden":
+            tool_input.parse(params.arguments)  # bad arguments: an error now, no task
             # Answered now with the task; the run goes on without the request.
             quiet = dataclasses.replace(
                 call, log=RunLog(ctx, agent.name, levels).mute(), detached=True
@@ -112,7 +134,7 @@ def build_server(context: AdapterContext, options: ServerOptions) -> Server[Any]
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
         resources = [convert.to_resource(a) for a in visible(ctx).values()]
-        return types.ListResourcesResult(resources=resources)
+        return types.ListResourcesResult(resources=[*resources, *declared.list_resources()])
 
     async def read_resource(
         ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
@@ -120,6 +142,8 @@ def build_server(context: AdapterContext, options: ServerOptions) -> Server[Any]
         uri = str(params.uri)
         name = uri.removeprefix("agent://")
         agent = find(ctx, name) if uri.startswith("agent://") else None
+        if agent is None and (contents := declared.read(uri)) is not None:
+            return contents
         if agent is None:
             # The spec's error for an unknown resource (SEP-2164 made it -32602 in 2026-07-28).
             code = (
@@ -131,8 +155,24 @@ def build_server(context: AdapterContext, options: ServerOptions) -> Server[Any]
     async def list_resource_templates(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
-        # Every agent's resource is listed by its own URI: no templates.
-        return types.ListResourceTemplatesResult(resource_templates=[])
+        # Every agent's resource is listed by its own URI; templates come from the config.
+        return types.ListResourceTemplatesResult(resource_templates=declared.list_templates())
+
+    async def subscribe(
+        ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
+        # Declared resources never change: a subscription is accepted, no update follows.
+        uri = str(params.uri)
+        if not declared.has_resource(uri) and not (
+            uri.startswith("agent://") and find(ctx, uri.removeprefix("agent://"))
+        ):
+            raise MCPError(types.INVALID_PARAMS, f"Resource not found: {uri}", {"uri": uri})
+        return types.EmptyResult()
+
+    async def unsubscribe(
+        ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        return types.EmptyResult()
 
     async def complete(
         ctx: ServerRequestContext[Any, Any], params: types.CompleteRequestParams
@@ -140,6 +180,13 @@ def build_server(context: AdapterContext, options: ServerOptions) -> Server[Any]
         # Every prompt's one argument is free text: nothing to suggest, but the
         # reference must be a prompt this caller may use, and its argument.
         ref = params.ref
+        if isinstance(ref, types.PromptReference):
+            argument = params.argument
+            if (done := declared.complete(ref.name, argument.name, argument.value)) is not None:
+                return types.CompleteResult(completion=done)
+        elif declared.has_template(ref.uri):
+            # A template's variables are free: nothing to suggest.
+            return types.CompleteResult(completion=types.Completion(values=[], has_more=False))
         if not isinstance(ref, types.PromptReference) or find(ctx, ref.name) is None:
             raise MCPError(types.INVALID_PARAMS, "Unknown prompt or resource template")
         if params.argument.name != "message":
@@ -155,22 +202,30 @@ def build_server(context: AdapterContext, options: ServerOptions) -> Server[Any]
     async def list_prompts(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
-        return types.ListPromptsResult(
-            prompts=[convert.to_prompt(a) for a in visible(ctx).values()]
-        )
+        prompts = [convert.to_prompt(a) for a in visible(ctx).values()]
+        return types.ListPromptsResult(prompts=[*prompts, *declared.list_prompts()])
 
     async def get_prompt(
         ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
+        if (filled := declared.get_prompt(params.name, params.arguments)) is not None:
+            return filled
         agent = find(ctx, params.name)
         if agent is None:
             raise MCPError(types.INVALID_PARAMS, f"Unknown prompt: {params.name}")
         return convert.prompt_messages(agent, params.arguments)
 
+    def input_schema(name: str) -> Mapping[str, Any]:
+        # For Mcp-Param header checks: the schema the config declares for that
+        # name, else the default one (which never reveals which names exist).
+        known = inputs.get(name)
+        return known.input_schema if known is not None else convert.INPUT_SCHEMA
+
     with warnings.catch_warnings():
         # The SDK warns that 2026-07-28 dropped logging/setLevel; earlier clients use it.
         warnings.simplefilter("ignore", MCPDeprecationWarning)
         server = _server(
+            get_tool_input_schema=input_schema,
             on_list_tools=list_tools,
             on_call_tool=call_tool,
             on_list_resources=list_resources,
@@ -180,6 +235,11 @@ def build_server(context: AdapterContext, options: ServerOptions) -> Server[Any]
             on_get_prompt=get_prompt,
             on_completion=complete,
             on_set_logging_level=set_logging_level,
+            **(
+                {"on_subscribe_resource": subscribe, "on_unsubscribe_resource": unsubscribe}
+                if declared.resources or declared.templates
+                else {}
+            ),
         )
     if options.tasks is not None:
         serve_tasks(server, options.tasks, caller)
@@ -201,8 +261,6 @@ def _server(**handlers: Any) -> Server[Any]:
         "agenthost",
         version=_version(),
         instructions=INSTRUCTIONS,
-        # Same schema for every tool; never reveals which names exist.
-        get_tool_input_schema=lambda name: convert.INPUT_SCHEMA,
         **handlers,
     )
 

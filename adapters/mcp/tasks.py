@@ -57,6 +57,15 @@ def negotiated(ctx: ServerRequestContext[Any, Any]) -> bool:
     return capabilities is not None and EXTENSION in (capabilities.extensions or {})
 
 
+def task_required(tool: str) -> MCPError:
+    """The error for a call of a task-only tool by a client that did not declare tasks."""
+    return MCPError(
+        MISSING_CAPABILITY,
+        f"The tool {tool} runs only as a task: declare the {EXTENSION} extension",
+        {"requiredCapabilities": {"extensions": {EXTENSION: {}}}},
+    )
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
@@ -98,7 +107,8 @@ class TaskStore:
     def get(self, principal: str, task_id: str) -> dict[str, Any]:
         """``tasks/get``: the task, with its result or error inlined once terminal."""
         task = self._find(principal, task_id)
-        detailed = self._envelope(task)
+        # Not a task's creation: an ordinary ("complete") result, as SEP-2663 marks it.
+        detailed = {"resultType": "complete", **self._envelope(task)}
         if task.status == "completed" and task.result is not None:
             detailed["result"] = task.result
         if task.status == "failed" and task.error is not None:
@@ -206,7 +216,7 @@ def serve_tasks(server: Server[Any], store: TaskStore, caller: Callable[[Any], s
 
     async def cancel(ctx: ServerRequestContext[Any, Any], params: TaskParams) -> dict[str, Any]:
         store.cancel(gate(ctx), params.task_id)
-        return {}
+        return {"resultType": "complete"}
 
     async def update(ctx: ServerRequestContext[Any, Any], params: TaskParams) -> dict[str, Any]:
         # An agent's task never waits for input (a question is its result).

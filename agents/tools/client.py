@@ -62,6 +62,23 @@ def question_of(call: ToolCallPart) -> str | None:
     return str(question) if question is not None else call.arguments
 
 
+def form_of(call: ToolCallPart) -> dict[str, Any] | None:
+    """The answer form of a pending ``ask_user`` call: its ``schema`` argument (a JSON
+    Schema object of flat fields, as MCP elicitation takes), or None for a free answer.
+
+    Code agents can ask with a form; the answer then comes back as the JSON of
+    ``{"action": "accept" | "decline" | "cancel", "content": {...}}``.
+    """
+    if call.name != ASK_USER.name:
+        return None
+    try:
+        arguments = orjson.loads(call.arguments or "{}")
+    except orjson.JSONDecodeError:
+        return None
+    schema = arguments.get("schema") if isinstance(arguments, dict) else None
+    return schema if isinstance(schema, dict) else None
+
+
 def answer_pending(pending: Sequence[ToolCallPart], reply: str) -> Message:
     """A user's reply to a run waiting for input, as the tool message that resumes it.
 

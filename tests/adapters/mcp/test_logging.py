@@ -137,6 +137,17 @@ async def test_the_2026_era_sends_the_levels_each_request_asks_for(urls: Any) ->
     assert quiet.events() == []  # no opt-in, no messages
 
 
+async def test_a_stateless_handshake_request_can_name_its_level_in_meta(urls: Any) -> None:
+    # No session keeps a setLevel in stateless mode; the request's _meta can say it.
+    messages = Messages()
+    async with Client(urls["stateless"], mode="legacy", logging_callback=messages) as client:
+        await client.call_tool("adder", {"message": "go"})
+        assert messages.events() == []  # the default: warning
+        meta = {"io.modelcontextprotocol/logLevel": "info"}
+        await client.call_tool("adder", {"message": "go"}, meta=meta)
+    assert messages.events() == [("info", "tool_started")]
+
+
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 async def test_resource_templates_are_listed_and_a_missing_resource_is_the_eras_error(
     urls: Any, mode: str

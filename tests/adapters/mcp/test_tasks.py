@@ -126,6 +126,7 @@ async def test_a_task_is_polled_to_completion() -> None:
     assert {"createdAt", "lastUpdatedAt", "ttlMs", "pollIntervalMs"} <= created.keys()
     assert [t["status"] for t in tasks.seen[1:]][-1] == "completed"
     assert "working" in [t["status"] for t in tasks.seen[1:]]
+    assert {t["resultType"] for t in tasks.seen[1:]} == {"complete"}  # tasks/get (SEP-2663)
     assert removed.value.error.code == types.METHOD_NOT_FOUND
 
 

@@ -8,14 +8,17 @@ adapter maps those like any agent's; it knows nothing of the suite.
 from __future__ import annotations
 
 import base64
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from typing import Any
 
 import anyio
+import orjson
 
 from agenthost.agents import (
     BaseAgent,
     ChatAgent,
+    DataPart,
     FilePart,
     Message,
     ModelError,
@@ -25,11 +28,14 @@ from agenthost.agents import (
     RunUpdate,
     TextDelta,
     TextPart,
+    ToolCallPart,
+    ToolResultPart,
     tool,
 )
 from agenthost.agents import Part as AgentPart
 from agenthost.agents.models import FunctionModel, ModelRequest
 from agenthost.agents.models.testing import Reply, call
+from agenthost.agents.tools import ASK_USER
 
 # A 1x1 red PNG and a tiny WAV, as the suite's reference server sends.
 PNG = (
@@ -152,4 +158,226 @@ failing_job = fixture(
     "failing_job",
     Answer(pieces=("working", "..."), gap=1.0, fail="This job always fails"),
     "Fails after a second.",
+)
+
+
+# Typed arguments (agents.yaml: mcp.input_schema) reach an agent as a data part.
+
+
+def arguments_of(input: list[Message]) -> dict[str, Any]:
+    """The tool arguments of the call: the data part of its user message."""
+    for message in reversed(input):
+        for part in message.parts:
+            if isinstance(part, DataPart) and isinstance(part.data, dict):
+                return part.data
+    return {}
+
+
+class ArgumentsAgent(BaseAgent):
+    """Answers from its tool arguments: ``answer(arguments)``, after ``seconds`` if given."""
+
+    def __init__(
+        self, name: str, answer: Callable[[dict[str, Any]], str], description: str
+    ) -> None:
+        super().__init__(name, description)
+        self.answer = answer
+
+    async def _run(
+        self, history: list[Message], input: list[Message], options: RunOptions, *, stream: bool
+    ) -> AsyncIterator[RunUpdate]:
+        arguments = arguments_of(input)
+        seconds = arguments.get("seconds")
+        if isinstance(seconds, int | float) and seconds > 0:
+            await anyio.sleep(seconds)
+        text = self.answer(arguments)
+        yield RunFinished(RunResult(text, [*input, Message.assistant(text)]))
+
+
+greet = ArgumentsAgent("greet", lambda a: f"Hello, {a.get('name')}!", "Greets by name.")
+slow_compute = ArgumentsAgent(
+    "slow_compute",
+    lambda a: f"computed {a.get('label')} after {a.get('seconds')} s",
+    "Sleeps `seconds`, then answers with its label.",
+)
+
+
+def _crash(arguments: dict[str, Any]) -> str:
+    raise RuntimeError("protocol_error_job crashed")  # not an agent failure: a server fault
+
+
+protocol_error_job = ArgumentsAgent("protocol_error_job", _crash, "Crashes.")
+json_schema_tool = ArgumentsAgent(
+    "json_schema_2020_12_tool", lambda a: f"received {sorted(a)}", "Takes a rich schema."
+)
+
+
+class FormAgent(BaseAgent):
+    """Asks its user with a form (``ask_user`` with a ``schema``), then reports the answer."""
+
+    def __init__(
+        self, name: str, form: dict[str, Any], reply: str, question: str, description: str
+    ) -> None:
+        super().__init__(name, description)
+        self.form = form
+        self.reply = reply
+        self.question = question
+
+    async def _run(
+        self, history: list[Message], input: list[Message], options: RunOptions, *, stream: bool
+    ) -> AsyncIterator[RunUpdate]:
+        last = input[-1]
+        answers = [p for p in last.parts if isinstance(p, ToolResultPart)]
+        if answers:  # the user's answer: {"action": ..., "content": ...}
+            answer = orjson.loads(answers[0].content)
+            text = self.reply.format(
+                action=answer["action"], content=orjson.dumps(answer["content"]).decode()
+            )
+            yield RunFinished(RunResult(text, [*input, Message.assistant(text)]))
+            return
+        question = arguments_of(input).get("message") or self.question
+        arguments = orjson.dumps({"question": question, "schema": self.form}).decode()
+        call = ToolCallPart(id="form-1", name=ASK_USER.name, arguments=arguments)
+        asked = Message(role="assistant", parts=[call])
+        yield RunFinished(
+            RunResult("", [*input, asked], finish_reason="tool_calls", pending=[call])
+        )
+
+
+elicitation = FormAgent(
+    "test_elicitation",
+    {
+        "type": "object",
+        "properties": {
+            "username": {"type": "string", "description": "User's response"},
+            "email": {"type": "string", "description": "User's email address"},
+        },
+        "required": ["username", "email"],
+    },
+    "User response: action={action}, content={content}",
+    "Please provide your information",
+    "Asks the user for a username and an email.",
+)
+elicitation_defaults = FormAgent(
+    "test_elicitation_sep1034_defaults",
+    {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "default": "John Doe"},
+            "age": {"type": "integer", "default": 30},
+            "score": {"type": "number", "default": 95.5},
+            "status": {
+                "type": "string",
+                "enum": ["active", "inactive", "pending"],
+                "default": "active",
+            },
+            "verified": {"type": "boolean", "default": True},
+        },
+    },
+    "Elicitation completed: action={action}, content={content}",
+    "Please review and update the form fields with defaults",
+    "Asks with a form whose fields have defaults.",
+)
+elicitation_enums = FormAgent(
+    "test_elicitation_sep1330_enums",
+    {
+        "type": "object",
+        "properties": {
+            "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+            "titledSingle": {
+                "type": "string",
+                "oneOf": [
+                    {"const": "value1", "title": "First Option"},
+                    {"const": "value2", "title": "Second Option"},
+                    {"const": "value3", "title": "Third Option"},
+                ],
+            },
+            "legacyEnum": {
+                "type": "string",
+                "enum": ["opt1", "opt2", "opt3"],
+                "enumNames": ["Option One", "Option Two", "Option Three"],
+            },
+            "untitledMulti": {
+                "type": "array",
+                "items": {"type": "string", "enum": ["option1", "option2", "option3"]},
+            },
+            "titledMulti": {
+                "type": "array",
+                "items": {
+                    "anyOf": [
+                        {"const": "value1", "title": "First Choice"},
+                        {"const": "value2", "title": "Second Choice"},
+                        {"const": "value3", "title": "Third Choice"},
+                    ]
+                },
+            },
+        },
+    },
+    "Elicitation completed: action={action}, content={content}",
+    "Please select options from the enum fields",
+    "Asks with a form of every enum kind.",
+)
+
+
+def _field(name: str, kind: str = "string") -> dict[str, Any]:
+    return {"type": "object", "properties": {name: {"type": kind}}, "required": [name]}
+
+
+class Interview(BaseAgent):
+    """Asks its questions one round at a time (``ask_user`` with a form, the call id
+    naming the question), then answers ``reply`` filled with the answers' contents."""
+
+    def __init__(self, name: str, steps: list[tuple[str, str, dict[str, Any]]], reply: str) -> None:
+        super().__init__(name, f"Asks {len(steps)} question(s) in turn.")
+        self.steps = steps
+        self.reply = reply
+
+    async def _run(
+        self, history: list[Message], input: list[Message], options: RunOptions, *, stream: bool
+    ) -> AsyncIterator[RunUpdate]:
+        answered: dict[str, Any] = {}
+        for message in [*history, *input]:
+            for part in message.parts:
+                if isinstance(part, ToolResultPart):
+                    answered.update(orjson.loads(part.content).get("content") or {})
+        asked = sum(isinstance(p, ToolResultPart) for m in [*history, *input] for p in m.parts)
+        if asked >= len(self.steps):
+            text = self.reply.format(**answered)
+            yield RunFinished(RunResult(text, [*input, Message.assistant(text)]))
+            return
+        call_id, question, form = self.steps[asked]
+        arguments = orjson.dumps({"question": question, "schema": form}).decode()
+        call = ToolCallPart(id=call_id, name=ASK_USER.name, arguments=arguments)
+        asked_message = Message(role="assistant", parts=[call])
+        yield RunFinished(
+            RunResult("", [*input, asked_message], finish_reason="tool_calls", pending=[call])
+        )
+
+
+input_required_elicitation = Interview(
+    "test_input_required_result_elicitation",
+    [("user_name", "What is your name?", _field("name"))],
+    "Hello, {name}!",
+)
+input_required_state = Interview(
+    "test_input_required_result_request_state",
+    [("confirm", "Please confirm", _field("ok", "boolean"))],
+    "state-ok: confirmed={ok}",
+)
+input_required_rounds = Interview(
+    "test_input_required_result_multi_round",
+    [
+        ("step1", "Step 1: What is your name?", _field("name")),
+        ("step2", "Step 2: What is your favorite color?", _field("color")),
+    ],
+    "{name} likes {color}",
+)
+input_required_tampered = Interview(
+    "test_input_required_result_tampered_state",
+    [("confirm", "Please confirm", _field("ok", "boolean"))],
+    "confirmed={ok}",
+)
+input_required_capabilities = Interview(
+    "test_input_required_result_capabilities",
+    [("user_name", "What is your name?", _field("name"))],
+    "Hello, {name}!",
 )

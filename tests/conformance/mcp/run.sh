@@ -44,7 +44,7 @@ for mode in stateless stateful; do
   serve "$mode" "${ports[$mode]}"
 done
 for mode in stateless stateful; do
-  for _ in $(seq 1 300); do
+  for _ in $(seq 1 900); do  # up to 3 min: start-up takes 45 s on a loaded 2-core machine
     if curl -fs "http://127.0.0.1:${ports[$mode]}/readyz" >/dev/null; then break; fi
     sleep 0.2
   done

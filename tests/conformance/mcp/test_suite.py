@@ -24,6 +24,7 @@ RUN = REPO / "tests/conformance/mcp/run.sh"
 SUITE = REPO / ".tools/conformance/node_modules/.bin/conformance"
 
 BOTH_ERAS = {
+    "completion-complete",
     "tools-list",
     "tools-call-simple-text",
     "tools-call-image",
@@ -33,31 +34,64 @@ BOTH_ERAS = {
     "tools-call-error",
     "tools-call-with-progress",
     "resources-list",
+    "resources-read-text",
+    "resources-read-binary",
+    "resources-templates-read",
     "prompts-list",
+    "prompts-get-simple",
+    "prompts-get-with-args",
+    "prompts-get-embedded-resource",
+    "prompts-get-with-image",
     "dns-rebinding-protection",
+    "json-schema-2020-12",
 }
-HANDSHAKE = BOTH_ERAS | {"server-initialize", "logging-set-level", "ping"}
+HANDSHAKE = BOTH_ERAS | {
+    "server-initialize",
+    "logging-set-level",
+    "ping",
+    "resources-subscribe",
+    "resources-unsubscribe",
+}
 MODERN = BOTH_ERAS | {
     "server-sse-multiple-streams",
     "sep-2164-resource-not-found",
     "caching",
+    "input-required-result-basic-elicitation",
+    "input-required-result-request-state",
+    "input-required-result-multi-round",
     "input-required-result-missing-input-response",
+    "input-required-result-result-type",
     "input-required-result-unsupported-methods",
+    "input-required-result-tampered-state",
     "input-required-result-ignore-extra-params",
     "input-required-result-validate-input",
     "http-header-validation",
+    "tasks-required-task-error",
 }
 PASSING = {
     ("stateless", "2025-11-25"): HANDSHAKE,
-    # A session keeps the level logging/setLevel set; SSE streams there carry more.
+    # A session keeps the level logging/setLevel set, and carries server requests
+    # (elicitation, sampling) inside a call; SSE streams there carry more.
     ("stateful", "2025-11-25"): HANDSHAKE
-    | {"tools-call-with-logging", "server-sse-multiple-streams"},
+    | {
+        "tools-call-with-logging",
+        "tools-call-sampling",
+        "tools-call-elicitation",
+        "elicitation-sep1034-defaults",
+        "elicitation-sep1330-enums",
+        "server-sse-multiple-streams",
+    },
     ("stateless", "2026-07-28"): MODERN,
     ("stateful", "2026-07-28"): MODERN,
 }
-# MCP tasks (2026-07-28 extension): no tasks-* scenario passes whole (their
-# fixture tools take arguments agent tools lack), but these checks must.
-TASK_CHECKS_AT_LEAST = {"tasks-capability-negotiation": 3, "tasks-dispatch-and-envelope": 4}
+# MCP tasks (2026-07-28 extension): not every tasks-* scenario passes whole,
+# but at least these checks must.
+TASK_CHECKS_AT_LEAST = {
+    "tasks-lifecycle": 8,
+    "tasks-capability-negotiation": 4,
+    "tasks-wire-fields": 3,
+    "tasks-dispatch-and-envelope": 7,
+}
 SCENARIO = re.compile(r"^([✓✗]) (\S+): (\d+) passed, (\d+) failed", re.MULTILINE)
 
 

@@ -1,0 +1,96 @@
+"""What an agent's MCP tool takes: the default ``{message, session_id}``, or typed arguments.
+
+An agent whose config has ``mcp: {input_schema: ...}`` is a tool with that
+input schema (kept as written: ``$schema``, ``$defs``, composition keywords
+and all). A call's arguments are validated against it (JSON Schema, the
+dialect its ``$schema`` names, 2020-12 by default) and reach the agent as
+the user message: the text of the ``message`` template with ``{name}``
+replaced by each argument, or else one data part holding the arguments
+(code agents read it; chat models see it as JSON). A ``session_id`` argument,
+when the schema declares one, still names the conversation and is not
+passed on. ``task_support`` says whether the tool runs as an MCP task.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import mcp_types as types
+import orjson
+from jsonschema import validators
+from jsonschema.exceptions import SchemaError
+from mcp.shared.exceptions import MCPError
+
+from agenthost.adapters.mcp import convert
+from agenthost.adapters.mcp.declared import substitute
+from agenthost.agents import DataPart, Message, MessageInput
+
+TaskSupport = Literal["optional", "required", "forbidden"]
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """A call's input for the agent and the conversation it continues (None: a new one)."""
+
+    input: MessageInput
+    session_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolInput:
+    """The arguments of one agent's tool."""
+
+    schema: Mapping[str, Any] | None = None
+    message: str | None = None
+    task_support: TaskSupport = "optional"
+
+    @classmethod
+    def of(cls, spec: Mapping[str, Any] | None) -> ToolInput:
+        if not spec:
+            return cls()
+        schema = spec.get("input_schema")
+        if schema is not None:
+            try:
+                validators.validator_for(schema).check_schema(schema)
+            except SchemaError as exc:
+                message = f"mcp.input_schema is not a valid JSON Schema: {exc.message}"
+                raise ValueError(message) from None
+        return cls(schema, spec.get("message"), spec.get("task_support", "optional"))
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        return dict(self.schema) if self.schema is not None else convert.INPUT_SCHEMA
+
+    def parse(self, arguments: Mapping[str, Any] | None) -> Parsed:
+        """The validated arguments as the agent's input, or the invalid-params error."""
+        if self.schema is None:
+            default = convert.parse_arguments(arguments)
+            return Parsed(default.message, default.session_id)
+        given = dict(arguments or {})
+        validator = validators.validator_for(self.schema)(self.schema)
+        error = next(iter(sorted(validator.iter_errors(given), key=lambda e: e.path)), None)
+        if error is not None:
+            where = ".".join(str(p) for p in error.absolute_path) or "arguments"
+            raise MCPError(types.INVALID_PARAMS, f"invalid arguments: {where}: {error.message}")
+        session_id = given.pop("session_id", None) if self._has("session_id") else None
+        if session_id is not None and not isinstance(session_id, str):
+            raise MCPError(types.INVALID_PARAMS, "invalid arguments: session_id: not a string")
+        if self.message is not None:
+            values = {k: v if isinstance(v, str) else _json(v) for k, v in given.items()}
+            return Parsed(substitute(self.message, values), session_id or None)
+        return Parsed(Message(role="user", parts=[DataPart(data=given)]), session_id or None)
+
+    def _has(self, name: str) -> bool:
+        properties = (self.schema or {}).get("properties")
+        return isinstance(properties, Mapping) and name in properties
+
+
+def _json(value: Any) -> str:
+    return orjson.dumps(value).decode()
+
+
+def tool_inputs(config: Mapping[str, Any]) -> dict[str, ToolInput]:
+    """Agent name → its tool's input, for the agents whose config has ``mcp:`` options."""
+    return {name: ToolInput.of(spec) for name, spec in (config.get("tools") or {}).items()}

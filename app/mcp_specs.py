@@ -1,0 +1,199 @@
+"""The config's MCP declarations: an agent's ``mcp:`` options and the top-level ``mcp:`` section.
+
+An agent's ``mcp:`` gives its tool typed arguments (``input_schema``, and
+optionally a ``message`` template that renders them as the user's text) and
+its MCP task support. The top-level ``mcp:`` section declares what an MCP
+server user expects to serve besides tools: static resources (text or
+binary, inline or from a file), resource templates, and prompts with
+arguments (text, image and embedded-resource messages, argument
+completions). The MCP adapter receives them as JSON (:func:`declared`), with
+every ``file:`` already read.
+"""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class MCPAgentSpec(_Spec):
+    """How the agent's MCP tool is called."""
+
+    input_schema: dict[str, Any] | None = Field(
+        None,
+        description="JSON Schema (an object) of the tool's arguments, replacing the default "
+        "{message, session_id}. The arguments are validated against it and reach the agent "
+        "as a data part of the user message (or as the text of `message`). A `session_id` "
+        "property, if the schema has one, still names the conversation.",
+    )
+    message: str | None = Field(
+        None,
+        description="With input_schema: the user message's text, where {name} is replaced "
+        "by the argument `name` (e.g. 'Say hello to {name}'); unset: the arguments as data.",
+    )
+    task_support: Literal["optional", "required", "forbidden"] = Field(
+        "optional",
+        description="MCP tasks (2026-07-28 extension): 'optional' (a client that declared "
+        "tasks gets a task), 'required' (a call without the extension is refused, -32021) "
+        "or 'forbidden' (always answered in the call).",
+    )
+
+    @model_validator(mode="after")
+    def _object_schema(self) -> MCPAgentSpec:
+        if self.input_schema is not None and self.input_schema.get("type", "object") != "object":
+            raise ValueError("input_schema must describe an object (type: object)")
+        if self.message is not None and self.input_schema is None:
+            raise ValueError("message needs input_schema")
+        return self
+
+
+MCPAgentField = Field(default_factory=MCPAgentSpec, description="MCP options of the agent.")
+
+
+class _Content(_Spec):
+    """Text or bytes: inline ``text``, inline base64 ``blob``, or a ``file`` (relative to
+    the config file; read as text when the MIME type is textual, else as bytes)."""
+
+    text: str | None = None
+    blob: str | None = Field(None, description="Base64 bytes.")
+    file: str | None = Field(None, description="A file to serve, relative to the config file.")
+    mime_type: str | None = Field(None, description="MIME type, e.g. text/plain, image/png.")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> _Content:
+        given = [x for x in (self.text, self.blob, self.file) if x is not None]
+        if len(given) != 1:
+            raise ValueError("give exactly one of text, blob or file")
+        return self
+
+    def resolved(self, base_dir: Path | None) -> dict[str, Any]:
+        """``{text}`` or ``{blob}`` (file read), with ``mime_type``."""
+        out: dict[str, Any] = {"mime_type": self.mime_type}
+        if self.file is None:
+            return {**out, "text": self.text, "blob": self.blob}
+        path = Path(self.file)
+        if not path.is_absolute() and base_dir is not None:
+            path = base_dir / path
+        data = path.read_bytes()
+        if _textual(self.mime_type):
+            return {**out, "text": data.decode(), "blob": None}
+        return {**out, "text": None, "blob": base64.b64encode(data).decode()}
+
+
+def _textual(mime: str | None) -> bool:
+    return mime is None or mime.startswith("text/") or mime == "application/json"
+
+
+class ResourceSpec(_Content):
+    """A resource served as it is (``resources/list``, ``resources/read``)."""
+
+    uri: str = Field(description="Its URI, e.g. docs://guide or file:///notes.txt.")
+    name: str
+    title: str | None = None
+    description: str | None = None
+
+
+class ResourceTemplateSpec(_Spec):
+    """Resources made from a URI template (RFC 6570 level 1: ``{var}``); ``text`` may use
+    the same ``{var}`` names, replaced by the values read from the URI."""
+
+    uri_template: str = Field(description="e.g. notes://{id}/text")
+    name: str
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    text: str
+
+
+class PromptArgumentSpec(_Spec):
+    name: str
+    description: str | None = None
+    required: bool = False
+    completions: list[str] = Field(
+        default_factory=list,
+        description="Values offered by completion/complete (those starting with what the "
+        "user typed).",
+    )
+
+
+class PromptResourceSpec(_Spec):
+    """A resource embedded in a prompt message; ``{arg}`` in ``uri`` and ``text`` is replaced."""
+
+    uri: str
+    text: str
+    mime_type: str | None = "text/plain"
+
+
+class PromptImageSpec(_Content):
+    """An image in a prompt message (``blob`` or ``file``)."""
+
+
+class PromptMessageSpec(_Spec):
+    """One message: exactly one of ``text`` (``{arg}`` replaced), ``image`` or ``resource``."""
+
+    role: Literal["user", "assistant"] = "user"
+    text: str | None = None
+    image: PromptImageSpec | None = None
+    resource: PromptResourceSpec | None = None
+
+    @model_validator(mode="after")
+    def _one_content(self) -> PromptMessageSpec:
+        if sum(x is not None for x in (self.text, self.image, self.resource)) != 1:
+            raise ValueError("give exactly one of text, image or resource")
+        return self
+
+
+class PromptSpec(_Spec):
+    """A prompt (``prompts/list``, ``prompts/get``) besides the agents' own."""
+
+    name: str
+    title: str | None = None
+    description: str | None = None
+    arguments: list[PromptArgumentSpec] = Field(default_factory=list)
+    messages: list[PromptMessageSpec] = Field(min_length=1)
+
+
+class MCPConfigSpec(_Spec):
+    """What the MCP server serves besides one tool, resource and prompt per agent."""
+
+    resources: list[ResourceSpec] = Field(default_factory=list)
+    resource_templates: list[ResourceTemplateSpec] = Field(default_factory=list)
+    prompts: list[PromptSpec] = Field(default_factory=list)
+
+
+MCPConfigField = Field(
+    default_factory=MCPConfigSpec,
+    description="MCP resources, resource templates and prompts to serve besides the agents.",
+)
+
+
+def declared(
+    section: MCPConfigSpec, agents: dict[str, MCPAgentSpec], base_dir: Path | None
+) -> dict[str, Any]:
+    """The JSON the MCP adapter reads (files read, defaults filled)."""
+    resources = [
+        {**r.model_dump(exclude={"text", "blob", "file", "mime_type"}), **r.resolved(base_dir)}
+        for r in section.resources
+    ]
+    prompts = []
+    for prompt in section.prompts:
+        dumped = prompt.model_dump()
+        for message, spec in zip(dumped["messages"], prompt.messages, strict=True):
+            if spec.image is not None:
+                message["image"] = spec.image.resolved(base_dir)
+        prompts.append(dumped)
+    return {
+        "resources": resources,
+        "resource_templates": [t.model_dump() for t in section.resource_templates],
+        "prompts": prompts,
+        "tools": {
+            name: spec.model_dump() for name, spec in agents.items() if spec != MCPAgentSpec()
+        },
+    }
