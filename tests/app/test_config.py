@@ -118,7 +118,7 @@ def test_bad_config_names_file_agent_and_field(tmp_path: Path, body: str, messag
         (
             "agents:\n  - {name: a, import: 'tests.app.sample_agents:not_an_agent'}\n",
             r"agent 'a': no agent factory for type int; "
-            r"known types: agenthost.agents.agent.BaseAgent, .*function",
+            r"known types: .*agenthost.agents.agent.BaseAgent, .*function",
         ),
     ],
 )
