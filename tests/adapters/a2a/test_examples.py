@@ -36,7 +36,7 @@ def a2a_block(doc: str, marker: str) -> str:
 
 
 EXAMPLES = {
-    "README": a2a_block("README.md", "a2a.client"),
+    "README": a2a_block("README.md", "get_artifact_text"),
     "a2a.md": a2a_block("docs/protocols/a2a.md", "async def ask"),
 }
 
