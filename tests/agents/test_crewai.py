@@ -4,11 +4,16 @@ environment of its own (`pip install -e . crewai` + the test tools): skipped her
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from collections.abc import Iterator
 
 import pytest
 
+if importlib.util.find_spec("crewai") is None:
+    # Before any environment change: OTEL_SDK_DISABLED would turn off the
+    # tracing tests that run later in this process.
+    pytest.skip("CrewAI lives in an environment of its own", allow_module_level=True)
 os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("OTEL_SDK_DISABLED", "true")
 crewai = pytest.importorskip("crewai")

@@ -180,6 +180,8 @@ def test_bad_mcp_servers_are_named(tmp_path: Path, servers: str, message: str) -
 def test_agenthost_check_accepts_every_example(
     example: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    if example.name == "crewai.yaml":  # CrewAI lives in an environment of its own (openai<3, mcp<2)
+        pytest.importorskip("crewai")
     assert main(["check", "--config", str(example)]) == 0
     assert f"{example}: " in capsys.readouterr().out
 
