@@ -21,17 +21,14 @@ import os
 import re
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
 
-from tests.commands import serve_command
-from tests.upstream import free_port
+from tests.commands import clean_env, serving
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ("README.md", "docs/protocols/openai.md")
@@ -84,26 +81,9 @@ SNIPPETS = snippets()
 
 @pytest.fixture(scope="module")
 def port() -> Iterator[int]:
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTHOST_")}
-    env["AGENTHOST_ACCESS_LOG"] = "false"
-    argv = serve_command(ROOT / "config" / "agents.yaml", port)
-    with subprocess.Popen(argv, env=env, stderr=subprocess.PIPE, text=True) as process:
-        try:
-            deadline = time.monotonic() + 180  # start-up takes long on a loaded 2-core machine
-            while True:
-                try:
-                    if httpx.get(f"http://127.0.0.1:{port}/readyz").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                assert process.poll() is None, process.stderr.read() if process.stderr else ""
-                assert time.monotonic() < deadline, "agenthost serve did not get ready"
-                time.sleep(0.2)
-            yield port
-        finally:
-            process.terminate()
-            process.wait(timeout=30)
+    env = clean_env(AGENTHOST_ACCESS_LOG="false")
+    with serving(ROOT / "config" / "agents.yaml", env) as (_, url):
+        yield int(url.rsplit(":", 1)[1])
 
 
 def run(snippet: Snippet, port: int, folder: Path) -> subprocess.CompletedProcess[str] | None:
