@@ -7,7 +7,8 @@ run, rounds alternating the order, every call answered by the upstream is
 made three ways:
 
 - ``direct``: the framework's own call, what a user of the framework writes
-  without a host (BeeAI and Agent Framework ``agent.run(prompt)``; ADK
+  without a host (BeeAI ``agent.run(prompt)``, Agent Framework
+  ``agent.run(prompt, stream=True)``; ADK
   ``Runner.run_async`` on a new session, SSE streaming; CrewAI
   ``Crew.kickoff_async``);
 - ``agent``: agenthost's wrapper of the same object, ``Agent.run_stream`` (no HTTP);
@@ -91,7 +92,8 @@ def agent_framework(url: str) -> tuple[Call, Any]:
     agent = _agent_framework("any")
 
     async def direct() -> None:
-        await agent.run(PROMPT)
+        async for _ in agent.run(PROMPT, stream=True):  # streamed, as agenthost runs it
+            pass
 
     return direct, _agent_framework("any")
 
