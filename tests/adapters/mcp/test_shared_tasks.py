@@ -16,7 +16,7 @@ import anyio
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from agenthost.adapters.mcp.tasks import ORPHANED, TaskRecord, TaskStore
+from agenthost.adapters.mcp.tasks import NAMESPACE, ORPHANED, TaskRecord, TaskStore
 from agenthost.app.redis_memory import RedisMemoryManager, redis_client
 from tests.stores import RedisServer, redis  # noqa: F401 (fixture)
 
@@ -36,7 +36,15 @@ async def stores(redis: RedisServer) -> AsyncIterator[tuple[TaskStore, TaskStore
     async with anyio.create_task_group() as group:
         for store in pair:
             group.start_soon(store.listen)
-        await anyio.sleep(0.2)  # both subscribed before anything is published
+        # Both subscribed to the cancel channel before anything is published.
+        channel = f"{memories[0].prefix}topic:cancel:{NAMESPACE}"
+        for _ in range(1000):
+            ((_, listeners),) = await memories[0].client.pubsub_numsub(channel)
+            if listeners == 2:
+                break
+            await anyio.sleep(0.01)
+        else:
+            raise AssertionError("the stores never subscribed to the cancel channel")
         yield pair
         for store in pair:
             await store.close()
