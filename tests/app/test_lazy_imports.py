@@ -46,7 +46,7 @@ create_app(Settings(config=sys.argv[1], a2a_task_store=sys.argv[2]))
 import a2a.server.cluster
 import a2a.server.tasks
 
-modules = ("sqlalchemy", "a2a.server.tasks.database_task_store", "httpcore")
+modules = ("sqlalchemy", "a2a.server.tasks.database_task_store", "httpcore", "jsonschema", "jinja2")
 print(",".join(name for name in modules if sys.modules.get(name) is not None))
 exported = (a2a.server.tasks.DatabaseTaskStore, a2a.server.cluster.VersionedDatabaseTaskStore)
 print(",".join(store.__module__ for store in exported))
@@ -68,9 +68,12 @@ def run_stores(tmp_path: Path, task_store: str) -> list[str]:
     return done.stdout.splitlines()
 
 
-def test_the_memory_task_store_imports_no_database_and_no_http_client(tmp_path: Path) -> None:
+def test_an_echo_config_imports_no_database_http_client_schema_or_template(
+    tmp_path: Path,
+) -> None:
     # SQLAlchemy (the SDK's database stores, the 0.3 models they import) and
-    # httpcore (the webhook client's transport) cost a second of start-up.
+    # httpcore (the webhook client's transport) cost a second of start-up;
+    # jsonschema (typed MCP tools) and Jinja2 (prompt templates) some more.
     imported, exported = run_stores(tmp_path, "memory")
     assert imported == "", f"imported at start-up: {imported}"
     assert "database" not in exported, "the SDK's placeholders were expected"
