@@ -20,8 +20,6 @@ from typing import Any, Literal
 
 import mcp_types as types
 import orjson
-from jsonschema import validators
-from jsonschema.exceptions import SchemaError
 from mcp.shared.exceptions import MCPError
 
 from agenthost.adapters.mcp import convert
@@ -55,6 +53,10 @@ class ToolInput:
             return cls()
         schema = spec.get("input_schema")
         if schema is not None:
+            # jsonschema only for typed tools: ~45 modules of start-up otherwise.
+            from jsonschema import validators
+            from jsonschema.exceptions import SchemaError
+
             try:
                 validators.validator_for(schema).check_schema(schema)
             except SchemaError as exc:
@@ -76,6 +78,8 @@ class ToolInput:
         if self.schema is None:
             default = convert.parse_arguments(arguments)
             return Parsed(default.message, default.session_id)
+        from jsonschema import validators
+
         given = dict(arguments or {})
         validator = validators.validator_for(self.schema)(self.schema)
         error = next(iter(sorted(validator.iter_errors(given), key=lambda e: e.path)), None)
