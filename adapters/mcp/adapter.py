@@ -15,6 +15,7 @@ import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 import anyio
 import mcp_types as types
@@ -28,7 +29,15 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from agenthost.adapters.base import AdapterContext, principal_of
+from agenthost.adapters.bodies import send_jsonrpc_error
 from agenthost.adapters.cancels import CancelChannel
+from agenthost.adapters.mcp.backchannel import (
+    CallStream,
+    Introductions,
+    Replies,
+    current_stream,
+    is_response,
+)
 from agenthost.adapters.mcp.cancels import RunningCalls, cancelled_id
 from agenthost.adapters.mcp.events import RecentEvents
 from agenthost.adapters.mcp.requests import refuse_invalid
@@ -123,7 +132,10 @@ class MCPAdapter:
         )
         self._router = APIRouter(tags=["mcp"])
         # A router's root; the app also answers it at the bare prefix (POST /mcp, no redirect).
-        endpoint = _Endpoint(self.manager, self.calls)
+        # Stateless handshake-era calls ask their client on their own stream.
+        self.replies = Replies() if options.stateless else None
+        introductions = Introductions(options.max_sessions, options.session_idle_timeout)
+        endpoint = _Endpoint(self.manager, self.calls, self.replies, introductions)
         self._router.routes.append(Route("/", endpoint, include_in_schema=False))
 
     @property
@@ -163,14 +175,24 @@ class _Endpoint:
     value is not part of it; uvicorn's httptools parser keeps trailing
     spaces, and the SDK compares ``Mcp-Name`` and the like byte for byte).
     In stateless mode it also applies ``notifications/cancelled``
-    (:mod:`adapters.mcp.cancels`).
+    (:mod:`adapters.mcp.cancels`), hands a client's answer to a server
+    request to the call waiting for it, and gives each POST's call a
+    stream to send such requests on (:mod:`adapters.mcp.backchannel`).
     """
 
-    __slots__ = ("calls", "manager")
+    __slots__ = ("calls", "introductions", "manager", "replies")
 
-    def __init__(self, manager: StreamableHTTPSessionManager, calls: RunningCalls | None) -> None:
+    def __init__(
+        self,
+        manager: StreamableHTTPSessionManager,
+        calls: RunningCalls | None,
+        replies: Replies | None = None,
+        introductions: Introductions | None = None,
+    ) -> None:
         self.manager = manager
         self.calls = calls
+        self.replies = replies
+        self.introductions = introductions or Introductions()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         scope = {**scope, "headers": trimmed(scope["headers"])}
@@ -185,7 +207,31 @@ class _Endpoint:
             receive = checked.receive
             if self.calls is not None and (request_id := cancelled_id(checked.message)):
                 await self.calls.cancel(principal, request_id)
+            if self.replies is not None and is_response(checked.message):
+                await self._reply(principal, checked.message, send)
+                return
+            if self.replies is not None:
+                self.introductions.remember(principal, checked.message)
+                capabilities = self.introductions.of(principal)
+                stream = CallStream(send, principal, self.replies, capabilities)
+                serving = current_stream.set(stream)
+                try:
+                    await self.manager.handle_request(scope, receive, stream.send)
+                finally:
+                    current_stream.reset(serving)
+                return
         await self.manager.handle_request(scope, receive, send)
+
+    async def _reply(self, principal: str, message: dict[str, Any], send: Send) -> None:
+        """A client's answer to a server request: to the call waiting for it, or 404."""
+        assert self.replies is not None
+        if self.replies.deliver(principal, message):
+            await send({"type": "http.response.start", "status": 202, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        await send_jsonrpc_error(
+            send, 404, -32600, "Invalid Request: no request of this server awaits this response"
+        )
 
 
 def trimmed(headers: Sequence[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:

@@ -1,7 +1,8 @@
 """Asking the user the questions of a waiting run (``ask_user``), each client its way.
 
-- a handshake-era client with a back channel that declared elicitation:
-  an ``elicitation/create`` form inside the call, and the run goes on;
+- a handshake-era client that declared elicitation: an ``elicitation/create``
+  form inside the call (over its session, or in stateless mode on the
+  call's own stream, :mod:`adapters.mcp.backchannel`), and the run goes on;
 - a 2026-07-28 client that declared elicitation: an ``input_required``
   result (that era's multi-round-trip form): one elicitation per question,
   keyed by its call id, and a ``requestState`` naming the session id and the
@@ -21,8 +22,10 @@ from typing import Any, Literal
 import mcp_types as types
 import orjson
 from mcp.server.context import ServerRequestContext
+from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from agenthost.adapters.mcp.backchannel import channel_of, client_declares
 from agenthost.agents import Message, ToolCallPart, ToolResultPart, question_of
 from agenthost.agents.tools.client import form_of
 
@@ -40,26 +43,32 @@ def way_to_ask(ctx: ServerRequestContext[Any, Any], pending: Sequence[ToolCallPa
     """How this client can be asked the pending questions (None: by the tool result)."""
     if not all(question_of(call) is not None for call in pending):
         return None  # a call that is not a question cannot be answered by a user
-    wanted = types.ClientCapabilities(elicitation=types.ElicitationCapability())
-    if not ctx.session.check_client_capability(wanted):
+    if not client_declares(ctx, "elicitation"):
         return None
     if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
         return "input_required"
-    return "elicit" if ctx.session.can_send_request else None
+    return "elicit" if channel_of(ctx) is not None else None
 
 
 async def elicit(
     ctx: ServerRequestContext[Any, Any], pending: Sequence[ToolCallPart]
 ) -> str | None:
-    """Ask inside the call; the answer, or None when the user declined or cancelled.
+    """Ask inside the call; the answer, or None when the user declined or cancelled
+    (or the client answered with an error).
 
     A question asked with a form (``ask_user``'s ``schema``) is answered by the
     JSON of the user's action and content, whatever the action: the agent decides.
     """
     form = _form(pending)
-    reply = await ctx.session.elicit_form(
-        _questions(pending), form or ANSWER_SCHEMA, related_request_id=ctx.request_id
+    channel = channel_of(ctx)
+    assert channel is not None  # way_to_ask chose "elicit"
+    params = types.ElicitRequestFormParams(
+        message=_questions(pending), requested_schema=form or ANSWER_SCHEMA
     )
+    try:
+        reply = await channel.request(types.ElicitRequest(params=params), types.ElicitResult)
+    except MCPError:  # a client that cannot answer: the question becomes the result
+        return None
     return _form_answer(reply) if form is not None else _accepted(reply)
 
 

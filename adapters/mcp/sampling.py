@@ -2,9 +2,10 @@
 
 Lent to the runtime (:mod:`agents.models.sampling`) for one call when the
 client declared ``sampling`` and the call has a back channel (a
-handshake-era client on a stateful connection, or stdio). Text turns only
+handshake-era client: a session, stdio, or in stateless mode the call's own
+stream, :mod:`adapters.mcp.backchannel`). Text turns only
 (the transcript's tool calls and results, from earlier turns, as text).
-Sent with ``send_request``: the SDK marks ``create_message`` deprecated
+Sent as a plain request: the SDK marks ``create_message`` deprecated
 (2026-07-28 dropped sampling as a server request) for every era.
 """
 
@@ -15,23 +16,23 @@ from typing import Any
 
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
-from mcp.shared.message import ServerMessageMetadata
 
+from agenthost.adapters.mcp.backchannel import Channel, channel_of, client_declares
 from agenthost.agents import Message, ToolCallPart, ToolResultPart
 from agenthost.agents.models.sampling import ClientSampler
 
 
 def sampler_for(ctx: ServerRequestContext[Any, Any]) -> ClientSampler | None:
     """The client's model, if this call can ask it; else None."""
-    wanted = types.ClientCapabilities(sampling=types.SamplingCapability())
-    if not ctx.session.can_send_request or not ctx.session.check_client_capability(wanted):
+    channel = channel_of(ctx)
+    if channel is None or not client_declares(ctx, "sampling"):
         return None
-    return _Sampler(ctx)
+    return _Sampler(channel)
 
 
 class _Sampler:
-    def __init__(self, ctx: ServerRequestContext[Any, Any]) -> None:
-        self.ctx = ctx
+    def __init__(self, channel: Channel) -> None:
+        self.channel = channel
 
     async def sample(
         self, messages: Sequence[Message], system: str | None, max_tokens: int
@@ -41,10 +42,8 @@ class _Sampler:
             system_prompt=system,
             max_tokens=max_tokens,
         )
-        result = await self.ctx.session.send_request(
-            types.CreateMessageRequest(params=params),
-            types.CreateMessageResult,
-            metadata=ServerMessageMetadata(related_request_id=self.ctx.request_id),
+        result = await self.channel.request(
+            types.CreateMessageRequest(params=params), types.CreateMessageResult
         )
         content = result.content
         text = content.text if isinstance(content, types.TextContent) else ""

@@ -1,7 +1,8 @@
 """``model: mcp:sampling``: the agent's model is the MCP client's (``sampling/createMessage``).
 
-A stateful handshake-era connection over a real socket (the back channel a
-server request needs); the client's sampling handler is the model.
+Handshake-era connections over a real socket, stateful and stateless (the
+request travels on the call's own stream; stateless, the answer is a POST
+of its own); the client's sampling handler is the model.
 """
 
 from __future__ import annotations
@@ -54,11 +55,12 @@ class ClientModel:
         return types.CreateMessageResult(role="assistant", content=text, model="client-llm")
 
 
+@pytest.mark.parametrize("where", ["stateful", "stateless"])
 async def test_the_agent_answers_through_the_clients_sampling_handler(
-    urls: dict[str, str],
+    urls: dict[str, str], where: str
 ) -> None:
     model = ClientModel()
-    async with Client(urls["stateful"], mode="legacy", sampling_callback=model) as client:
+    async with Client(urls[where], mode="legacy", sampling_callback=model) as client:
         result = await client.call_tool("borrowed", {"message": "Capital of France?"})
     assert not result.is_error, result
     assert result.structured_content is not None
@@ -70,12 +72,11 @@ async def test_the_agent_answers_through_the_clients_sampling_handler(
     assert isinstance(content, types.TextContent) and content.text == "Capital of France?"
 
 
-@pytest.mark.parametrize(("where", "declares"), [("stateful", False), ("stateless", True)])
+@pytest.mark.parametrize("where", ["stateful", "stateless"])
 async def test_without_a_client_that_can_lend_its_model_the_call_fails_clearly(
-    urls: dict[str, str], where: str, declares: bool
+    urls: dict[str, str], where: str
 ) -> None:
-    options: dict[str, Any] = {"sampling_callback": ClientModel()} if declares else {}
-    async with Client(urls[where], mode="legacy", **options) as client:
+    async with Client(urls[where], mode="legacy") as client:
         result = await client.call_tool("borrowed", {"message": "Capital of France?"})
     assert result.is_error
     text = result.content[0]
