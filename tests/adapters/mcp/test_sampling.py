@@ -13,6 +13,8 @@ from typing import Any
 import mcp_types as types
 import pytest
 from mcp import Client
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY
 
 from agenthost.agents import ChatAgent
 from agenthost.agents.errors import UserError
@@ -20,7 +22,7 @@ from agenthost.agents.models.sampling import SamplingModel
 from agenthost.app.build import build_model
 from agenthost.app.server import create_app
 from agenthost.app.specs import ChatAgentSpec
-from tests.adapters.mcp.helpers import mcp_settings
+from tests.adapters.mcp.helpers import mcp_client, mcp_settings, running_app
 from tests.upstream import serve_in_thread
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -91,3 +93,37 @@ async def test_outside_mcp_the_model_refuses_with_a_clear_error() -> None:
 def test_the_config_names_it_mcp_sampling() -> None:
     spec = ChatAgentSpec(name="borrowed", model="mcp:sampling")
     assert isinstance(build_model(spec), SamplingModel)
+
+
+async def test_in_the_2026_era_the_clients_model_answers_by_input_requests() -> None:
+    model = ClientModel()
+    async with (
+        running_app(agents()) as app,
+        mcp_client(app, mode="2026-07-28", sampling_callback=model) as client,
+    ):
+        result = await client.call_tool("borrowed", {"message": "Capital of France?"})
+    assert not result.is_error, result
+    assert result.structured_content is not None
+    assert result.structured_content["text"] == "Paris"
+    (asked,) = model.asked
+    assert asked.system_prompt is not None and "Answer in one word." in asked.system_prompt
+
+
+async def test_in_the_2026_era_a_client_without_sampling_gets_the_missing_capability() -> None:
+    async with running_app(agents()) as app, mcp_client(app, mode="2026-07-28") as client:
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool("borrowed", {"message": "Capital of France?"})
+    assert refused.value.error.code == MISSING_REQUIRED_CLIENT_CAPABILITY
+    assert refused.value.error.data == {"requiredCapabilities": {"sampling": {}}}
+
+
+async def test_a_tampered_sampling_state_is_invalid_params() -> None:
+    async with (
+        running_app(agents()) as app,
+        mcp_client(app, mode="2026-07-28", sampling_callback=ClientModel()) as client,
+    ):
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool(
+                "borrowed", {"message": "hi"}, request_state="sampling:!!not-base64"
+            )
+    assert refused.value.error.code == INVALID_PARAMS
