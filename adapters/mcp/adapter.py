@@ -12,7 +12,7 @@ with the key that opened it.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,10 +30,11 @@ from starlette.types import Receive, Scope, Send
 
 from agenthost.adapters.base import AdapterContext, principal_of
 from agenthost.adapters.bodies import send_jsonrpc_error
-from agenthost.adapters.cancels import CancelChannel
+from agenthost.adapters.cancels import CancelChannel, SharedMemory, is_shared
 from agenthost.adapters.mcp.backchannel import (
     CallStream,
     Introductions,
+    Relay,
     Replies,
     current_stream,
     is_response,
@@ -43,6 +44,8 @@ from agenthost.adapters.mcp.events import RecentEvents
 from agenthost.adapters.mcp.requests import refuse_invalid
 from agenthost.adapters.mcp.server import ServerOptions, build_server
 from agenthost.adapters.mcp.tasks import TaskStore
+
+logger = logging.getLogger("agenthost.mcp")
 
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 
@@ -135,7 +138,13 @@ class MCPAdapter:
         # Stateless handshake-era calls ask their client on their own stream.
         self.replies = Replies() if options.stateless else None
         introductions = Introductions(options.max_sessions, options.session_idle_timeout)
-        endpoint = _Endpoint(self.manager, self.calls, self.replies, introductions)
+        memory = context.memory
+        self.relay = (
+            Relay(memory, self.replies, introductions)
+            if self.replies is not None and isinstance(memory, SharedMemory) and is_shared(memory)
+            else None
+        )
+        endpoint = _Endpoint(self.manager, self.calls, self.replies, introductions, self.relay)
         self._router.routes.append(Route("/", endpoint, include_in_schema=False))
 
     @property
@@ -147,6 +156,8 @@ class MCPAdapter:
         async with self.manager.run(), anyio.create_task_group() as group:
             if self.calls is not None and self.calls.channel is not None:
                 group.start_soon(self.calls.listen)
+            if self.relay is not None:
+                group.start_soon(self.relay.listen)
             try:
                 yield
             finally:
@@ -180,7 +191,7 @@ class _Endpoint:
     stream to send such requests on (:mod:`adapters.mcp.backchannel`).
     """
 
-    __slots__ = ("calls", "introductions", "manager", "replies")
+    __slots__ = ("calls", "introductions", "manager", "relay", "replies")
 
     def __init__(
         self,
@@ -188,11 +199,13 @@ class _Endpoint:
         calls: RunningCalls | None,
         replies: Replies | None = None,
         introductions: Introductions | None = None,
+        relay: Relay | None = None,
     ) -> None:
         self.manager = manager
         self.calls = calls
         self.replies = replies
         self.introductions = introductions or Introductions()
+        self.relay = relay
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         scope = {**scope, "headers": trimmed(scope["headers"])}
@@ -211,7 +224,9 @@ class _Endpoint:
                 await self._reply(principal, checked.message, send)
                 return
             if self.replies is not None:
-                self.introductions.remember(principal, checked.message)
+                declared = self.introductions.remember(principal, checked.message)
+                if declared is not None and self.relay is not None:
+                    await _relayed(self.relay.introduce(principal, declared))
                 capabilities = self.introductions.of(principal)
                 stream = CallStream(send, principal, self.replies, capabilities)
                 serving = current_stream.set(stream)
@@ -225,13 +240,25 @@ class _Endpoint:
     async def _reply(self, principal: str, message: dict[str, Any], send: Send) -> None:
         """A client's answer to a server request: to the call waiting for it, or 404."""
         assert self.replies is not None
-        if self.replies.deliver(principal, message):
+        delivered = self.replies.deliver(principal, message)
+        if not delivered and self.relay is not None and self.replies.elsewhere(message.get("id")):
+            delivered = await _relayed(self.relay.reply(principal, message))
+        if delivered:
             await send({"type": "http.response.start", "status": 202, "headers": []})
             await send({"type": "http.response.body", "body": b""})
             return
         await send_jsonrpc_error(
             send, 404, -32600, "Invalid Request: no request of this server awaits this response"
         )
+
+
+async def _relayed(sent: Awaitable[None]) -> bool:
+    try:
+        await sent
+    except Exception:
+        logger.exception("a message could not be relayed to the other replicas")
+        return False
+    return True
 
 
 def trimmed(headers: Sequence[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:

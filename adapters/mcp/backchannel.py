@@ -25,13 +25,16 @@ of its own: here is that back channel.
   before the SDK sees it. An id no call of that principal waits for is 404
   with a JSON-RPC error, and nothing else is affected.
 
-Single replica: the answer must reach the replica that runs the call (a
-load balancer with affinity by client, or one replica); across replicas
-the answer POST of an id another replica minted is refused with 404.
+Across replicas (a shared store, Redis): an id names the replica that
+minted it; an answer that reaches another replica is relayed to it over the
+store's pub/sub (:class:`Relay`, answered 202: the replica that waits
+checks the principal), and each ``initialize`` is told to every replica.
+An id of this replica that no call waits for is 404.
 """
 
 from __future__ import annotations
 
+import logging
 import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -50,9 +53,14 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 from starlette.types import Message, Send
 
+from agenthost.adapters.cancels import SharedMemory
+
+logger = logging.getLogger("agenthost.mcp")
+
 ResultT = TypeVar("ResultT", bound=BaseModel)
 
 ID_PREFIX = "srv-"
+RELAY_TOPIC = "mcp:asks"
 
 
 class Channel(Protocol):
@@ -74,11 +82,12 @@ class Replies:
 
     def __init__(self) -> None:
         self._waiting: dict[tuple[str, str], _Slot] = {}
+        self.replica = secrets.token_hex(4)
 
     @contextmanager
     def expect(self, principal: str) -> Iterator[tuple[str, _Slot]]:
         """A fresh request id and the slot its answer lands in, while the body runs."""
-        request_id = ID_PREFIX + secrets.token_urlsafe(16)
+        request_id = f"{ID_PREFIX}{self.replica}-{secrets.token_urlsafe(16)}"
         key = (principal, request_id)
         slot = self._waiting[key] = _Slot()
         try:
@@ -95,6 +104,13 @@ class Replies:
         slot.message = message
         slot.done.set()
         return True
+
+    def elsewhere(self, request_id: Any) -> bool:
+        """Whether ``request_id`` is one another replica minted."""
+        if not isinstance(request_id, str) or not request_id.startswith(ID_PREFIX):
+            return False
+        replica, _, rest = request_id.removeprefix(ID_PREFIX).partition("-")
+        return bool(rest) and replica != self.replica
 
 
 def is_response(message: Any) -> bool:
@@ -113,12 +129,17 @@ class Introductions:
     def __init__(self, max_principals: int = 1000, ttl: float = 1800.0) -> None:
         self._seen: TTLCache[str, dict[str, Any]] = TTLCache(max_principals, ttl)
 
-    def remember(self, principal: str, message: Any) -> None:
+    def remember(self, principal: str, message: Any) -> dict[str, Any] | None:
+        """Keep what an ``initialize`` declares (returned; None for other messages)."""
         if not isinstance(message, dict) or message.get("method") != "initialize":
-            return
+            return None
         params = message.get("params")
         capabilities = params.get("capabilities") if isinstance(params, dict) else None
-        self._seen[principal] = capabilities if isinstance(capabilities, dict) else {}
+        self.set(principal, capabilities if isinstance(capabilities, dict) else {})
+        return self._seen[principal]
+
+    def set(self, principal: str, capabilities: dict[str, Any]) -> None:
+        self._seen[principal] = capabilities
 
     def of(self, principal: str) -> dict[str, Any]:
         return self._seen.get(principal) or {}
@@ -164,6 +185,35 @@ class CallStream:
                 return False
             await self._send({"type": "http.response.body", "body": event, "more_body": True})
             return True
+
+
+class Relay:
+    """Answers and introductions between replicas, over the shared store's pub/sub."""
+
+    def __init__(
+        self, memory: SharedMemory, replies: Replies, introductions: Introductions
+    ) -> None:
+        self.memory = memory
+        self.replies = replies
+        self.introductions = introductions
+
+    async def reply(self, principal: str, message: dict[str, Any]) -> None:
+        await self.memory.publish(RELAY_TOPIC, orjson.dumps(["reply", principal, message]))
+
+    async def introduce(self, principal: str, capabilities: dict[str, Any]) -> None:
+        await self.memory.publish(RELAY_TOPIC, orjson.dumps(["hello", principal, capabilities]))
+
+    async def listen(self) -> None:
+        """Apply what the other replicas send, until cancelled."""
+        async for raw in self.memory.subscribe(RELAY_TOPIC):
+            try:
+                kind, principal, body = orjson.loads(raw)
+                if kind == "reply":
+                    self.replies.deliver(principal, body)
+                elif kind == "hello" and isinstance(body, dict):
+                    self.introductions.set(principal, body)
+            except (ValueError, TypeError, orjson.JSONDecodeError):
+                logger.warning("an unreadable message on %s was ignored", RELAY_TOPIC)
 
 
 current_stream: ContextVar[CallStream | None] = ContextVar("mcp_call_stream", default=None)
