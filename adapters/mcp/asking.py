@@ -246,3 +246,38 @@ def _accepted(reply: types.ElicitResult) -> str | None:
         return None
     answer = reply.content.get(ANSWER_KEY)
     return str(answer) if answer is not None else None
+
+
+PROMPT_ARGUMENTS_KEY = "arguments"
+"""The input request key of a prompt's missing ``elicit`` arguments."""
+
+
+async def prompt_arguments(
+    ctx: ServerRequestContext[Any, Any],
+    params: types.GetPromptRequestParams,
+    form: types.ElicitRequestFormParams,
+) -> dict[str, str] | types.InputRequiredResult | None:
+    """A prompt's arguments the user gave when asked (merged into the request's);
+    an ``input_required`` result to ask them (2026-07-28); None: they could not
+    be asked, or were not given (the request goes on without them)."""
+    if not client_declares(ctx, "elicitation"):
+        return None
+    given = dict(params.arguments or {})
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        response = (params.input_responses or {}).get(PROMPT_ARGUMENTS_KEY)
+        if not isinstance(response, types.ElicitResult):
+            request = types.ElicitRequest(params=form)
+            return types.InputRequiredResult(input_requests={PROMPT_ARGUMENTS_KEY: request})
+        reply: types.ElicitResult | None = response
+    elif (channel := channel_of(ctx)) is not None:
+        try:
+            reply = await channel.request(types.ElicitRequest(params=form), types.ElicitResult)
+        except MCPError:
+            reply = None
+    else:
+        return None
+    if reply is None or reply.action != "accept" or not reply.content:
+        return None
+    wanted = form.requested_schema.get("properties") or {}
+    answers = {k: str(v) for k, v in reply.content.items() if k in wanted and v is not None}
+    return {**answers, **given}
