@@ -79,6 +79,7 @@ MODERN = BOTH_ERAS | {
     "input-required-result-basic-list-roots",
     "input-required-result-multiple-input-requests",
     "input-required-result-capability-check",
+    "input-required-result-non-tool-request",
 }
 PASSING = {
     ("stateless", "2025-11-25"): HANDSHAKE,
