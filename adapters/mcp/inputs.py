@@ -8,7 +8,8 @@ the user message: the text of the ``message`` template with ``{name}``
 replaced by each argument, or else one data part holding the arguments
 (code agents read it; chat models see it as JSON). A ``session_id`` argument,
 when the schema declares one, still names the conversation and is not
-passed on. ``task_support`` says whether the tool runs as an MCP task.
+passed on. ``task_support`` says whether the tool runs as an MCP task, ``task_after``
+how long its run goes on in the call before it becomes one.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ class ToolInput:
     schema: Mapping[str, Any] | None = None
     message: str | None = None
     task_support: TaskSupport = "optional"
+    task_after: float = 0.0
+    """Seconds a task's run goes on in its call first (ended or asking by then: no task)."""
 
     @classmethod
     def of(cls, spec: Mapping[str, Any] | None) -> ToolInput:
@@ -57,7 +60,12 @@ class ToolInput:
             except SchemaError as exc:
                 message = f"mcp.input_schema is not a valid JSON Schema: {exc.message}"
                 raise ValueError(message) from None
-        return cls(schema, spec.get("message"), spec.get("task_support", "optional"))
+        return cls(
+            schema,
+            spec.get("message"),
+            spec.get("task_support", "optional"),
+            float(spec.get("task_after") or 0.0),
+        )
 
     @property
     def input_schema(self) -> dict[str, Any]:
