@@ -94,7 +94,9 @@ TASK_CHECKS_AT_LEAST = {
     "tasks-lifecycle": 8,
     "tasks-capability-negotiation": 4,
     "tasks-wire-fields": 3,
-    "tasks-dispatch-and-envelope": 7,
+    "tasks-dispatch-and-envelope": 8,
+    "tasks-mrtr-input": 3,
+    "tasks-request-headers": 4,
 }
 SCENARIO = re.compile(r"^([✓✗]) (\S+): (\d+) passed, (\d+) failed", re.MULTILINE)
 
