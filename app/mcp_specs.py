@@ -128,6 +128,11 @@ class PromptArgumentSpec(_Spec):
         description="Values offered by completion/complete (those starting with what the "
         "user typed).",
     )
+    elicit: bool = Field(
+        default=False,
+        description="When a prompts/get request lacks it, ask the user for it (MCP "
+        "elicitation; its description is the question) instead of refusing the request.",
+    )
 
 
 class PromptResourceSpec(_Spec):

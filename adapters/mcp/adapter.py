@@ -12,9 +12,10 @@ with the key that opened it.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 import anyio
 import mcp_types as types
@@ -28,14 +29,25 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from agenthost.adapters.base import AdapterContext, principal_of
-from agenthost.adapters.cancels import CancelChannel, is_shared
+from agenthost.adapters.bodies import send_jsonrpc_error
+from agenthost.adapters.cancels import CancelChannel, SharedMemory, is_shared
 from agenthost.adapters.leases import DEFAULT_LEASE_SECONDS
+from agenthost.adapters.mcp.backchannel import (
+    CallStream,
+    Introductions,
+    Relay,
+    Replies,
+    current_stream,
+    is_response,
+)
 from agenthost.adapters.mcp.cancels import RunningCalls, cancelled_id
 from agenthost.adapters.mcp.events import RecentEvents
 from agenthost.adapters.mcp.requests import refuse_invalid
 from agenthost.adapters.mcp.server import ServerOptions, build_server
 from agenthost.adapters.mcp.tasks import NAMESPACE as TASKS
 from agenthost.adapters.mcp.tasks import TaskStore
+
+logger = logging.getLogger("agenthost.mcp")
 
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 
@@ -133,7 +145,16 @@ class MCPAdapter:
         )
         self._router = APIRouter(tags=["mcp"])
         # A router's root; the app also answers it at the bare prefix (POST /mcp, no redirect).
-        endpoint = _Endpoint(self.manager, self.calls)
+        # Stateless handshake-era calls ask their client on their own stream.
+        self.replies = Replies() if options.stateless else None
+        introductions = Introductions(options.max_sessions, options.session_idle_timeout)
+        memory = context.memory
+        self.relay = (
+            Relay(memory, self.replies, introductions)
+            if self.replies is not None and isinstance(memory, SharedMemory) and is_shared(memory)
+            else None
+        )
+        endpoint = _Endpoint(self.manager, self.calls, self.replies, introductions, self.relay)
         self._router.routes.append(Route("/", endpoint, include_in_schema=False))
 
     @property
@@ -145,6 +166,8 @@ class MCPAdapter:
         async with self.manager.run(), anyio.create_task_group() as group:
             if self.calls is not None and self.calls.channel is not None:
                 group.start_soon(self.calls.listen)
+            if self.relay is not None:
+                group.start_soon(self.relay.listen)
             group.start_soon(self.tasks.listen)  # cancels of tasks from other replicas
             try:
                 yield
@@ -174,14 +197,26 @@ class _Endpoint:
     value is not part of it; uvicorn's httptools parser keeps trailing
     spaces, and the SDK compares ``Mcp-Name`` and the like byte for byte).
     In stateless mode it also applies ``notifications/cancelled``
-    (:mod:`adapters.mcp.cancels`).
+    (:mod:`adapters.mcp.cancels`), hands a client's answer to a server
+    request to the call waiting for it, and gives each POST's call a
+    stream to send such requests on (:mod:`adapters.mcp.backchannel`).
     """
 
-    __slots__ = ("calls", "manager")
+    __slots__ = ("calls", "introductions", "manager", "relay", "replies")
 
-    def __init__(self, manager: StreamableHTTPSessionManager, calls: RunningCalls | None) -> None:
+    def __init__(
+        self,
+        manager: StreamableHTTPSessionManager,
+        calls: RunningCalls | None,
+        replies: Replies | None = None,
+        introductions: Introductions | None = None,
+        relay: Relay | None = None,
+    ) -> None:
         self.manager = manager
         self.calls = calls
+        self.replies = replies
+        self.introductions = introductions or Introductions()
+        self.relay = relay
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         scope = {**scope, "headers": trimmed(scope["headers"])}
@@ -196,7 +231,45 @@ class _Endpoint:
             receive = checked.receive
             if self.calls is not None and (request_id := cancelled_id(checked.message)):
                 await self.calls.cancel(principal, request_id)
+            if self.replies is not None and is_response(checked.message):
+                await self._reply(principal, checked.message, send)
+                return
+            if self.replies is not None:
+                declared = self.introductions.remember(principal, checked.message)
+                if declared is not None and self.relay is not None:
+                    await _relayed(self.relay.introduce(principal, declared))
+                capabilities = self.introductions.of(principal)
+                stream = CallStream(send, principal, self.replies, capabilities)
+                serving = current_stream.set(stream)
+                try:
+                    await self.manager.handle_request(scope, receive, stream.send)
+                finally:
+                    current_stream.reset(serving)
+                return
         await self.manager.handle_request(scope, receive, send)
+
+    async def _reply(self, principal: str, message: dict[str, Any], send: Send) -> None:
+        """A client's answer to a server request: to the call waiting for it, or 404."""
+        assert self.replies is not None
+        delivered = self.replies.deliver(principal, message)
+        if not delivered and self.relay is not None and self.replies.elsewhere(message.get("id")):
+            delivered = await _relayed(self.relay.reply(principal, message))
+        if delivered:
+            await send({"type": "http.response.start", "status": 202, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        await send_jsonrpc_error(
+            send, 404, -32600, "Invalid Request: no request of this server awaits this response"
+        )
+
+
+async def _relayed(sent: Awaitable[None]) -> bool:
+    try:
+        await sent
+    except Exception:
+        logger.exception("a message could not be relayed to the other replicas")
+        return False
+    return True
 
 
 def trimmed(headers: Sequence[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:

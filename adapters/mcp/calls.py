@@ -25,7 +25,7 @@ from agenthost.adapters.mcp.errors import error_result
 from agenthost.adapters.mcp.inputs import Parsed, ToolInput
 from agenthost.adapters.mcp.logs import RunLog
 from agenthost.adapters.mcp.progress import ThrottledProgress
-from agenthost.adapters.mcp.sampling import sampler_for
+from agenthost.adapters.mcp.sampling import SampleNeeded, answers_of_state, sampler_for
 from agenthost.adapters.runs import RunConsumer, pending_in, resume_input
 from agenthost.agents import (
     Agent,
@@ -40,7 +40,6 @@ from agenthost.agents import (
     SubAgentUpdate,
     ToolCallPart,
     ToolResultPart,
-    answer_pending,
 )
 from agenthost.agents.messages import Part
 from agenthost.agents.models.sampling import current_sampler
@@ -76,21 +75,26 @@ class AgentCall:
     async def result(self) -> Result:
         """The tool result; agent failures are ``isError`` results, bad arguments MCP errors."""
         arguments = self.tool_input.parse(self.params.arguments)
-        # An mcp:sampling agent's model is this client's, when it can lend it.
-        token = current_sampler.set(None if self.detached else sampler_for(self.ctx))
+        # An mcp:sampling agent's model is this client's, when it can lend it
+        # (2026-07-28: by input requests, the answers so far replayed).
+        answers = answers_of_state(self.params)
+        sampler = None if self.detached else sampler_for(self.ctx, answers or ())
+        token = current_sampler.set(sampler)
         try:
-            return await self._result(arguments)
+            return await self._result(arguments, sampled=answers is not None)
+        except SampleNeeded as need:
+            return need.result()
         finally:
             current_sampler.reset(token)
 
-    async def _result(self, arguments: Parsed) -> Result:
+    async def _result(self, arguments: Parsed, *, sampled: bool = False) -> Result:
         try:
-            state = self.params.request_state
+            state = None if sampled else self.params.request_state
             asked = asking.session_of_state(state) if state else None
             return await self._converse(
                 arguments.input, arguments.session_id or (asked[0] if asked else None), asked
             )
-        except MCPError:
+        except (MCPError, SampleNeeded):
             raise
         except Exception as exc:
             if not isinstance(exc, AgentError):
@@ -135,8 +139,11 @@ class AgentCall:
             way = asking.way_to_ask(self.ctx, result.pending)
             if self.detached and way == "elicit":
                 way = None  # a task's request is answered: it asks by its input_required status
-            if way == "elicit" and (reply := await asking.elicit(self.ctx, result.pending)):
-                input = answer_pending(result.pending, reply)
+            if way == "elicit" and (answered := await asking.ask_inside(self.ctx, result.pending)):
+                input = answered
+                continue
+            if way != "input_required" and (refused := asking.refusals(result.pending)):
+                input = refused  # roots or a model answer this client cannot give
                 continue
             if session_id is None:
                 # Keep the waiting turn so that an answer can resume it.

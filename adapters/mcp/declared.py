@@ -139,6 +139,31 @@ class Declared:
         ]
         return types.GetPromptResult(description=prompt.get("description"), messages=messages)
 
+    def to_elicit(
+        self, name: str, arguments: Mapping[str, str] | None
+    ) -> types.ElicitRequestFormParams | None:
+        """The form asking the user for the prompt's ``elicit`` arguments the request
+        lacks (each one's description is its question); None: nothing to ask."""
+        prompt = self.prompts.get(name)
+        given = arguments or {}
+        wanted = [
+            a
+            for a in (prompt["arguments"] if prompt is not None else ())
+            if a.get("elicit") and a["name"] not in given
+        ]
+        if not wanted:
+            return None
+        schema: types.ElicitRequestedSchema = {
+            "type": "object",
+            "properties": {
+                a["name"]: {"type": "string", "description": a.get("description") or a["name"]}
+                for a in wanted
+            },
+            "required": [a["name"] for a in wanted if a["required"]],
+        }
+        message = "\n".join(a.get("description") or a["name"] for a in wanted)
+        return types.ElicitRequestFormParams(message=message, requested_schema=schema)
+
     def complete(self, name: str, argument: str, value: str) -> types.Completion | None:
         """The argument's declared values that start with ``value``; None: no such prompt."""
         prompt = self.prompts.get(name)

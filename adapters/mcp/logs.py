@@ -9,9 +9,13 @@ message's ``logger`` is ``agenthost.<agent>`` and its ``data`` an object
 Which levels go out:
 
 - handshake era: ``logging/setLevel`` sets the least level for the MCP
-  session (``Mcp-Session-Id``; stdio is one session). Until a client sets
-  one (and always in stateless mode, where no request knows the previous
-  one) it is ``warning``: failures reach every client. A request whose
+  session (``Mcp-Session-Id``; stdio is one session). In stateless mode no
+  request knows the previous one: the level is kept for the caller's
+  principal (its API key; on this replica, forgotten after the session idle
+  timeout), so a client's ``setLevel`` applies to its later calls (without
+  API keys every client is one principal: the last level set applies to
+  all). Until a level is set it is ``warning``: failures reach every
+  client. A request whose
   ``_meta`` names ``io.modelcontextprotocol/logLevel`` gets that level in
   this era too: the one way to choose a level in stateless mode;
 - 2026-07-28: the request's ``_meta`` ``io.modelcontextprotocol/logLevel``
@@ -28,8 +32,10 @@ import mcp_types as types
 from cachetools import TTLCache
 from mcp.server.context import ServerRequestContext
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from starlette.requests import HTTPConnection
 
-from agenthost.agents import ToolCallPart, ToolResultPart, kind_of
+from agenthost.adapters.base import principal_of
+from agenthost.agents import ANONYMOUS, ToolCallPart, ToolResultPart, kind_of
 
 logger = logging.getLogger("agenthost.mcp")
 
@@ -48,9 +54,7 @@ class LogLevels:
         self._levels: TTLCache[str, types.LoggingLevel] = TTLCache(max_sessions, idle_timeout)
 
     def set(self, ctx: ServerRequestContext[Any, Any], level: types.LoggingLevel) -> None:
-        session = session_of(ctx)
-        if session is not None:
-            self._levels[session] = level
+        self._levels[_key(ctx)] = level
 
     def least(self, ctx: ServerRequestContext[Any, Any]) -> types.LoggingLevel | None:
         """The least level this request's messages go out at; None: none go out."""
@@ -59,8 +63,17 @@ class LogLevels:
         level = next((known for known in LEVELS if known == named), None)
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or level is not None:
             return level  # any era: a request that names its level gets it (stateless too)
-        session = session_of(ctx)
-        return self._levels.get(session, DEFAULT_LEVEL) if session is not None else DEFAULT_LEVEL
+        return self._levels.get(_key(ctx), DEFAULT_LEVEL)
+
+
+def _key(ctx: ServerRequestContext[Any, Any]) -> str:
+    """Whose level: the MCP session's, or in stateless mode the principal's."""
+    session = session_of(ctx)
+    if session is not None:
+        return f"session:{session}"
+    request = ctx.request
+    who = principal_of(request) if isinstance(request, HTTPConnection) else ANONYMOUS
+    return f"principal:{who}"
 
 
 def session_of(ctx: ServerRequestContext[Any, Any]) -> str | None:

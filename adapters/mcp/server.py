@@ -25,7 +25,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import HTTPConnection
 
 from agenthost.adapters.base import AdapterContext, principal_of
-from agenthost.adapters.mcp import convert
+from agenthost.adapters.mcp import asking, convert
 from agenthost.adapters.mcp.calls import AgentCall
 from agenthost.adapters.mcp.cancels import RunningCalls
 from agenthost.adapters.mcp.declared import Declared
@@ -207,8 +207,15 @@ def build_server(context: AdapterContext, options: ServerOptions) -> Server[Any]
 
     async def get_prompt(
         ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
-    ) -> types.GetPromptResult:
-        if (filled := declared.get_prompt(params.name, params.arguments)) is not None:
+    ) -> types.GetPromptResult | types.InputRequiredResult:
+        arguments = params.arguments
+        if (form := declared.to_elicit(params.name, arguments)) is not None:
+            # Arguments the user is asked for when the request lacks them.
+            asked = await asking.prompt_arguments(ctx, params, form)
+            if isinstance(asked, types.InputRequiredResult):
+                return asked
+            arguments = asked if asked is not None else arguments
+        if (filled := declared.get_prompt(params.name, arguments)) is not None:
             return filled
         agent = find(ctx, params.name)
         if agent is None:

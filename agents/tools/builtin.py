@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from agenthost.agents.errors import FatalToolError
 from agenthost.agents.tools.base import BaseTool
-from agenthost.agents.tools.client import ASK_USER, ClientTool
+from agenthost.agents.tools.client import ASK_CLIENT_MODEL, ASK_USER, LIST_ROOTS, ClientTool
 from agenthost.agents.tools.functions import tool
 
 _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
@@ -150,5 +150,5 @@ async def think(thought: str) -> str:
 
 
 BUILTIN_TOOLS: dict[str, BaseTool | ClientTool] = {
-    t.name: t for t in (think, calculator, current_time, ASK_USER)
+    t.name: t for t in (think, calculator, current_time, ASK_USER, LIST_ROOTS, ASK_CLIENT_MODEL)
 }

@@ -50,6 +50,39 @@ ASK_USER = ClientTool(
 )
 
 
+LIST_ROOTS = ClientTool(
+    "list_roots",
+    "List the roots (directories and files) the user's client shares with you. The "
+    "result is a JSON list of {uri, name}; an error when the client shares none.",
+    {"type": "object", "properties": {}},
+)
+"""The client's roots (MCP ``roots/list``): ``tools: [list_roots]`` in config."""
+
+ASK_CLIENT_MODEL = ClientTool(
+    "ask_client_model",
+    "Ask the client's own model (the user's LLM) to complete a prompt; the result is its answer.",
+    {
+        "type": "object",
+        "properties": {
+            "prompt": {"type": "string", "description": "What to ask the client's model."},
+            "max_tokens": {"type": "integer", "description": "The longest answer wanted."},
+        },
+        "required": ["prompt"],
+    },
+)
+"""A completion by the client's model (MCP ``sampling/createMessage``):
+``tools: [ask_client_model]`` in config."""
+
+
+def arguments_of(call: ToolCallPart) -> dict[str, Any]:
+    """A client call's arguments as an object (empty when they are not one)."""
+    try:
+        arguments = orjson.loads(call.arguments or "{}")
+    except orjson.JSONDecodeError:
+        return {}
+    return arguments if isinstance(arguments, dict) else {}
+
+
 def question_of(call: ToolCallPart) -> str | None:
     """The question of a pending ``ask_user`` call, or None for any other call."""
     if call.name != ASK_USER.name:

@@ -100,7 +100,8 @@ def test_bad_config_names_file_agent_and_field(tmp_path: Path, body: str, messag
         (
             "agents:\n  - {name: a, model: echo, tools: [shell]}\n",
             r"agent 'a': tools.0: unknown tool 'shell'; "
-            r"built-in tools: ask_user, calculator, current_time, http_get, think",
+            r"built-in tools: ask_client_model, ask_user, calculator, current_time, http_get, "
+            r"list_roots, think",
         ),
         ("agents:\n  - {name: a, model: gpt-4}\n", r"agent 'a': model: unknown model 'gpt-4'"),
         (

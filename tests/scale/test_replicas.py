@@ -453,3 +453,52 @@ def test_an_a2a_subscription_on_one_replica_follows_a_task_running_on_the_other(
         subscription.result(timeout=30)
     assert seen and "TASK_STATE_WORKING" in seen[0], seen
     assert "TASK_STATE_CANCELED" in seen[-1], seen
+
+
+def test_a_stateless_elicitation_is_answered_through_the_other_replica(
+    pair: list[Replica],
+) -> None:
+    """The call's elicitation request goes out on replica 0's stream; the client's
+    answer (a POST of its own) lands on replica 1, which relays it."""
+    headers = {**MCP, "MCP-Protocol-Version": "2025-11-25"}
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"elicitation": {}},
+            "clientInfo": {"name": "raw", "version": "1"},
+        },
+    }
+    # Told on replica 1, known on replica 0 once the relay has carried it there.
+    assert httpx.post(f"{pair[1].url}/mcp", json=hello, headers=headers).status_code == 200
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "recall", "arguments": {"message": "ask"}},
+    }
+    deadline = time.monotonic() + 30
+    while True:
+        with httpx.stream(
+            "POST", f"{pair[0].url}/mcp", json=call, headers=headers, timeout=60
+        ) as response:
+            events = (
+                json.loads(line[5:])
+                for line in response.iter_lines()
+                if line.startswith("data:") and line[5:].strip()
+            )
+            first = next(events)
+            if "method" not in first:  # not yet told: the question is the result
+                assert first["result"]["structuredContent"]["status"] == "input_required"
+                assert time.monotonic() < deadline, "replica 0 never learnt the capabilities"
+                continue
+            assert first["method"] == "elicitation/create"
+            answer = {"action": "accept", "content": {"answer": "Ada"}}
+            reply = {"jsonrpc": "2.0", "id": first["id"], "result": answer}
+            relayed = httpx.post(f"{pair[1].url}/mcp", json=reply, headers=headers)
+            assert relayed.status_code == 202, relayed.text
+            result = next(events)
+            break
+    assert result["result"]["structuredContent"]["text"] == "Nice to meet you, Ada."

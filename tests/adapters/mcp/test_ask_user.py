@@ -51,10 +51,12 @@ def text(result: Any) -> str:
 
 
 @pytest.mark.slow
-async def test_a_handshake_client_with_a_session_is_asked_by_elicitation() -> None:
+@pytest.mark.parametrize("stateless", [False, True])
+async def test_a_handshake_client_is_asked_by_elicitation(stateless: bool) -> None:
     user = User("Oslo")
-    app = create_app(mcp_settings(mcp_stateless=False), {"weather": weather_agent()})
-    # A real socket: the elicitation request travels on the call's open response stream.
+    app = create_app(mcp_settings(mcp_stateless=stateless), {"weather": weather_agent()})
+    # A real socket: the elicitation request travels on the call's open response stream
+    # (stateless: the answer is a POST of its own, routed by the request's id).
     with serve_in_thread(app, lifespan=True) as url:
         async with Client(f"{url}/mcp", mode="legacy", elicitation_callback=user) as client:
             result = await client.call_tool("weather", {"message": "weather?"})
@@ -85,7 +87,6 @@ async def test_a_2026_client_is_asked_by_an_input_required_result() -> None:
     ("mode", "elicits"),
     [
         ("legacy", False),  # the client cannot answer elicitations
-        ("legacy", True),  # it could, but stateless HTTP has no way back to it
         ("2026-07-28", False),
     ],
 )

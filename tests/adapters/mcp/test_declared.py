@@ -75,6 +75,11 @@ mcp:
         - {role: assistant, text: "Paste it."}
         - resource: {uri: "code://{language}", text: "print(1)"}
         - image: {mime_type: image/png, file: logo.png}
+    - name: brief
+      arguments:
+        - {name: topic, description: "Which topic?", required: true, elicit: true}
+      messages:
+        - text: "Brief me on {topic}."
 """
 
 
@@ -186,6 +191,35 @@ async def test_declared_prompts_fill_their_arguments(app: FastAPI) -> None:
     assert isinstance(third.content, EmbeddedResource)
     assert str(third.content.resource.uri) == "code://python"
     assert isinstance(fourth.content, ImageContent) and fourth.content.data == PNG
+    assert raised.value.error.code == -32602
+
+
+class Topic:
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    async def __call__(self, context: Any, params: ElicitRequestParams) -> ElicitResult:
+        self.asked.append(params.message)
+        return ElicitResult(action="accept", content={"topic": "tides"})
+
+
+async def test_a_prompt_asks_the_user_for_an_elicit_argument(app: FastAPI) -> None:
+    user = Topic()
+    async with mcp_client(app, mode="2026-07-28", elicitation_callback=user) as client:
+        asked = await client.get_prompt("brief")
+        given = await client.get_prompt("brief", {"topic": "waves"})
+    assert user.asked == ["Which topic?"]
+    for got, topic in ((asked, "tides"), (given, "waves")):
+        first = got.messages[0].content
+        assert isinstance(first, TextContent) and first.text == f"Brief me on {topic}."
+
+
+async def test_a_client_that_cannot_be_asked_gets_the_missing_argument_error(
+    app: FastAPI,
+) -> None:
+    async with mcp_client(app, mode="legacy") as client:
+        with pytest.raises(MCPError) as raised:
+            await client.get_prompt("brief")
     assert raised.value.error.code == -32602
 
 

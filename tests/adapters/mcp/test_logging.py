@@ -205,3 +205,18 @@ async def test_completions_answer_for_an_agents_prompt_and_refuse_unknown_ones(
             with pytest.raises(MCPError) as raised:
                 await client.complete(ref, {"name": argument, "value": "x"})
             assert raised.value.error.code == INVALID_PARAMS
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+async def test_stateless_set_level_applies_to_the_principals_later_calls(urls: Any) -> None:
+    # No session: the level is kept for the caller's principal (here the anonymous one).
+    messages = Messages()
+    async with Client(urls["stateless"], mode="legacy", logging_callback=messages) as client:
+        await client.set_logging_level("info")
+        await client.call_tool("adder", {"message": "go"})
+        assert messages.events() == [("info", "tool_started")]
+        messages.received.clear()
+        await client.set_logging_level("error")
+        await client.call_tool("exploder", {"message": "go"})
+        assert messages.events() == []
+        await client.set_logging_level("warning")  # the default again, for the other tests

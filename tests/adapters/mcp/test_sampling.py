@@ -1,7 +1,8 @@
 """``model: mcp:sampling``: the agent's model is the MCP client's (``sampling/createMessage``).
 
-A stateful handshake-era connection over a real socket (the back channel a
-server request needs); the client's sampling handler is the model.
+Handshake-era connections over a real socket, stateful and stateless (the
+request travels on the call's own stream; stateless, the answer is a POST
+of its own); the client's sampling handler is the model.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from typing import Any
 import mcp_types as types
 import pytest
 from mcp import Client
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY
 
 from agenthost.agents import ChatAgent
 from agenthost.agents.errors import UserError
@@ -19,7 +22,7 @@ from agenthost.agents.models.sampling import SamplingModel
 from agenthost.app.build import build_model
 from agenthost.app.server import create_app
 from agenthost.app.specs import ChatAgentSpec
-from tests.adapters.mcp.helpers import mcp_settings
+from tests.adapters.mcp.helpers import mcp_client, mcp_settings, running_app
 from tests.upstream import serve_in_thread
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -54,11 +57,12 @@ class ClientModel:
         return types.CreateMessageResult(role="assistant", content=text, model="client-llm")
 
 
+@pytest.mark.parametrize("where", ["stateful", "stateless"])
 async def test_the_agent_answers_through_the_clients_sampling_handler(
-    urls: dict[str, str],
+    urls: dict[str, str], where: str
 ) -> None:
     model = ClientModel()
-    async with Client(urls["stateful"], mode="legacy", sampling_callback=model) as client:
+    async with Client(urls[where], mode="legacy", sampling_callback=model) as client:
         result = await client.call_tool("borrowed", {"message": "Capital of France?"})
     assert not result.is_error, result
     assert result.structured_content is not None
@@ -70,12 +74,11 @@ async def test_the_agent_answers_through_the_clients_sampling_handler(
     assert isinstance(content, types.TextContent) and content.text == "Capital of France?"
 
 
-@pytest.mark.parametrize(("where", "declares"), [("stateful", False), ("stateless", True)])
+@pytest.mark.parametrize("where", ["stateful", "stateless"])
 async def test_without_a_client_that_can_lend_its_model_the_call_fails_clearly(
-    urls: dict[str, str], where: str, declares: bool
+    urls: dict[str, str], where: str
 ) -> None:
-    options: dict[str, Any] = {"sampling_callback": ClientModel()} if declares else {}
-    async with Client(urls[where], mode="legacy", **options) as client:
+    async with Client(urls[where], mode="legacy") as client:
         result = await client.call_tool("borrowed", {"message": "Capital of France?"})
     assert result.is_error
     text = result.content[0]
@@ -90,3 +93,37 @@ async def test_outside_mcp_the_model_refuses_with_a_clear_error() -> None:
 def test_the_config_names_it_mcp_sampling() -> None:
     spec = ChatAgentSpec(name="borrowed", model="mcp:sampling")
     assert isinstance(build_model(spec), SamplingModel)
+
+
+async def test_in_the_2026_era_the_clients_model_answers_by_input_requests() -> None:
+    model = ClientModel()
+    async with (
+        running_app(agents()) as app,
+        mcp_client(app, mode="2026-07-28", sampling_callback=model) as client,
+    ):
+        result = await client.call_tool("borrowed", {"message": "Capital of France?"})
+    assert not result.is_error, result
+    assert result.structured_content is not None
+    assert result.structured_content["text"] == "Paris"
+    (asked,) = model.asked
+    assert asked.system_prompt is not None and "Answer in one word." in asked.system_prompt
+
+
+async def test_in_the_2026_era_a_client_without_sampling_gets_the_missing_capability() -> None:
+    async with running_app(agents()) as app, mcp_client(app, mode="2026-07-28") as client:
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool("borrowed", {"message": "Capital of France?"})
+    assert refused.value.error.code == MISSING_REQUIRED_CLIENT_CAPABILITY
+    assert refused.value.error.data == {"requiredCapabilities": {"sampling": {}}}
+
+
+async def test_a_tampered_sampling_state_is_invalid_params() -> None:
+    async with (
+        running_app(agents()) as app,
+        mcp_client(app, mode="2026-07-28", sampling_callback=ClientModel()) as client,
+    ):
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool(
+                "borrowed", {"message": "hi"}, request_state="sampling:!!not-base64"
+            )
+    assert refused.value.error.code == INVALID_PARAMS

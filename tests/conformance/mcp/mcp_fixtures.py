@@ -35,7 +35,7 @@ from agenthost.agents import (
 from agenthost.agents import Part as AgentPart
 from agenthost.agents.models import FunctionModel, ModelRequest
 from agenthost.agents.models.testing import Reply, call
-from agenthost.agents.tools import ASK_USER
+from agenthost.agents.tools import ASK_CLIENT_MODEL, ASK_USER, LIST_ROOTS
 
 # A 1x1 red PNG and a tiny WAV, as the suite's reference server sends.
 PNG = (
@@ -376,10 +376,54 @@ input_required_tampered = Interview(
     [("confirm", "Please confirm", _field("ok", "boolean"))],
     "confirmed={ok}",
 )
-input_required_capabilities = Interview(
-    "test_input_required_result_capabilities",
-    [("user_name", "What is your name?", _field("name"))],
-    "Hello, {name}!",
+
+
+class ClientCalls(BaseAgent):
+    """Waits on the client calls ``calls`` at once (a question, the client's roots,
+    its model), then answers with their results."""
+
+    def __init__(self, name: str, calls: list[ToolCallPart], description: str) -> None:
+        super().__init__(name, description)
+        self.calls = calls
+
+    async def _run(
+        self, history: list[Message], input: list[Message], options: RunOptions, *, stream: bool
+    ) -> AsyncIterator[RunUpdate]:
+        results = [p for p in input[-1].parts if isinstance(p, ToolResultPart)]
+        if results:
+            text = "; ".join(f"{r.name}: {r.content}" for r in results)
+            yield RunFinished(RunResult(text, [*input, Message.assistant(text)]))
+            return
+        asked = Message(role="assistant", parts=list(self.calls))
+        yield RunFinished(
+            RunResult("", [*input, asked], finish_reason="tool_calls", pending=list(self.calls))
+        )
+
+
+def _asks(call_id: str, question: str, form: dict[str, Any]) -> ToolCallPart:
+    arguments = orjson.dumps({"question": question, "schema": form}).decode()
+    return ToolCallPart(id=call_id, name=ASK_USER.name, arguments=arguments)
+
+
+ROOTS = ToolCallPart(id="client_roots", name=LIST_ROOTS.name, arguments="{}")
+list_roots = ClientCalls("test_input_required_result_list_roots", [ROOTS], "Lists the roots.")
+multiple_inputs = ClientCalls(
+    "test_input_required_result_multiple_inputs",
+    [
+        _asks("user_name", "What is your name?", _field("name")),
+        ToolCallPart(
+            id="greeting",
+            name=ASK_CLIENT_MODEL.name,
+            arguments='{"prompt": "Generate a greeting", "max_tokens": 50}',
+        ),
+        ROOTS,
+    ],
+    "Asks a question, the client's model and its roots in one round.",
+)
+streaming_elicitation = Interview(
+    "test_streaming_elicitation",
+    [("confirm", "Please confirm", _field("ok", "boolean"))],
+    "confirmed={ok}",
 )
 
 

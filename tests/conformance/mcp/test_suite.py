@@ -51,6 +51,13 @@ HANDSHAKE = BOTH_ERAS | {
     "ping",
     "resources-subscribe",
     "resources-unsubscribe",
+    # Server requests inside a call: over the session, or (stateless) on the
+    # call's own stream; setLevel kept per session, or (stateless) per principal.
+    "tools-call-with-logging",
+    "tools-call-sampling",
+    "tools-call-elicitation",
+    "elicitation-sep1034-defaults",
+    "elicitation-sep1330-enums",
 }
 MODERN = BOTH_ERAS | {
     "server-sse-multiple-streams",
@@ -67,20 +74,17 @@ MODERN = BOTH_ERAS | {
     "input-required-result-validate-input",
     "http-header-validation",
     "tasks-required-task-error",
+    "server-stateless",
+    "input-required-result-basic-sampling",
+    "input-required-result-basic-list-roots",
+    "input-required-result-multiple-input-requests",
+    "input-required-result-capability-check",
+    "input-required-result-non-tool-request",
 }
 PASSING = {
     ("stateless", "2025-11-25"): HANDSHAKE,
-    # A session keeps the level logging/setLevel set, and carries server requests
-    # (elicitation, sampling) inside a call; SSE streams there carry more.
-    ("stateful", "2025-11-25"): HANDSHAKE
-    | {
-        "tools-call-with-logging",
-        "tools-call-sampling",
-        "tools-call-elicitation",
-        "elicitation-sep1034-defaults",
-        "elicitation-sep1330-enums",
-        "server-sse-multiple-streams",
-    },
+    # Only a session has a standalone GET stream.
+    ("stateful", "2025-11-25"): HANDSHAKE | {"server-sse-multiple-streams"},
     ("stateless", "2026-07-28"): MODERN,
     ("stateful", "2026-07-28"): MODERN,
 }
@@ -90,7 +94,9 @@ TASK_CHECKS_AT_LEAST = {
     "tasks-lifecycle": 8,
     "tasks-capability-negotiation": 4,
     "tasks-wire-fields": 3,
-    "tasks-dispatch-and-envelope": 7,
+    "tasks-dispatch-and-envelope": 8,
+    "tasks-mrtr-input": 3,
+    "tasks-request-headers": 4,
 }
 SCENARIO = re.compile(r"^([✓✗]) (\S+): (\d+) passed, (\d+) failed", re.MULTILINE)
 
