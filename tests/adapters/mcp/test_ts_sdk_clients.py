@@ -129,8 +129,8 @@ class Conversation:
 
 
 @contextmanager
-def conversation(scripts: Path, name: str, url: str) -> Iterator[Conversation]:
-    argv = [str(NODE), str(scripts / f"{name}.mjs")]
+def conversation(scripts: Path, name: str, url: str, *args: str) -> Iterator[Conversation]:
+    argv = [str(NODE), str(scripts / f"{name}.mjs"), *args]
     pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
     with subprocess.Popen(argv, env=env(url), text=True, **pipes) as process:  # type: ignore[call-overload]
         talk = Conversation(process)
@@ -152,22 +152,37 @@ def wait_started(fake: FakeUpstream, count: int) -> None:
 
 def wait_abandoned(fake: FakeUpstream, count: int) -> None:
     deadline = time.monotonic() + 10  # the slow stream would end by itself after 10 s
-    while fake.abandoned < count:
+    while fake.abandoned < count:  # counted once its client left it before the end
         assert time.monotonic() < deadline, "the upstream stream outlived the cancelled call"
         time.sleep(0.02)
 
 
-def test_an_abort_signal_stops_the_run_in_stateless_mode(
+def test_an_abort_signal_or_a_closed_stream_stops_the_run_in_stateless_mode(
     scripts: Path, servers: dict[str, str], upstream: tuple[FakeUpstream, str]
 ) -> None:
     fake = upstream[0]
     before = fake.abandoned
-    with conversation(scripts, "cancel", servers["stateless"]) as client:
+    with conversation(scripts, "cancel", servers["stateless"], "close") as client:
         printed = client.read()
         assert printed["outcome"] == "aborted" and printed["progress"] == 1, printed
         assert "user pressed stop" in printed["error"]["message"], printed
         # The client is still connected, the call's stream still open: only its
         # notifications/cancelled can have stopped the upstream stream.
+        wait_abandoned(fake, before + 1)
+        client.go_on()
+        closed = client.read()  # another call, whose client closed mid-stream
+        assert closed["outcome"] == "closed" and closed["call"] != "finished", closed
+        wait_abandoned(fake, before + 2)
+
+
+def test_an_abort_signal_stops_the_run_in_stateful_mode(
+    scripts: Path, servers: dict[str, str], upstream: tuple[FakeUpstream, str]
+) -> None:
+    fake = upstream[0]
+    before = fake.abandoned
+    with conversation(scripts, "cancel", servers["stateful"]) as client:
+        printed = client.read()
+        assert printed["outcome"] == "aborted" and printed["progress"] == 1, printed
         wait_abandoned(fake, before + 1)
 
 
