@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -50,8 +50,8 @@ def scripts() -> Path:
     return target
 
 
-@contextmanager
-def serving(upstream: str, **env: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+def start(upstream: str, **env: str) -> tuple[str, subprocess.Popen[str]]:
+    """``agenthost serve`` of ts_sdk_agents.yaml: its base URL and process."""
     port = free_port()
     environ = {k: v for k, v in os.environ.items() if not k.startswith("AGENTHOST_")}
     environ.update(
@@ -63,12 +63,9 @@ def serving(upstream: str, **env: str) -> Iterator[tuple[str, subprocess.Popen[s
         **env,
     )
     argv = serve_command(CONFIG, port)
-    with subprocess.Popen(argv, env=environ, stderr=subprocess.PIPE, text=True) as process:
-        try:
-            yield f"http://127.0.0.1:{port}", process
-        finally:
-            process.terminate()
-            process.wait(timeout=30)
+    return f"http://127.0.0.1:{port}", subprocess.Popen(
+        argv, env=environ, stderr=subprocess.PIPE, text=True
+    )
 
 
 def wait_ready(url: str, process: subprocess.Popen[str]) -> None:
@@ -86,15 +83,20 @@ def wait_ready(url: str, process: subprocess.Popen[str]) -> None:
 
 @pytest.fixture(scope="module")
 def servers(scripts: Path, upstream: tuple[FakeUpstream, str]) -> Iterator[dict[str, str]]:
-    """The stateless (default) and the stateful server's /mcp, started side by side."""
-    with ExitStack() as stack:
-        started = {
-            "stateless": stack.enter_context(serving(upstream[1])),
-            "stateful": stack.enter_context(serving(upstream[1], AGENTHOST_MCP_STATELESS="false")),
-        }
+    """The stateless (default) and the stateful server's /mcp, started and stopped side by side."""
+    started = {"stateless": start(upstream[1])}
+    try:
+        started["stateful"] = start(upstream[1], AGENTHOST_MCP_STATELESS="false")
         for url, process in started.values():
             wait_ready(url, process)
         yield {mode: f"{url}/mcp" for mode, (url, _) in started.items()}
+    finally:
+        for _, process in started.values():
+            process.terminate()
+        for _, process in started.values():
+            process.wait(timeout=30)
+            if process.stderr is not None:
+                process.stderr.close()
 
 
 def env(url: str) -> dict[str, str]:
