@@ -50,8 +50,9 @@ def scripts() -> Path:
     return target
 
 
-def start(upstream: str, **env: str) -> tuple[str, subprocess.Popen[str]]:
-    """``agenthost serve`` of ts_sdk_agents.yaml: its base URL and process."""
+def start(upstream: str, log: Path, **env: str) -> tuple[str, subprocess.Popen[bytes]]:
+    """``agenthost serve`` of ts_sdk_agents.yaml, its stderr in ``log``: its base URL and
+    process. (A file, not a pipe: a pipe nobody reads would stall the server once full.)"""
     port = free_port()
     environ = {k: v for k, v in os.environ.items() if not k.startswith("AGENTHOST_")}
     environ.update(
@@ -62,13 +63,12 @@ def start(upstream: str, **env: str) -> tuple[str, subprocess.Popen[str]]:
         UPSTREAM_URL=upstream,
         **env,
     )
-    argv = serve_command(CONFIG, port)
-    return f"http://127.0.0.1:{port}", subprocess.Popen(
-        argv, env=environ, stderr=subprocess.PIPE, text=True
-    )
+    with log.open("w") as stderr:
+        process = subprocess.Popen(serve_command(CONFIG, port), env=environ, stderr=stderr)
+    return f"http://127.0.0.1:{port}", process
 
 
-def wait_ready(url: str, process: subprocess.Popen[str]) -> None:
+def wait_ready(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
     deadline = time.monotonic() + 180  # start-up takes long on a loaded 2-core machine
     while True:
         try:
@@ -76,27 +76,30 @@ def wait_ready(url: str, process: subprocess.Popen[str]) -> None:
                 return
         except httpx.TransportError:
             pass
-        assert process.poll() is None, process.stderr.read() if process.stderr else ""
+        assert process.poll() is None, log.read_text()
         assert time.monotonic() < deadline, "agenthost serve did not get ready"
         time.sleep(0.2)
 
 
 @pytest.fixture(scope="module")
-def servers(scripts: Path, upstream: tuple[FakeUpstream, str]) -> Iterator[dict[str, str]]:
+def servers(
+    scripts: Path, upstream: tuple[FakeUpstream, str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, str]]:
     """The stateless (default) and the stateful server's /mcp, started and stopped side by side."""
-    started = {"stateless": start(upstream[1])}
+    logs = tmp_path_factory.mktemp("ts-sdk-servers")
+    started = {"stateless": start(upstream[1], logs / "stateless.log")}
     try:
-        started["stateful"] = start(upstream[1], AGENTHOST_MCP_STATELESS="false")
-        for url, process in started.values():
-            wait_ready(url, process)
+        started["stateful"] = start(
+            upstream[1], logs / "stateful.log", AGENTHOST_MCP_STATELESS="false"
+        )
+        for mode, (url, process) in started.items():
+            wait_ready(url, process, logs / f"{mode}.log")
         yield {mode: f"{url}/mcp" for mode, (url, _) in started.items()}
     finally:
         for _, process in started.values():
             process.terminate()
         for _, process in started.values():
             process.wait(timeout=30)
-            if process.stderr is not None:
-                process.stderr.close()
 
 
 def env(url: str) -> dict[str, str]:
@@ -133,8 +136,10 @@ class Conversation:
 @contextmanager
 def conversation(scripts: Path, name: str, url: str, *args: str) -> Iterator[Conversation]:
     argv = [str(NODE), str(scripts / f"{name}.mjs"), *args]
-    pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
-    with subprocess.Popen(argv, env=env(url), text=True, **pipes) as process:  # type: ignore[call-overload]
+    pipe = subprocess.PIPE
+    with subprocess.Popen(
+        argv, env=env(url), text=True, stdin=pipe, stdout=pipe, stderr=pipe
+    ) as process:
         talk = Conversation(process)
         try:
             yield talk
