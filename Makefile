@@ -17,8 +17,11 @@ $(UV):
 
 # Every extra, the dev tools and the `model` group (the embedded model's file,
 # installed without its carrier's dependencies: see pyproject.toml).
+# Bytecode compiled as pip and the image do: without it, and with
+# PYTHONDONTWRITEBYTECODE set, every `agenthost serve` a test or bench starts
+# compiles its ~1,400 modules again (~3 s of CPU; bench/README.md).
 install: $(UV)
-	$(UV) sync --frozen --all-extras
+	$(UV) sync --frozen --all-extras --compile-bytecode
 
 serve: install
 	$(RUN) agenthost serve --host $(HOST) --port $(PORT)

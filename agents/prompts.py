@@ -13,19 +13,29 @@ agent's values never change another agent's template.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jinja2 import StrictUndefined, TemplateError, meta
-from jinja2.sandbox import ImmutableSandboxedEnvironment
+if TYPE_CHECKING:
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 COMPUTED = frozenset({"now", "today", "agent", "tools"})
 
-# Sandboxed and immutable: a template cannot reach Python internals or change its values.
-_ENVIRONMENT = ImmutableSandboxedEnvironment(
-    undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True
-)
+
+@functools.cache
+def _environment() -> ImmutableSandboxedEnvironment:
+    """Sandboxed and immutable: a template cannot reach Python internals or change its values.
+
+    Made with the first template: a config without one never imports Jinja2.
+    """
+    from jinja2 import StrictUndefined
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    return ImmutableSandboxedEnvironment(
+        undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True
+    )
 
 
 class TemplateProblem(ValueError):
@@ -48,9 +58,12 @@ class PromptTemplate:
         self.variables = MappingProxyType(dict(variables or {}))
         """Declared variables and their defaults (``None``: a value must be given)."""
         self.values = MappingProxyType(dict(values or {}))
+        from jinja2 import TemplateError, meta
+
+        environment = _environment()
         try:
-            parsed = _ENVIRONMENT.parse(text)
-            self._template = _ENVIRONMENT.from_string(parsed)
+            parsed = environment.parse(text)
+            self._template = environment.from_string(parsed)
         except TemplateError as exc:
             raise TemplateProblem(f"template {name!r}: {exc}") from exc
         undeclared = meta.find_undeclared_variables(parsed) - COMPUTED - set(self.variables)
@@ -91,6 +104,8 @@ class PromptTemplate:
             "agent": agent,
             "tools": list(tools),
         }
+        from jinja2 import TemplateError
+
         try:
             return self._template.render(context)
         except TemplateError as exc:

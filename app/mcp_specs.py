@@ -44,6 +44,13 @@ class MCPAgentSpec(_Spec):
         "tasks gets a task), 'required' (a call without the extension is refused, -32021) "
         "or 'forbidden' (always answered in the call).",
     )
+    task_after: float = Field(
+        0.0,
+        ge=0,
+        description="MCP tasks: seconds the run goes on in the call before it becomes a task; "
+        "a run that ends, or asks its user, by then is answered in the call (the user's "
+        "answer then continues it, as a task if it runs longer). 0: a task at once.",
+    )
 
     @model_validator(mode="after")
     def _object_schema(self) -> MCPAgentSpec:

@@ -158,9 +158,9 @@ class Settings(BaseSettings):
     run_lease_seconds: float = Field(
         15.0,
         gt=0,
-        description="With a shared session store: seconds after which a run (IBM ACP) whose "
-        "replica stopped refreshing its lease (the replica died) is reported failed by the "
-        "others; refreshed every third of it.",
+        description="With a shared session store: seconds after which a run (IBM ACP, MCP "
+        "task) whose replica stopped refreshing its lease (the replica died) is reported "
+        "failed by the others; refreshed every third of it.",
     )
     stream_keepalive_seconds: float = Field(
         15.0,

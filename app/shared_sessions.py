@@ -31,6 +31,7 @@ never share a conversation: the key has the agent's name.
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -117,12 +118,21 @@ class SessionRouter:
         if store is self.own:
             await store.append(key, messages, meta=meta)
             return
-        await store.append(key, [self._stamp(m) for m in messages], meta=meta)
+        turn = store.append(key, [self._stamp(m) for m in messages], meta=meta)
         alias = conversation_uuid(key.session)
-        if str(alias) != key.session:
-            # Written with each turn, so the alias lives as long as the conversation.
-            alias_key = SessionKey(_ALIAS, str(alias), key.principal)
-            await self.common.append(alias_key, (), meta={"id": key.session})
+        if str(alias) == key.session:
+            await turn
+            return
+        # Written with each turn, not once: the alias then lives as long as the
+        # conversation under both LRU eviction and a TTL. On a shared store (Redis)
+        # both writes go at once, so the alias adds no round trip of waiting.
+        alias_key = SessionKey(_ALIAS, str(alias), key.principal)
+        aliased = self.common.append(alias_key, (), meta={"id": key.session})
+        if getattr(self.common, "shared", False):
+            await asyncio.gather(turn, aliased)
+        else:
+            await turn
+            await aliased
 
     def _stamp(self, message: Message) -> Message:
         if message.metadata is not None and "protocol" in message.metadata:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import http.client
+import importlib.util
 import json
 import os
 import signal
@@ -441,7 +442,21 @@ def report(results: dict[str, tuple[Side, Side]], servers: Servers) -> str:
     lines.append(f"{'start-up to /readyz':<28} {started} {'':<25} {'<= 1.5 s':>9}")
     rss = f"{servers.idle_rss_mib:>6.0f} MiB"
     lines.append(f"{'idle RSS after start-up':<28} {rss} {'':<37} {'<= 120 MiB':>9}")
+    if not bytecode_compiled():
+        lines.append(
+            "(no bytecode in the venv: start-up includes compiling every module; make install)"
+        )
     return "\n".join(lines)
+
+
+def bytecode_compiled() -> bool:
+    """Whether the venv's packages have their ``.pyc`` (``uv sync`` writes none by default)."""
+    for name in ("fastapi", "mcp.types", "a2a.types", "acp_sdk"):
+        spec = importlib.util.find_spec(name)
+        origin = spec.origin if spec is not None else None
+        if origin is None or not Path(importlib.util.cache_from_source(origin)).exists():
+            return False
+    return True
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:

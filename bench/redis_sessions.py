@@ -21,6 +21,8 @@ import subprocess
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from agenthost.agents import Message, SessionKey
 from agenthost.agents.sessions import ManagedSession
@@ -91,11 +93,9 @@ async def measure(port: int, pid: int, conversations: int, count: int) -> None:
     print(f"  text in it: {text} bytes; overhead {size / text:.2f}x the text")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--conversations", type=int, default=200)
-    parser.add_argument("--turns", type=int, default=10)
-    args = parser.parse_args()
+@contextmanager
+def redis_server() -> Iterator[tuple[int, int]]:
+    """A redis-server on a free port of 127.0.0.1 in a temp dir: (port, pid)."""
     binary = shutil.which("redis-server")
     if binary is None:
         raise SystemExit("redis-server is not installed (apt-get install -y redis-server)")
@@ -112,10 +112,19 @@ def main() -> None:
                     break
                 except OSError:
                     time.sleep(0.05)
-            asyncio.run(measure(port, server.pid, args.conversations, args.turns))
+            yield port, server.pid
         finally:
             server.terminate()
             server.wait()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--conversations", type=int, default=200)
+    parser.add_argument("--turns", type=int, default=10)
+    args = parser.parse_args()
+    with redis_server() as (port, pid):
+        asyncio.run(measure(port, pid, args.conversations, args.turns))
 
 
 if __name__ == "__main__":

@@ -15,14 +15,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import shutil
-import socket
 import statistics
-import subprocess
-import tempfile
-import time
 
-from redis_sessions import free_port, turns  # type: ignore[import-not-found]
+from redis_sessions import redis_server, turns  # type: ignore[import-not-found]
 
 from agenthost.app.memory import LRUMemoryManager
 from agenthost.app.redis_memory import RedisMemoryManager, redis_client
@@ -64,26 +59,8 @@ def main() -> None:
     parser.add_argument("--conversations", type=int, default=200)
     parser.add_argument("--turns", type=int, default=10)
     args = parser.parse_args()
-    binary = shutil.which("redis-server")
-    if binary is None:
-        raise SystemExit("redis-server is not installed (apt-get install -y redis-server)")
-    port = free_port()
-    with tempfile.TemporaryDirectory() as folder:
-        server = subprocess.Popen(
-            [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", folder, "--save", ""],
-            stdout=subprocess.DEVNULL,
-        )
-        try:
-            for _ in range(100):
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-                    break
-                except OSError:
-                    time.sleep(0.05)
-            asyncio.run(measure(port, args.conversations, args.turns))
-        finally:
-            server.terminate()
-            server.wait()
+    with redis_server() as (port, _):
+        asyncio.run(measure(port, args.conversations, args.turns))
 
 
 if __name__ == "__main__":

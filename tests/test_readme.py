@@ -12,7 +12,8 @@ JavaScript blocks run with tests/clients/install.sh's Node 22, openai-node
 and AI SDK (skipped without them, unless ``AGENTHOST_REQUIRE_CONFORMANCE`` is
 set, as in CI). LiteLLM runs with ``LITELLM_LOCAL_MODEL_COST_MAP=True``: it
 fetches a price list from GitHub at import otherwise, which this machine
-cannot reach. The README's A2A block is run by tests/adapters/a2a/test_examples.py.
+cannot reach. The README's A2A block is run by tests/adapters/a2a/test_examples.py;
+its shared-conversation example, here against a server with ``AGENTHOST_SESSIONS=shared``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -30,8 +30,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.commands import serve_command
-from tests.upstream import free_port
+from tests.commands import clean_env, serving
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ("README.md", "docs/protocols/openai.md")
@@ -84,26 +83,9 @@ SNIPPETS = snippets()
 
 @pytest.fixture(scope="module")
 def port() -> Iterator[int]:
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTHOST_")}
-    env["AGENTHOST_ACCESS_LOG"] = "false"
-    argv = serve_command(ROOT / "config" / "agents.yaml", port)
-    with subprocess.Popen(argv, env=env, stderr=subprocess.PIPE, text=True) as process:
-        try:
-            deadline = time.monotonic() + 180  # start-up takes long on a loaded 2-core machine
-            while True:
-                try:
-                    if httpx.get(f"http://127.0.0.1:{port}/readyz").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                assert process.poll() is None, process.stderr.read() if process.stderr else ""
-                assert time.monotonic() < deadline, "agenthost serve did not get ready"
-                time.sleep(0.2)
-            yield port
-        finally:
-            process.terminate()
-            process.wait(timeout=30)
+    env = clean_env(AGENTHOST_ACCESS_LOG="false")
+    with serving(ROOT / "config" / "agents.yaml", env) as (_, url):
+        yield int(url.rsplit(":", 1)[1])
 
 
 def run(snippet: Snippet, port: int, folder: Path) -> subprocess.CompletedProcess[str] | None:
@@ -188,3 +170,28 @@ def test_the_clients_table_shows_lines_of_the_snippets() -> None:
         setting = row.split("|")[2]
         for shown in re.findall(r"`([^`]+)`", setting):
             assert shown in tested, f"{shown!r} (README, Clients) is in no tested snippet"
+
+
+SHARED = next(
+    Snippet("README.md", number, language, code)
+    for number, (language, code) in enumerate(BLOCK.findall((ROOT / "README.md").read_text()))
+    if "conversations.items.list" in code and "from mcp import" in code
+)
+"""The README's "One conversation, every protocol" example: MCP, then /v1, then A2A."""
+
+
+@pytest.mark.slow
+def test_the_shared_conversation_example_runs_as_written(tmp_path: Path) -> None:
+    env = clean_env(AGENTHOST_ACCESS_LOG="false", AGENTHOST_SESSIONS="shared")
+    with serving(ROOT / "config" / "agents.yaml", env) as (_, url):
+        done = run(SHARED, int(url.rsplit(":", 1)[1]), tmp_path)
+        assert done is not None and done.returncode == 0, done and done.stderr
+        lines = done.stdout.splitlines()
+        assert lines[0].startswith("['My name is Ada.', "), done.stdout  # both MCP turns
+        assert lines[1].strip(), done.stdout  # the Responses answer
+        assert "TASK_STATE_COMPLETED" in done.stdout, done.stdout  # A2A went on
+        listed = httpx.get(f"{url}/v1/conversations/trip-1/items", params={"order": "asc"})
+    items = listed.json()["data"]
+    assert [item["role"] for item in items] == ["user", "assistant"] * 3, items
+    said = [item["content"][0]["text"] for item in items if item["role"] == "user"]
+    assert said == ["My name is Ada.", "What is my name?", "Summarise our chat."]

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
@@ -44,15 +43,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from tests.commands import free_port as free_port  # where the tests have taken it from
+
 ARGUMENT_PIECE = 4
 """Characters per streamed piece of a tool call's arguments."""
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _call(name: str, arguments: str, index: int = 1) -> dict[str, Any]:

@@ -7,14 +7,19 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from agenthost.adapters.a2a import sdk_databases
+
+# Before the SDK's first import: its database stores only when a URL asks (sdk_databases).
+sdk_databases.defer()
+
 try:
     import a2a.server  # noqa: F401
 except ImportError as exc:  # pragma: no cover - depends on the install
     raise ImportError("the A2A adapter needs the a2a extra: pip install 'agenthost[a2a]'") from exc
 
-from agenthost.adapters.a2a.adapter import A2AAdapter
-from agenthost.adapters.a2a.options import A2AOptions
-from agenthost.adapters.base import AdapterContext
+from agenthost.adapters.a2a.adapter import A2AAdapter  # noqa: E402
+from agenthost.adapters.a2a.options import A2AOptions  # noqa: E402
+from agenthost.adapters.base import AdapterContext  # noqa: E402
 
 Options = A2AOptions
 

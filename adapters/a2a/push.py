@@ -35,9 +35,32 @@ async def _with_trace(request: httpx.Request) -> None:
     request.headers.update(outgoing())
 
 
+class FirstUseTransport(httpx.AsyncBaseTransport):
+    """httpx's own transport, made on the first request.
+
+    Making it imports httpcore (and trio, when installed) and loads the CA
+    certificates: a few hundred milliseconds of start-up for a server that may
+    never post to a webhook.
+    """
+
+    def __init__(self) -> None:
+        self._transport: httpx.AsyncHTTPTransport | None = None
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if self._transport is None:
+            self._transport = httpx.AsyncHTTPTransport()
+        return await self._transport.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        if self._transport is not None:
+            await self._transport.aclose()
+
+
 def new_client() -> httpx.AsyncClient:
     """The client posting to webhooks: bounded in time, the trace context sent along."""
-    return httpx.AsyncClient(timeout=TIMEOUT, event_hooks={"request": [_with_trace]})
+    return httpx.AsyncClient(
+        timeout=TIMEOUT, event_hooks={"request": [_with_trace]}, transport=FirstUseTransport()
+    )
 
 
 def url_validator(*, private_networks: bool) -> PushURLValidator:

@@ -25,34 +25,28 @@ user, which the adapter builds from the principal).
 
 from __future__ import annotations
 
-import asyncio
-import logging
 import time
 from collections import OrderedDict
+from typing import TYPE_CHECKING
 
 from a2a.server.agent_execution.active_task import INTERRUPTED_TASK_STATES, TERMINAL_TASK_STATES
-from a2a.server.cluster import DatabaseTaskEventStream, VersionedDatabaseTaskStore
 from a2a.server.context import ServerCallContext
 from a2a.server.owner_resolver import OwnerResolver
 from a2a.server.tasks import (
-    DatabasePushNotificationConfigStore,
-    DatabaseTaskStore,
     InMemoryPushNotificationConfigStore,
     InMemoryTaskStore,
     PushNotificationConfigStore,
     TaskStore,
 )
 from a2a.types import ListTasksRequest, ListTasksResponse, Task, TaskPushNotificationConfig
-from sqlalchemy import text
-from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from agenthost.adapters.a2a.users import PrincipalUser
 
-logger = logging.getLogger("agenthost.a2a")
+if TYPE_CHECKING:
+    from a2a.server.cluster.database_event_stream import DatabaseTaskEventStream
+    from a2a.server.cluster.database_task_store import VersionedDatabaseTaskStore
 
-HEALTH_SECONDS = 2.0
-"""The longest a /readyz check of the shared task database takes."""
+    from agenthost.adapters.a2a.databases import DatabaseStores
 
 IDLE_STATES = TERMINAL_TASK_STATES | INTERRUPTED_TASK_STATES
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
@@ -208,28 +202,26 @@ class TaskStores:
         self._max, self._ttl, self._max_bytes = max_tasks, ttl, max_bytes
         self._push: dict[str, BoundedPushConfigStore] = {}  # in memory, by agent
         self._memory_tasks: list[BoundedTaskStore] = []
-        self._engine: AsyncEngine | None = None
-        self._database: list[
-            DatabaseTaskStore | VersionedDatabaseTaskStore | DatabasePushNotificationConfigStore
-        ] = []
-        self.event_stream: DatabaseTaskEventStream | None = None
-        """The stream every replica's subscribers follow (PostgreSQL only)."""
+        self._database: DatabaseStores | None = None
+        self._started = False
         if url == "memory":
             return
         if url.startswith("sqlite:///"):
             path = url.removeprefix("sqlite:///")
-            self._engine = create_async_engine("sqlite+aiosqlite:///" + path)
+            self._database = _database("sqlite+aiosqlite:///" + path, shared=False)
         elif url.startswith(("postgresql+asyncpg://", "postgresql://", "postgres://")):
             rest = url.split("://", 1)[1]
-            self._engine = create_async_engine(
-                "postgresql+asyncpg://" + rest, pool_pre_ping=True, pool_timeout=10
-            )
-            self.event_stream = DatabaseTaskEventStream(self._engine)
+            self._database = _database("postgresql+asyncpg://" + rest, shared=True)
         else:
             raise TaskStoreError(
                 f"unknown A2A task store {url!r}: use 'memory', 'sqlite:///path/to/tasks.db' "
                 "or 'postgresql+asyncpg://user:password@host/database'"
             )
+
+    @property
+    def event_stream(self) -> DatabaseTaskEventStream | None:
+        """The stream every replica's subscribers follow (PostgreSQL only)."""
+        return self._database.event_stream if self._database is not None else None
 
     def bounded(self) -> list[tuple[str, BoundedTaskStore | BoundedPushConfigStore]]:
         """The in-memory stores, named ``tasks`` and ``push_configs`` (for their evictions)."""
@@ -242,31 +234,28 @@ class TaskStores:
         """Whether the tasks are shared by replicas (versioned, with an event stream)."""
         return self.event_stream is not None
 
+    @property
+    def initialized(self) -> bool:
+        """Whether the stores are ready (a database's tables made)."""
+        return self._database.initialized if self._database is not None else self._started
+
     def tasks(self, agent: str) -> TaskStore | VersionedDatabaseTaskStore:
-        if self._engine is None:
-            tasks = BoundedTaskStore(
-                agent,
-                max_tasks=self._max,
-                ttl=self._ttl,
-                max_bytes=self._max_bytes,
-                push_configs=self._memory_push_configs(agent),
-            )
-            self._memory_tasks.append(tasks)
-            return tasks
-        store: DatabaseTaskStore | VersionedDatabaseTaskStore
-        if self.shared:
-            store = VersionedDatabaseTaskStore(self._engine, owner_resolver=owner_of(agent))
-        else:
-            store = DatabaseTaskStore(self._engine, owner_resolver=owner_of(agent))
-        self._database.append(store)
-        return store
+        if self._database is not None:
+            return self._database.tasks(owner_of(agent))
+        tasks = BoundedTaskStore(
+            agent,
+            max_tasks=self._max,
+            ttl=self._ttl,
+            max_bytes=self._max_bytes,
+            push_configs=self._memory_push_configs(agent),
+        )
+        self._memory_tasks.append(tasks)
+        return tasks
 
     def push_configs(self, agent: str) -> PushNotificationConfigStore:
-        if self._engine is None:
-            return self._memory_push_configs(agent)
-        store = DatabasePushNotificationConfigStore(self._engine, owner_resolver=owner_of(agent))
-        self._database.append(store)
-        return store
+        if self._database is not None:
+            return self._database.push_configs(owner_of(agent))
+        return self._memory_push_configs(agent)
 
     def _memory_push_configs(self, agent: str) -> BoundedPushConfigStore:
         if agent not in self._push:
@@ -280,59 +269,28 @@ class TaskStores:
         the tables are made in the background as soon as it answers, and
         :meth:`health` says ``down`` (``/readyz`` 503) until then.
         """
-        if not self.shared:
-            await self._initialize()
-            self.initialized = True
-            return
-        try:
-            await self._initialize()
-            self.initialized = True
-        except (OSError, SQLAlchemyError) as exc:
-            logger.warning("A2A task store unreachable at start (%s); retrying", exc)
-            self._retry = asyncio.create_task(self._initialize_when_up())
-
-    initialized = False
-    _retry: asyncio.Task[None] | None = None
-
-    async def _initialize(self) -> None:
-        for store in self._database:
-            await store.initialize()
-        if self.event_stream is not None:
-            await self.event_stream.initialize()
-
-    async def _initialize_when_up(self) -> None:
-        while not self.initialized:
-            await asyncio.sleep(2)
-            try:
-                await self._initialize()
-                self.initialized = True
-                logger.info("A2A task store reachable: tables ready")
-            except (OSError, SQLAlchemyError):
-                continue
+        if self._database is not None:
+            await self._database.start()
+        self._started = True
 
     async def health(self) -> dict[str, str]:
         """``{"a2a_task_store": "up" | "down"}`` for a shared database; else empty.
 
         Down until the tables are made; after that, whether the database
-        answers a ``SELECT 1`` now, within :data:`HEALTH_SECONDS`.
+        answers a ``SELECT 1`` now, within its time bound.
         """
-        if not self.shared:
+        if self._database is None or not self.shared:
             return {}
-        up = self.initialized and await self._answers()
+        up = self._database.initialized and await self._database.answers()
         return {"a2a_task_store": "up" if up else "down"}
 
-    async def _answers(self) -> bool:
-        assert self._engine is not None
-        try:
-            async with asyncio.timeout(HEALTH_SECONDS):
-                async with self._engine.connect() as connection:
-                    await connection.execute(text("SELECT 1"))
-        except (OSError, SQLAlchemyError, TimeoutError):
-            return False
-        return True
-
     async def aclose(self) -> None:
-        if self._retry is not None:
-            self._retry.cancel()
-        if self._engine is not None:
-            await self._engine.dispose()
+        if self._database is not None:
+            await self._database.aclose()
+
+
+def _database(url: str, *, shared: bool) -> DatabaseStores:
+    """The database stores, imported now: SQLAlchemy only when a database is configured."""
+    from agenthost.adapters.a2a.databases import DatabaseStores
+
+    return DatabaseStores(url, shared=shared)

@@ -28,11 +28,13 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from agenthost.adapters.base import AdapterContext, principal_of
-from agenthost.adapters.cancels import CancelChannel
+from agenthost.adapters.cancels import CancelChannel, is_shared
+from agenthost.adapters.leases import DEFAULT_LEASE_SECONDS
 from agenthost.adapters.mcp.cancels import RunningCalls, cancelled_id
 from agenthost.adapters.mcp.events import RecentEvents
 from agenthost.adapters.mcp.requests import refuse_invalid
 from agenthost.adapters.mcp.server import ServerOptions, build_server
+from agenthost.adapters.mcp.tasks import NAMESPACE as TASKS
 from agenthost.adapters.mcp.tasks import TaskStore
 
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
@@ -59,6 +61,7 @@ class MCPOptions:
     sse_retry_ms: int = 1000
     max_tasks: int = 1000
     task_ttl: float = 3600.0
+    run_lease_seconds: float = DEFAULT_LEASE_SECONDS
     protocols: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
 
@@ -98,7 +101,14 @@ class MCPAdapter:
         self.calls = (
             RunningCalls(CancelChannel.of(context.memory, "mcp")) if options.stateless else None
         )
-        self.tasks = TaskStore(options.max_tasks, options.task_ttl)
+        # Tasks: in a store the replicas share when there is one (any replica answers).
+        shared = is_shared(context.memory) and context.new_memory is not None
+        self.tasks = TaskStore(
+            options.max_tasks,
+            options.task_ttl,
+            memory=context.new_memory(TASKS) if shared and context.new_memory else None,
+            lease_seconds=options.run_lease_seconds,
+        )
         self.server = build_server(
             context,
             ServerOptions(
@@ -135,6 +145,7 @@ class MCPAdapter:
         async with self.manager.run(), anyio.create_task_group() as group:
             if self.calls is not None and self.calls.channel is not None:
                 group.start_soon(self.calls.listen)
+            group.start_soon(self.tasks.listen)  # cancels of tasks from other replicas
             try:
                 yield
             finally:

@@ -68,8 +68,8 @@ class AgentCall:
     principal: str
     progress_interval: float
     log: RunLog
-    # A task's run: its request is answered, so no progress, log, sampling or
-    # question goes back on it (a question is the tool result, with a session_id).
+    # A task's run: its request is answered, so no progress, log or sampling goes
+    # back on it; a question is an input_required result (the task's status).
     detached: bool = False
     tool_input: ToolInput = ToolInput()  # noqa: RUF009 - frozen, shared safely
 
@@ -132,7 +132,9 @@ class AgentCall:
             result = await self._run(input, session, progress)
             if not result.pending:
                 return convert.to_result(result.output, session_id, _answer_parts(result))
-            way = None if self.detached else asking.way_to_ask(self.ctx, result.pending)
+            way = asking.way_to_ask(self.ctx, result.pending)
+            if self.detached and way == "elicit":
+                way = None  # a task's request is answered: it asks by its input_required status
             if way == "elicit" and (reply := await asking.elicit(self.ctx, result.pending)):
                 input = answer_pending(result.pending, reply)
                 continue

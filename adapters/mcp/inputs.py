@@ -8,7 +8,8 @@ the user message: the text of the ``message`` template with ``{name}``
 replaced by each argument, or else one data part holding the arguments
 (code agents read it; chat models see it as JSON). A ``session_id`` argument,
 when the schema declares one, still names the conversation and is not
-passed on. ``task_support`` says whether the tool runs as an MCP task.
+passed on. ``task_support`` says whether the tool runs as an MCP task, ``task_after``
+how long its run goes on in the call before it becomes one.
 """
 
 from __future__ import annotations
@@ -19,8 +20,6 @@ from typing import Any, Literal
 
 import mcp_types as types
 import orjson
-from jsonschema import validators
-from jsonschema.exceptions import SchemaError
 from mcp.shared.exceptions import MCPError
 
 from agenthost.adapters.mcp import convert
@@ -45,6 +44,8 @@ class ToolInput:
     schema: Mapping[str, Any] | None = None
     message: str | None = None
     task_support: TaskSupport = "optional"
+    task_after: float = 0.0
+    """Seconds a task's run goes on in its call first (ended or asking by then: no task)."""
 
     @classmethod
     def of(cls, spec: Mapping[str, Any] | None) -> ToolInput:
@@ -52,12 +53,21 @@ class ToolInput:
             return cls()
         schema = spec.get("input_schema")
         if schema is not None:
+            # jsonschema only for typed tools: ~45 modules of start-up otherwise.
+            from jsonschema import validators
+            from jsonschema.exceptions import SchemaError
+
             try:
                 validators.validator_for(schema).check_schema(schema)
             except SchemaError as exc:
                 message = f"mcp.input_schema is not a valid JSON Schema: {exc.message}"
                 raise ValueError(message) from None
-        return cls(schema, spec.get("message"), spec.get("task_support", "optional"))
+        return cls(
+            schema,
+            spec.get("message"),
+            spec.get("task_support", "optional"),
+            float(spec.get("task_after") or 0.0),
+        )
 
     @property
     def input_schema(self) -> dict[str, Any]:
@@ -68,6 +78,8 @@ class ToolInput:
         if self.schema is None:
             default = convert.parse_arguments(arguments)
             return Parsed(default.message, default.session_id)
+        from jsonschema import validators
+
         given = dict(arguments or {})
         validator = validators.validator_for(self.schema)(self.schema)
         error = next(iter(sorted(validator.iter_errors(given), key=lambda e: e.path)), None)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -119,9 +119,9 @@ def build_server(context: AdapterContext, options: ServerOptions) -> Server[Any]
             quiet = dataclasses.replace(
                 call, log=RunLog(ctx, agent.name, levels).mute(), detached=True
             )
-            started = options.tasks.start(principal, lambda: _dumped(quiet))
-            if started is not None:
-                return started
+            return await options.tasks.start(
+                principal, _task_call(params), lambda: _dumped(quiet), after=tool_input.task_after
+            )
         # Traced under the client's _meta.traceparent when it sends one.
         with incoming(f"tools/call {params.name}", params.meta or {}, **_call_attributes(params)):
             if options.calls is None or ctx.request_id is None:
@@ -241,9 +241,37 @@ def build_server(context: AdapterContext, options: ServerOptions) -> Server[Any]
                 else {}
             ),
         )
+
+    def resume(
+        ctx: ServerRequestContext[Any, Any], principal: str, task_call: dict[str, Any]
+    ) -> Callable[[], Awaitable[dict[str, Any]]] | None:
+        # A task's call going on with the answers a tasks/update completed (on any replica).
+        agent = context.find_agent(principal, str(task_call.get("name")))
+        if agent is None:
+            return None
+        params = types.CallToolRequestParams.model_validate(task_call)
+        log = RunLog(ctx, agent.name, levels).mute()
+        call = AgentCall(
+            agent,
+            params,
+            ctx,
+            context.memory,
+            principal,
+            options.progress_interval,
+            log,
+            detached=True,
+            tool_input=input_of(agent),
+        )
+        return lambda: _dumped(call)
+
     if options.tasks is not None:
-        serve_tasks(server, options.tasks, caller)
+        serve_tasks(server, options.tasks, caller, resume)
     return server
+
+
+def _task_call(params: types.CallToolRequestParams) -> dict[str, Any]:
+    """What a task keeps of its call, to resume it: the tool and its arguments."""
+    return {"name": params.name, "arguments": params.arguments or {}}
 
 
 def _wants_task(ctx: ServerRequestContext[Any, Any]) -> bool:

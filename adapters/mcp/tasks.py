@@ -4,16 +4,42 @@ A client that declares the extension (for its session, or in one request's
 ``_meta`` client capabilities) gets every agent call as a task: ``tools/call``
 answers at once with a ``CreateTaskResult`` (``resultType: "task"``) while the
 run goes on in the background, so a long run outlives the client's request
-timeout. ``tasks/get`` gives the status and, once terminal, the tool result
-inlined (``completed``; an agent failure is ``completed`` with an ``isError``
-result) or the protocol error (``failed``); ``tasks/cancel`` stops the run
-(``cancelled``); ``tasks/update`` refuses (a task never waits for input: a
-question the agent asks is its result). SEP-2663 removed ``tasks/list`` and ``tasks/result``: not
-served (-32601). Tasks are kept per principal: another key's task is unknown, the
-same error as a task that never existed. The table is bounded: past
-``max_tasks`` the oldest finished task is dropped, and when every kept task is
-still running a new call runs synchronously (no task) rather than unbounded.
-A finished task is kept ``ttl`` seconds. Tasks live in this process.
+timeout. (An agent configured with ``mcp: {task_after: SECONDS}`` is run in the
+call that long first: a run that ends, or asks its user, within it is answered
+directly, as an ordinary or an input-required result.)
+
+- ``tasks/get`` gives the status and, once terminal, the tool result inlined
+  (``completed``; an agent failure is ``completed`` with an ``isError``
+  result) or the protocol error (``failed``).
+- A run that asks its user (``ask_user``, when the client declared
+  elicitation) puts the task in ``input_required``: ``tasks/get`` shows one
+  ``elicitation/create`` per question under ``inputRequests``; ``tasks/update``
+  delivers ``inputResponses`` (a subset at a time if the client likes; keys not
+  outstanding are ignored), and once every question is answered the run goes
+  on with the answers (the conversation is kept in the adapter's session store).
+- ``tasks/cancel`` stops the run (``cancelled``); on a terminal task it is
+  the same empty acknowledgement.
+- SEP-2663 removed ``tasks/list`` and ``tasks/result``: not served (-32601).
+- A ``tasks/*`` request whose ``Mcp-Name`` header names another task than
+  its ``taskId`` is refused with -32020 (SEP-2243's header mismatch).
+- No ``notifications/tasks/status`` are sent: they are optional (clients must
+  poll), and SDK 2.3's ``subscriptions/listen`` has no filter for them.
+
+Tasks are kept per principal: another key's task is unknown, the same error
+as a task that never existed. A finished task is kept ``ttl`` seconds.
+
+**Where tasks live.** In this process by default, in a table bounded by
+``max_tasks`` (the oldest finished task is dropped; when every kept task is
+still running a new call runs in its request, without a task). With a session
+store every replica shares (Redis), each task is a record there, so
+``tasks/get``, ``tasks/update`` and ``tasks/cancel`` work on any replica: a
+cancel for a run on another replica goes over the cross-replica cancel channel
+(:mod:`agenthost.adapters.cancels`), an answer that completes a task's input
+resumes its run on the replica that received it, and the replica running a
+task holds its lease (:mod:`agenthost.adapters.leases`), so a task whose
+replica died reads as ``failed``. There, ``max_tasks`` bounds the tasks each
+replica runs at once; a finished record also goes when the store's idle TTL
+(``AGENTHOST_SESSION_TTL``) passes.
 
 The 2025-11-25 form (``params.task`` on ``tools/call``) is not served: the
 SDK shapes every ``tools/call`` result of that era as a ``CallToolResult``.
@@ -22,11 +48,13 @@ SDK shapes every ``tools/call`` result of that era as a ``CallToolResult``.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -35,6 +63,15 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
+from mcp.shared.inbound import MCP_NAME_HEADER, decode_header_value
+from mcp_types.jsonrpc import HEADER_MISMATCH
+from pydantic import Field, TypeAdapter, ValidationError
+from starlette.requests import HTTPConnection
+
+from agenthost.adapters.cancels import CancelChannel, is_shared
+from agenthost.adapters.leases import DEFAULT_LEASE_SECONDS, Leases
+from agenthost.agents import MemoryManager, SessionKey
+from agenthost.agents.sessions import entry_lock
 
 logger = logging.getLogger("agenthost.mcp")
 
@@ -42,9 +79,19 @@ EXTENSION = "io.modelcontextprotocol/tasks"
 MISSING_CAPABILITY = -32021
 """SEP-2575's Missing Required Client Capability."""
 META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+NAMESPACE = "mcp-tasks"
+"""The shared store's namespace of task records (and the cancel channel's topic)."""
+ORPHANED = "the replica running this task stopped before it ended; call the tool again"
 
-Status = Literal["working", "completed", "failed", "cancelled"]
-TERMINAL: frozenset[Status] = frozenset({"completed", "failed", "cancelled"})
+Status = Literal["working", "input_required", "completed", "failed", "cancelled"]
+TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
+Run = Callable[[], Awaitable[dict[str, Any]]]
+"""A task's run: the call's result (a dumped ``CallToolResult`` or ``InputRequiredResult``)."""
+Resume = Callable[[dict[str, Any]], Run | None]
+"""``resume(call)``: the run of a ``tools/call`` (its params as JSON) that goes on with the
+answers it carries; None when its tool is gone."""
+
+_RESPONSE: TypeAdapter[Any] = TypeAdapter(types.InputResponse)
 
 
 def negotiated(ctx: ServerRequestContext[Any, Any]) -> bool:
@@ -70,127 +117,367 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def _unknown(task_id: str) -> MCPError:
+    return MCPError(types.INVALID_PARAMS, f"Unknown task: {task_id}", {"taskId": task_id})
+
+
 @dataclass(slots=True)
-class _Task:
+class TaskRecord:
+    """One task, as JSON values (what a shared store keeps)."""
+
     id: str
     principal: str
     created: str
     updated: str
+    call: dict[str, Any] = field(default_factory=dict)
+    """The ``tools/call`` params (name, arguments) the task runs."""
     status: Status = "working"
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
-    finished_at: float | None = None
-    runner: asyncio.Task[None] | None = field(default=None, repr=False)
+    asked: dict[str, Any] = field(default_factory=dict)
+    """``input_required``: the outstanding input requests, by key."""
+    answers: dict[str, Any] = field(default_factory=dict)
+    """The responses received so far for this round's input requests."""
+    state: str | None = None
+    """The round's ``requestState``: what its answers resume (never on the wire)."""
+    round: int = 0
+    finished_at: float | None = None  # epoch seconds
+
+    def touch(self, status: Status) -> None:
+        self.status = status
+        self.updated = _now()
+        if status in TERMINAL:
+            self.finished_at = time.time()
+
+
+Change = Callable[[TaskRecord], bool]
+"""Mutates a record in place; whether it changed (then it is written back)."""
+
+
+class LocalRecords:
+    """Task records in this process, bounded: the oldest finished dropped first."""
+
+    def __init__(self, max_tasks: int, ttl: float) -> None:
+        self.max_tasks = max_tasks
+        self.ttl = ttl
+        self._records: OrderedDict[str, TaskRecord] = OrderedDict()
+
+    async def create(self, record: TaskRecord) -> bool:
+        """Keep ``record``; False when every kept task is still running."""
+        self._expire()
+        while len(self._records) >= self.max_tasks:
+            oldest = next((r for r in self._records.values() if r.status in TERMINAL), None)
+            if oldest is None:
+                return False
+            del self._records[oldest.id]
+        self._records[record.id] = record
+        return True
+
+    async def load(self, principal: str, task_id: str) -> TaskRecord | None:
+        self._expire()
+        record = self._records.get(task_id)
+        return record if record is not None and record.principal == principal else None
+
+    async def change(self, principal: str, task_id: str, change: Change) -> TaskRecord | None:
+        record = await self.load(principal, task_id)
+        if record is not None:
+            change(record)  # in place: nothing else runs meanwhile
+        return record
+
+    def _expire(self) -> None:
+        deadline = time.time() - self.ttl
+        for task_id in [
+            r.id
+            for r in self._records.values()
+            if r.finished_at is not None and r.finished_at < deadline
+        ]:
+            del self._records[task_id]
+
+
+class SharedRecords:
+    """Task records in a store every replica shares, each read-modify-write locked."""
+
+    def __init__(self, memory: MemoryManager, ttl: float) -> None:
+        self.memory = memory
+        self.ttl = ttl
+
+    async def create(self, record: TaskRecord) -> bool:
+        await self._save(record)
+        return True
+
+    async def load(self, principal: str, task_id: str) -> TaskRecord | None:
+        stored = await self.memory.get(SessionKey("task", task_id, principal))
+        if stored is None or not isinstance(stored.meta.get("task"), dict):
+            return None
+        record = TaskRecord(**stored.meta["task"])
+        if record.finished_at is not None and record.finished_at < time.time() - self.ttl:
+            return None
+        return record
+
+    async def change(self, principal: str, task_id: str, change: Change) -> TaskRecord | None:
+        async with entry_lock(self.memory, SessionKey("task", task_id, principal)):
+            record = await self.load(principal, task_id)
+            if record is not None and change(record):
+                await self._save(record)
+            return record
+
+    async def _save(self, record: TaskRecord) -> None:
+        key = SessionKey("task", record.id, record.principal)
+        await self.memory.append(key, (), meta={"task": dataclasses.asdict(record)})
 
 
 class TaskStore:
-    """The tasks of this process, by id, each visible to its own principal only."""
+    """The tasks: their records (here or shared), and the runs working here."""
 
-    def __init__(self, max_tasks: int = 1000, ttl: float = 3600.0, poll_ms: int = 500) -> None:
+    def __init__(
+        self,
+        max_tasks: int = 1000,
+        ttl: float = 3600.0,
+        poll_ms: int = 500,
+        *,
+        memory: MemoryManager | None = None,
+        lease_seconds: float = DEFAULT_LEASE_SECONDS,
+    ) -> None:
         self.max_tasks = max_tasks
         self.ttl = ttl
         self.poll_ms = poll_ms
-        self._tasks: OrderedDict[str, _Task] = OrderedDict()
+        shared = memory is not None and is_shared(memory)
+        self.records: LocalRecords | SharedRecords = (
+            SharedRecords(memory, ttl)
+            if memory is not None and shared
+            else LocalRecords(max_tasks, ttl)
+        )
+        self.cancels = CancelChannel.of(memory, NAMESPACE) if memory is not None else None
+        self.leases = Leases.of(memory, NAMESPACE, lease_seconds) if memory is not None else None
+        self._runners: dict[str, tuple[str, asyncio.Task[None]]] = {}
 
-    def start(
-        self, principal: str, run: Callable[[], Awaitable[dict[str, Any]]]
-    ) -> dict[str, Any] | None:
-        """Run ``run`` as a new task; its ``CreateTaskResult``, or None when the table is full."""
-        if not self._make_room():
-            return None
-        now = _now()
-        task = _Task(secrets.token_urlsafe(16), principal, now, now)
-        self._tasks[task.id] = task
-        task.runner = asyncio.create_task(self._run(task, run), name=f"mcp-task-{task.id}")
-        return {"resultType": "task", **self._envelope(task)}
+    @property
+    def shared(self) -> bool:
+        return isinstance(self.records, SharedRecords)
 
-    def get(self, principal: str, task_id: str) -> dict[str, Any]:
-        """``tasks/get``: the task, with its result or error inlined once terminal."""
-        task = self._find(principal, task_id)
+    async def start(
+        self, principal: str, call: Mapping[str, Any], run: Run, *, after: float = 0.0
+    ) -> dict[str, Any]:
+        """Run ``call`` as a new task: its ``CreateTaskResult``.
+
+        The call's own result instead when the run ends within ``after``
+        seconds, or when no task can be kept (the run then goes on in the call).
+        """
+        work = asyncio.ensure_future(run())
+        try:
+            if after > 0:
+                done, _ = await asyncio.wait({work}, timeout=after)
+                if done:
+                    return work.result()
+            if self.shared and len(self._runners) >= self.max_tasks:
+                return await work
+            now = _now()
+            record = TaskRecord(secrets.token_urlsafe(16), principal, now, now, dict(call))
+            if self.leases is not None:
+                await self.leases.take(principal, record.id)
+            # Durable before it is named (SEP-2663): a tasks/get right after resolves.
+            if not await self.records.create(record):
+                return await work
+        except BaseException:
+            work.cancel()
+            raise
+        self._follow(record, work)
+        return {"resultType": "task", **self._envelope(record)}
+
+    async def get(self, principal: str, task_id: str) -> dict[str, Any]:
+        """``tasks/get``: the task, with its result, error or input requests inlined."""
+        record = await self.records.load(principal, task_id)
+        if record is None:
+            raise _unknown(task_id)
+        if await self._orphaned(record):
+            error = {"code": types.INTERNAL_ERROR, "message": ORPHANED}
+            record = await self._settle(principal, task_id, "failed", error=error) or record
         # Not a task's creation: an ordinary ("complete") result, as SEP-2663 marks it.
-        detailed = {"resultType": "complete", **self._envelope(task)}
-        if task.status == "completed" and task.result is not None:
-            detailed["result"] = task.result
-        if task.status == "failed" and task.error is not None:
-            detailed["error"] = task.error
+        detailed = {"resultType": "complete", **self._envelope(record)}
+        if record.status == "completed" and record.result is not None:
+            detailed["result"] = record.result
+        if record.status == "failed" and record.error is not None:
+            detailed["error"] = record.error
+        if record.status == "input_required":
+            detailed["inputRequests"] = {
+                k: v for k, v in record.asked.items() if k not in record.answers
+            }
         return detailed
 
-    def cancel(self, principal: str, task_id: str) -> None:
-        """``tasks/cancel``: stop a working task (a terminal one stays as it is)."""
-        task = self._find(principal, task_id)
-        if task.status not in TERMINAL:
-            self._finish(task, "cancelled")
-            if task.runner is not None:
-                task.runner.cancel()
+    async def cancel(self, principal: str, task_id: str) -> None:
+        """``tasks/cancel``: stop a task that is not terminal (here, or on its replica)."""
+
+        def cancelled(record: TaskRecord) -> bool:
+            if record.status in TERMINAL:
+                return False
+            record.touch("cancelled")
+            return True
+
+        record = await self.records.change(principal, task_id, cancelled)
+        if record is None:
+            raise _unknown(task_id)
+        if not self._stop(principal, task_id) and self.cancels is not None:
+            await self.cancels.send(principal, task_id)
+
+    async def update(
+        self, principal: str, task_id: str, responses: Mapping[str, Any], resume: Resume
+    ) -> None:
+        """``tasks/update``: take the responses to outstanding input requests; once all
+        are in, the run goes on with them. Responses for other keys (or tasks) are ignored."""
+        resumed = False
+
+        def answered(record: TaskRecord) -> bool:
+            nonlocal resumed
+            if record.status != "input_required":
+                return False
+            new = {k: v for k, v in responses.items() if k in record.asked}
+            new = {k: v for k, v in new.items() if k not in record.answers}
+            for key, value in new.items():
+                try:
+                    _RESPONSE.validate_python(value)
+                except ValidationError:
+                    raise MCPError(
+                        types.INVALID_PARAMS, f"inputResponses.{key} is not a valid response"
+                    ) from None
+            if not new:
+                return False
+            record.answers.update(new)
+            if record.asked.keys() <= record.answers.keys():
+                resumed = True
+                record.touch("working")
+            else:
+                record.updated = _now()
+            return True
+
+        record = await self.records.change(principal, task_id, answered)
+        if record is None or not resumed:
+            return
+        prefix = f"{record.round}."
+        call = {
+            **record.call,
+            "inputResponses": {k.removeprefix(prefix): v for k, v in record.answers.items()},
+            "requestState": record.state,
+        }
+        run = resume(call)
+        if run is None:
+            error = {"code": types.INVALID_PARAMS, "message": f"Unknown tool: {call.get('name')}"}
+            await self._settle(principal, task_id, "failed", error=error)
+            return
+        if self.leases is not None:
+            await self.leases.take(principal, task_id)
+        self._follow(record, asyncio.ensure_future(run()))
+
+    async def listen(self) -> None:
+        """Stop the runs other replicas were asked to cancel, until cancelled."""
+        if self.cancels is None:
+            return
+
+        async def stop(principal: str, task_id: str) -> None:
+            self._stop(principal, task_id)
+
+        await self.cancels.listen(stop)
 
     async def close(self) -> None:
-        """Cancel the running tasks (shutdown) and wait until they have stopped."""
-        running = [t for t in self._tasks.values() if t.status not in TERMINAL]
-        runners = [t.runner for t in running if t.runner is not None]
-        for task in running:
-            self._finish(task, "cancelled")  # a runner cancelled before it ran never says so
-        for runner in runners:
+        """Cancel the runs working here (shutdown) and wait until they have stopped."""
+        runners = list(self._runners.items())
+        for task_id, (principal, _) in runners:
+            # A runner cancelled before it ran never says so.
+            try:
+                await self._settle(principal, task_id, "cancelled")
+            except Exception:
+                logger.exception("MCP task %s could not be recorded cancelled", task_id)
+        for _, (_, runner) in runners:
             runner.cancel()
-        await asyncio.gather(*runners, return_exceptions=True)
+        await asyncio.gather(*(runner for _, (_, runner) in runners), return_exceptions=True)
 
-    def _find(self, principal: str, task_id: str) -> _Task:
-        self._expire()
-        task = self._tasks.get(task_id)
-        if task is None or task.principal != principal:
-            raise MCPError(types.INVALID_PARAMS, f"Unknown task: {task_id}", {"taskId": task_id})
-        return task
+    async def _orphaned(self, record: TaskRecord) -> bool:
+        """Whether ``record`` reads as working but no live replica holds its lease."""
+        if record.status != "working" or record.id in self._runners or self.leases is None:
+            return False
+        return not await self.leases.alive(record.principal, record.id)
 
-    async def _run(self, task: _Task, run: Callable[[], Awaitable[dict[str, Any]]]) -> None:
+    def _stop(self, principal: str, task_id: str) -> bool:
+        running = self._runners.get(task_id)
+        if running is None or running[0] != principal:
+            return False
+        running[1].cancel()
+        return True
+
+    def _follow(self, record: TaskRecord, work: asyncio.Future[dict[str, Any]]) -> None:
+        runner = asyncio.create_task(
+            self._run(record.principal, record.id, work), name=f"mcp-task-{record.id}"
+        )
+        self._runners[record.id] = (record.principal, runner)
+
+    async def _run(self, principal: str, task_id: str, work: asyncio.Future[Any]) -> None:
         try:
-            result = await run()
+            async with self._lease(principal, task_id):
+                result = await work
         except asyncio.CancelledError:
-            self._finish(task, "cancelled")
+            work.cancel()
+            await self._settle(principal, task_id, "cancelled")
             raise
         except MCPError as exc:
-            task.error = {"code": exc.error.code, "message": exc.error.message}
-            self._finish(task, "failed")
+            error = {"code": exc.error.code, "message": exc.error.message}
+            await self._settle(principal, task_id, "failed", error=error)
         except Exception as exc:
-            logger.exception("MCP task %s failed", task.id)
-            task.error = {"code": types.INTERNAL_ERROR, "message": f"Internal error: {exc}"}
-            self._finish(task, "failed")
+            logger.exception("MCP task %s failed", task_id)
+            error = {"code": types.INTERNAL_ERROR, "message": f"Internal error: {exc}"}
+            await self._settle(principal, task_id, "failed", error=error)
         else:
-            task.result = result
-            self._finish(task, "completed")
+            if result.get("resultType") == "input_required":
+                await self._settle(
+                    principal,
+                    task_id,
+                    "input_required",
+                    asked=result.get("inputRequests") or {},
+                    state=result.get("requestState"),
+                )
+            else:
+                await self._settle(principal, task_id, "completed", result=result)
+        finally:
+            if (running := self._runners.get(task_id)) and running[1] is asyncio.current_task():
+                del self._runners[task_id]
 
-    def _finish(self, task: _Task, status: Status) -> None:
-        if task.status in TERMINAL:
-            return
-        task.status = status
-        task.updated = _now()
-        task.finished_at = time.monotonic()
+    def _lease(self, principal: str, task_id: str) -> AbstractAsyncContextManager[None]:
+        return self.leases.held(principal, task_id) if self.leases is not None else nullcontext()
 
-    def _envelope(self, task: _Task) -> dict[str, Any]:
+    async def _settle(
+        self,
+        principal: str,
+        task_id: str,
+        status: Status,
+        *,
+        result: dict[str, Any] | None = None,
+        error: dict[str, Any] | None = None,
+        asked: Mapping[str, Any] | None = None,
+        state: str | None = None,
+    ) -> TaskRecord | None:
+        """Record the outcome of the task's run, unless the task already ended."""
+
+        def settled(record: TaskRecord) -> bool:
+            if record.status in TERMINAL:
+                return False
+            record.result, record.error = result, error
+            if status == "input_required":
+                # Keys never repeat within a task (SEP-2663): each round has its own prefix.
+                record.round += 1
+                record.asked = {f"{record.round}.{k}": v for k, v in (asked or {}).items()}
+                record.answers, record.state = {}, state
+            record.touch(status)
+            return True
+
+        return await self.records.change(principal, task_id, settled)
+
+    def _envelope(self, record: TaskRecord) -> dict[str, Any]:
         return {
-            "taskId": task.id,
-            "status": task.status,
-            "createdAt": task.created,
-            "lastUpdatedAt": task.updated,
+            "taskId": record.id,
+            "status": record.status,
+            "createdAt": record.created,
+            "lastUpdatedAt": record.updated,
             "ttlMs": int(self.ttl * 1000),
             "pollIntervalMs": self.poll_ms,
         }
-
-    def _expire(self) -> None:
-        deadline = time.monotonic() - self.ttl
-        for task_id in [
-            t.id
-            for t in self._tasks.values()
-            if t.finished_at is not None and t.finished_at < deadline
-        ]:
-            del self._tasks[task_id]
-
-    def _make_room(self) -> bool:
-        self._expire()
-        while len(self._tasks) >= self.max_tasks:
-            oldest = next((t for t in self._tasks.values() if t.status in TERMINAL), None)
-            if oldest is None:
-                return False
-            del self._tasks[oldest.id]
-        return True
 
 
 class TaskParams(types.RequestParams):
@@ -199,34 +486,62 @@ class TaskParams(types.RequestParams):
     task_id: str
 
 
-def serve_tasks(server: Server[Any], store: TaskStore, caller: Callable[[Any], str]) -> None:
-    """Add the ``tasks/*`` methods to ``server`` and advertise the extension."""
+class UpdateParams(TaskParams):
+    """The params of ``tasks/update``."""
 
-    def gate(ctx: ServerRequestContext[Any, Any]) -> str:
+    input_responses: dict[str, Any] = Field(default_factory=dict)
+
+
+def _check_name(ctx: ServerRequestContext[Any, Any], task_id: str) -> None:
+    """SEP-2663 routes ``tasks/*`` by ``Mcp-Name: <taskId>``; one naming another task is refused."""
+    request = ctx.request
+    if not isinstance(request, HTTPConnection):
+        return
+    header = request.headers.get(MCP_NAME_HEADER)
+    if header is not None and decode_header_value(header) != task_id:
+        raise MCPError(HEADER_MISMATCH, f"{MCP_NAME_HEADER} header does not match params.taskId")
+
+
+def serve_tasks(
+    server: Server[Any],
+    store: TaskStore,
+    caller: Callable[[Any], str],
+    resume: Callable[[ServerRequestContext[Any, Any], str, dict[str, Any]], Run | None],
+) -> None:
+    """Add the ``tasks/*`` methods to ``server`` and advertise the extension.
+
+    ``resume(ctx, principal, call)`` is the run of a task's ``tools/call`` going on
+    with its answers, under the ``tasks/update`` request that completed them.
+    """
+
+    def gate(ctx: ServerRequestContext[Any, Any], task_id: str) -> str:
         if not negotiated(ctx):
             raise MCPError(
                 MISSING_CAPABILITY,
                 f"Declare the {EXTENSION} extension to use tasks",
                 {"requiredCapabilities": {"extensions": {EXTENSION: {}}}},
             )
+        _check_name(ctx, task_id)
         return caller(ctx)
 
     async def get(ctx: ServerRequestContext[Any, Any], params: TaskParams) -> dict[str, Any]:
-        return store.get(gate(ctx), params.task_id)
+        return await store.get(gate(ctx, params.task_id), params.task_id)
 
     async def cancel(ctx: ServerRequestContext[Any, Any], params: TaskParams) -> dict[str, Any]:
-        store.cancel(gate(ctx), params.task_id)
+        await store.cancel(gate(ctx, params.task_id), params.task_id)
         return {"resultType": "complete"}
 
-    async def update(ctx: ServerRequestContext[Any, Any], params: TaskParams) -> dict[str, Any]:
-        # An agent's task never waits for input (a question is its result).
-        task = store.get(gate(ctx), params.task_id)
-        raise MCPError(
-            types.INVALID_PARAMS,
-            f"Task {params.task_id} is {task['status']}, not waiting for input",
+    async def update(ctx: ServerRequestContext[Any, Any], params: UpdateParams) -> dict[str, Any]:
+        principal = gate(ctx, params.task_id)
+        await store.update(
+            principal,
+            params.task_id,
+            params.input_responses,
+            lambda call: resume(ctx, principal, call),
         )
+        return {"resultType": "complete"}
 
     server.add_request_handler("tasks/get", TaskParams, get)
-    server.add_request_handler("tasks/update", TaskParams, update)
+    server.add_request_handler("tasks/update", UpdateParams, update)
     server.add_request_handler("tasks/cancel", TaskParams, cancel)
     server.extensions[EXTENSION] = {}

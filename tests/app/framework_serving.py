@@ -4,9 +4,6 @@ A2A two turns in one context, MCP, and a cancel that closes the upstream stream.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,16 +12,15 @@ import anyio
 import httpx
 import openai
 
-from tests.commands import serve_command
-from tests.upstream import FakeUpstream, free_port
+from tests import commands
+from tests.commands import clean_env
+from tests.upstream import FakeUpstream
 
 
 @contextmanager
 def serving(config: Path, upstream: str, adapters: str = "openai,a2a,mcp") -> Iterator[str]:
     """``agenthost serve`` of ``config``, its models on ``upstream``; yields its URL."""
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTHOST_")}
-    env.update(
+    env = clean_env(
         AGENTHOST_ADAPTERS=adapters,
         AGENTHOST_ACCESS_LOG="false",
         OPENAI_BASE_URL=upstream,
@@ -35,24 +31,8 @@ def serving(config: Path, upstream: str, adapters: str = "openai,a2a,mcp") -> It
         OTEL_SDK_DISABLED="true",
         OPENAI_AGENTS_DISABLE_TRACING="1",
     )
-    url = f"http://127.0.0.1:{port}"
-    argv = serve_command(config, port)
-    with subprocess.Popen(argv, env=env, stderr=subprocess.PIPE, text=True) as process:
-        try:
-            deadline = time.monotonic() + 300  # framework imports are slow on a loaded machine
-            while True:
-                try:
-                    if httpx.get(f"{url}/readyz").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                assert process.poll() is None, process.stderr.read() if process.stderr else ""
-                assert time.monotonic() < deadline, "agenthost serve did not get ready"
-                time.sleep(0.2)
-            yield url
-        finally:
-            process.terminate()
-            process.wait(timeout=30)
+    with commands.serving(config, env, timeout=300) as (_, url):  # framework imports are slow
+        yield url
 
 
 def chat(url: str) -> openai.AsyncOpenAI:

@@ -35,3 +35,53 @@ def test_an_echo_config_imports_no_framework(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "", f"imported at start-up: {done.stdout.strip()}"
+
+
+STORES = """
+import sys
+from agenthost.app.server import create_app
+from agenthost.app.settings import Settings
+
+create_app(Settings(config=sys.argv[1], a2a_task_store=sys.argv[2]))
+import a2a.server.cluster
+import a2a.server.tasks
+
+modules = ("sqlalchemy", "a2a.server.tasks.database_task_store", "httpcore", "jsonschema", "jinja2")
+print(",".join(name for name in modules if sys.modules.get(name) is not None))
+exported = (a2a.server.tasks.DatabaseTaskStore, a2a.server.cluster.VersionedDatabaseTaskStore)
+print(",".join(store.__module__ for store in exported))
+"""
+
+
+def run_stores(tmp_path: Path, task_store: str) -> list[str]:
+    config = tmp_path / "agents.yaml"
+    config.write_text("agents:\n  - name: echo\n    description: Echo.\n    model: echo\n")
+    done = subprocess.run(
+        [sys.executable, "-P", "-c", STORES, str(config), task_store],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.splitlines()
+
+
+def test_an_echo_config_imports_no_database_http_client_schema_or_template(
+    tmp_path: Path,
+) -> None:
+    # SQLAlchemy (the SDK's database stores, the 0.3 models they import) and
+    # httpcore (the webhook client's transport) cost a second of start-up;
+    # jsonschema (typed MCP tools) and Jinja2 (prompt templates) some more.
+    imported, exported = run_stores(tmp_path, "memory")
+    assert imported == "", f"imported at start-up: {imported}"
+    assert "database" not in exported, "the SDK's placeholders were expected"
+
+
+def test_a_sqlite_task_store_loads_the_sdks_database_stores(tmp_path: Path) -> None:
+    imported, exported = run_stores(tmp_path, f"sqlite:///{tmp_path}/tasks.db")
+    assert imported == "sqlalchemy,a2a.server.tasks.database_task_store"
+    assert exported == (
+        "a2a.server.tasks.database_task_store,a2a.server.cluster.database_task_store"
+    ), "the SDK's packages still export the placeholders"

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -19,8 +16,8 @@ from agenthost.agents.tools import calculator
 from agenthost.app.settings import Settings
 from tests.app.conftest import Lines
 from tests.app.test_server import ECHO_CONFIG
+from tests.commands import serving
 from tests.conftest import running
-from tests.upstream import free_port
 
 pytestmark = pytest.mark.anyio
 
@@ -63,30 +60,12 @@ async def test_log_lines_of_a_request_carry_its_id_and_protocol(json_lines: Line
 
 def test_agenthost_serve_writes_json_lines(tmp_path: Path) -> None:
     (tmp_path / "agents.yaml").write_text(ECHO_CONFIG)
-    port = free_port()
-    command = [sys.executable, "-P", "-m", "agenthost.app", "serve"]
-    command += ["--config", str(tmp_path / "agents.yaml"), "--port", str(port)]
     env = {**os.environ, "AGENTHOST_LOG_FORMAT": "json"}
     with (tmp_path / "stderr").open("wb") as stderr:
-        root = Path(__file__).parents[2]
-        process = subprocess.Popen(command, env=env, stdout=stderr, stderr=stderr, cwd=root)
-        try:
-            url = f"http://127.0.0.1:{port}"
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    if httpx.get(f"{url}/readyz").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                alive = process.poll() is None and time.monotonic() < deadline
-                assert alive, (tmp_path / "stderr").read_text()
-                time.sleep(0.1)
+        output = {"stdout": stderr, "stderr": stderr}
+        with serving(tmp_path / "agents.yaml", env, **output) as (_, url):
             body = {"model": "echo", "messages": [{"role": "user", "content": "hi"}]}
             assert httpx.post(f"{url}/v1/chat/completions", json=body).status_code == 200
-        finally:
-            process.terminate()
-            process.wait(timeout=30)
     lines = [json.loads(line) for line in (tmp_path / "stderr").read_text().splitlines()]
     loggers = {line["logger"] for line in lines}
     assert {"agenthost", "uvicorn.error", "uvicorn.access"} <= loggers, loggers

@@ -17,9 +17,8 @@ from agenthost.agents import Agent, ChatAgent
 from agenthost.agents.models import EchoModel
 from agenthost.app.server import create_app
 from agenthost.app.settings import Settings
-from tests.commands import serve_command
+from tests.commands import serving
 from tests.conftest import openai_client, running
-from tests.upstream import free_port
 
 pytestmark = pytest.mark.anyio
 
@@ -100,29 +99,9 @@ def agenthost_serve(
     """``agenthost serve`` as a user runs it (one echo agent), on a free port of 127.0.0.1."""
     path = folder / "agents.yaml"
     path.write_text(config)
-    port = free_port()
-    command = serve_command(path, port)
-    process = subprocess.Popen(
-        command, env={**os.environ, **env}, cwd=Path(__file__).parents[2], preexec_fn=preexec_fn
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90  # a loaded 2-core machine can take 30 s to start
-        while not _ready(url):
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("agenthost serve did not become ready")
-            time.sleep(0.1)
-        yield process, url
-    finally:
-        process.kill()
-        process.wait(timeout=30)
-
-
-def _ready(url: str) -> bool:
-    try:
-        return httpx.get(f"{url}/readyz").status_code == 200
-    except httpx.TransportError:
-        return False
+    full_env = {**os.environ, **env}
+    with serving(path, full_env, kill=True, preexec_fn=preexec_fn) as served:
+        yield served
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +20,7 @@ import httpx
 import openai
 import pytest
 
+from tests.commands import wait_ready
 from tests.deploy.chart import container, env_of, one, render
 from tests.upstream import free_port
 
@@ -101,13 +101,12 @@ def pod(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while not _ready(url):
-            if process.poll() is not None or time.monotonic() > deadline:
-                process.kill()
-                output, _ = process.communicate(timeout=30)
-                pytest.fail(f"agenthost did not become ready:\n{output}")
-            time.sleep(0.2)
+        try:
+            wait_ready(process, url, timeout=60)
+        except RuntimeError as error:
+            process.kill()
+            output, _ = process.communicate(timeout=30)
+            pytest.fail(f"{error}:\n{output}")
         yield url, work
     finally:
         process.terminate()
@@ -115,13 +114,6 @@ def pod(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
         assert "Traceback" not in output, output
         assert process.returncode in (0, -15), output
     assert list(work.iterdir()) == [] and list(home.iterdir()) == []
-
-
-def _ready(url: str) -> bool:
-    try:
-        return httpx.get(f"{url}/readyz").status_code == 200
-    except httpx.TransportError:
-        return False
 
 
 def test_the_pod_serves_its_agents_from_a_read_only_file_system(pod: tuple[str, Path]) -> None:

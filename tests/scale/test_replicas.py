@@ -26,6 +26,7 @@ import pytest
 from acp_sdk.client import Client as ACPClient
 from acp_sdk.models import MessagePartEvent, RunCompletedEvent, RunCreatedEvent, RunStatus
 
+from tests.commands import wait_ready
 from tests.stores import RedisServer, postgres_url, redis  # noqa: F401 (fixtures)
 from tests.upstream import free_port
 
@@ -58,23 +59,13 @@ class Replica:
         self.process = subprocess.Popen(
             command, env={**os.environ, **self.env}, cwd=Path(__file__).parents[2]
         )
-        deadline = time.monotonic() + 180  # imports take 10-20 s on a busy machine
-        while not self._ready():
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("agenthost serve did not become ready")
-            time.sleep(0.1)
+        wait_ready(self.process, self.url)
 
     def kill(self) -> None:
         if self.process is not None:
             self.process.send_signal(signal.SIGKILL)
             self.process.wait(timeout=30)
             self.process = None
-
-    def _ready(self) -> bool:
-        try:
-            return httpx.get(f"{self.url}/readyz").status_code == 200
-        except httpx.TransportError:
-            return False
 
 
 @contextmanager

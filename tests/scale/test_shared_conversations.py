@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -41,6 +40,7 @@ from mcp.client.streamable_http import streamable_http_client
 from agenthost.agents import SessionKey
 from agenthost.app.redis_memory import RedisMemoryManager, redis_client
 from agenthost.app.shared_sessions import conversation_uuid
+from tests.commands import wait_ready
 from tests.scale.test_replicas import Replica
 from tests.stores import RedisServer, redis  # noqa: F401 (a fixture)
 from tests.upstream import FakeUpstream, serve_in_thread
@@ -104,11 +104,7 @@ def _start(replica: Replica) -> None:
     command = [sys.executable, "-P", "-m", "agenthost.app", "serve"]
     command += ["--config", str(replica.config), "--port", str(replica.port)]
     replica.process = subprocess.Popen(command, env={**os.environ, **replica.env}, cwd=ROOT)
-    deadline = time.monotonic() + 600
-    while not replica._ready():
-        if replica.process.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError("agenthost serve did not become ready")
-        time.sleep(0.1)
+    wait_ready(replica.process, replica.url, timeout=600)
 
 
 class Recorder:

@@ -9,20 +9,16 @@ the embedded model of ``assistant`` would add a minute.
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 import yaml
 
-from tests.commands import serve_command
-from tests.upstream import free_port
+from tests.commands import clean_env, serving
 
 ROOT = Path(__file__).resolve().parents[3]
 BLOCK = re.compile(r"```python\n(.*?)```", re.S)
@@ -48,26 +44,9 @@ def port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
     config.write_text(
         yaml.safe_dump({"agents": [a for a in default["agents"] if a["name"] == "echo"]})
     )
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTHOST_")}
-    env.update(AGENTHOST_ADAPTERS="a2a", AGENTHOST_ACCESS_LOG="false")  # what the examples use
-    argv = serve_command(config, port)
-    with subprocess.Popen(argv, env=env, stderr=subprocess.PIPE, text=True) as process:
-        try:
-            deadline = time.monotonic() + 180  # start-up takes long on a loaded 2-core machine
-            while True:
-                try:
-                    if httpx.get(f"http://127.0.0.1:{port}/readyz").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                assert process.poll() is None, process.stderr.read() if process.stderr else ""
-                assert time.monotonic() < deadline, "agenthost serve did not get ready"
-                time.sleep(0.1)
-            yield port
-        finally:
-            process.terminate()
-            process.wait(timeout=30)
+    env = clean_env(AGENTHOST_ADAPTERS="a2a", AGENTHOST_ACCESS_LOG="false")  # what they use
+    with serving(config, env) as (_, url):
+        yield int(url.rsplit(":", 1)[1])
 
 
 @pytest.mark.slow

@@ -1,17 +1,13 @@
 """``agenthost serve`` with ACP switched on, driven by acp-sdk over a real socket."""
 
 import os
-import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 from acp_sdk.client import Client
 
-from tests.commands import serve_command
-from tests.upstream import free_port
+from tests.commands import serving
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -30,26 +26,8 @@ agents:
 def served(tmp_path: Path) -> Iterator[str]:
     config = tmp_path / "agents.yaml"
     config.write_text(CONFIG)
-    port = free_port()
-    env = {**os.environ, "AGENTHOST_ADAPTERS": "openai,acp"}
-    command = serve_command(config, port)
-    server = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(200):
-            try:
-                if httpx.get(f"{url}/readyz").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert server.poll() is None, server.stderr.read() if server.stderr else ""
-            time.sleep(0.05)
+    with serving(config, {**os.environ, "AGENTHOST_ADAPTERS": "openai,acp"}) as (_, url):
         yield url
-    finally:
-        server.terminate()
-        server.wait(10)
-        if server.stderr:
-            server.stderr.close()
 
 
 async def test_the_served_app_speaks_acp_beside_openai(served: str) -> None:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import time
 from collections.abc import Iterator
 
 import httpx
@@ -15,8 +13,7 @@ from agenthost.agents import ChatAgent
 from agenthost.agents.models import EchoModel
 from agenthost.app.server import create_app
 from tests.adapters.mcp.helpers import mcp_settings
-from tests.commands import serve_command
-from tests.upstream import free_port
+from tests.commands import serving
 
 pytestmark = pytest.mark.anyio
 
@@ -27,24 +24,9 @@ CONFIG = "agents:\n  - {name: echo, description: Repeats what you say., model: e
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     config = tmp_path_factory.mktemp("serve") / "agents.yaml"
     config.write_text(CONFIG)
-    port = free_port()
     env = {**os.environ, "AGENTHOST_ADAPTERS": "openai,mcp", "AGENTHOST_ACCESS_LOG": "false"}
-    argv = serve_command(config, port)
-    url = f"http://127.0.0.1:{port}"
-    with subprocess.Popen(argv, env=env, stderr=subprocess.PIPE, text=True) as process:
-        try:
-            for _ in range(300):  # up to 30 s on a busy machine
-                try:
-                    if httpx.get(f"{url}/readyz").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                assert process.poll() is None, process.stderr.read() if process.stderr else ""
-                time.sleep(0.1)
-            yield url
-        finally:
-            process.terminate()
-            process.wait(timeout=30)
+    with serving(config, env) as (_, url):
+        yield url
 
 
 @pytest.mark.slow

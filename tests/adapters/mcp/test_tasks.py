@@ -1,8 +1,9 @@
-"""MCP tasks (2026-07-28 extension) with the Python SDK's client: polled, cancelled, gated."""
+"""MCP tasks (2026-07-28 extension) with the Python SDK's client: polled, cancelled, gated,
+waiting for input and resumed."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Literal
 
 import anyio
@@ -15,7 +16,9 @@ from pydantic import ConfigDict, Field, TypeAdapter
 
 from agenthost.adapters.mcp.tasks import EXTENSION, META_CAPABILITIES, TaskStore
 from agenthost.agents import (
+    ASK_USER,
     BaseAgent,
+    ChatAgent,
     Message,
     RunFinished,
     RunOptions,
@@ -23,7 +26,12 @@ from agenthost.agents import (
     RunUpdate,
     TextPart,
 )
+from agenthost.agents.models import FunctionModel, ModelRequest
+from agenthost.agents.models.base import BaseChatModel, ModelResponse
+from agenthost.agents.models.openai import OpenAIModel
+from agenthost.agents.models.testing import Reply, call
 from tests.principals import KEYS, bearer
+from tests.upstream import FakeUpstream
 
 from .helpers import URL, http, mcp_client, mcp_settings, running_app
 
@@ -66,6 +74,10 @@ class TaskRequestParams(types.RequestParams):
     task_id: str
 
 
+class UpdateParams(TaskRequestParams):
+    input_responses: dict[str, Any]
+
+
 def request(method: str, task_id: str | None = None) -> types.Request[Any, Any]:
     # A typed params model: the client sends a plain Request's params as bare RequestParams.
     params = TaskRequestParams(task_id=task_id) if task_id else types.RequestParams()
@@ -77,9 +89,17 @@ class Tasks(ClientExtension):
 
     identifier = EXTENSION
 
-    def __init__(self, cancel: bool = False) -> None:
+    def __init__(
+        self,
+        cancel: bool = False,
+        answer: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+        before_cancel: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
         self.cancel = cancel
+        self.answer = answer
+        self.before_cancel = before_cancel
         self.seen: list[dict[str, Any]] = []
+        self.acks: list[dict[str, Any]] = []
 
     def claims(self) -> list[ResultClaim[Any]]:
         return [ResultClaim(result_type="task", model=CreatedTask, resolve=self.resolve)]
@@ -87,6 +107,8 @@ class Tasks(ClientExtension):
     async def resolve(self, created: CreatedTask, ctx: ClaimContext) -> types.CallToolResult:
         self.seen.append(created.model_dump(by_alias=True))
         if self.cancel:
+            if self.before_cancel is not None:
+                await self.before_cancel()
             await ctx.session.send_request(request("tasks/cancel", created.task_id), ANY)
         with anyio.fail_after(30):
             while True:
@@ -94,6 +116,14 @@ class Tasks(ClientExtension):
                 self.seen.append(task)
                 if task["status"] in ("completed", "failed", "cancelled"):
                     break
+                if task["status"] == "input_required" and self.answer is not None:
+                    responses = {k: self.answer(r) for k, r in task["inputRequests"].items()}
+                    update = UpdateParams(task_id=created.task_id, input_responses=responses)
+                    self.acks.append(
+                        await ctx.session.send_request(
+                            types.Request(method="tasks/update", params=update), ANY
+                        )
+                    )
                 await anyio.sleep(0.02)
         if task["status"] != "completed":
             return types.CallToolResult(
@@ -222,13 +252,13 @@ async def test_another_principals_task_is_unknown() -> None:
     async def answer() -> dict[str, Any]:
         return {"content": []}
 
-    created = store.start("alice", answer)
-    assert created is not None
+    created = await store.start("alice", {"name": "x"}, answer)
+    assert created["resultType"] == "task"
     with pytest.raises(MCPError) as unknown:
-        store.get("bob", created["taskId"])
+        await store.get("bob", created["taskId"])
     assert unknown.value.error.code == types.INVALID_PARAMS
     with anyio.fail_after(10):
-        while (status := store.get("alice", created["taskId"])["status"]) == "working":
+        while (status := (await store.get("alice", created["taskId"]))["status"]) == "working":
             await anyio.lowlevel.checkpoint()
     assert status == "completed"
 
@@ -236,20 +266,150 @@ async def test_another_principals_task_is_unknown() -> None:
 async def test_the_table_is_bounded() -> None:
     store = TaskStore(max_tasks=2)
     never = anyio.Event()
+    inline = {"content": [], "resultType": "complete"}
 
     async def forever() -> dict[str, Any]:
         await never.wait()
         return {}
 
-    first, second = store.start("alice", forever), store.start("alice", forever)
-    assert first is not None and second is not None
-    assert store.start("alice", forever) is None  # all running: the call runs synchronously
-    store.cancel("alice", first["taskId"])
-    third = store.start("alice", forever)  # the finished one makes room
-    assert third is not None
+    async def at_once() -> dict[str, Any]:
+        return inline
+
+    first = await store.start("alice", {}, forever)
+    second = await store.start("alice", {}, forever)
+    assert first["resultType"] == second["resultType"] == "task"
+    # All running: the call runs in its request (no task).
+    assert await store.start("alice", {}, at_once) == inline
+    await store.cancel("alice", first["taskId"])
+    third = await store.start("alice", {}, forever)  # the finished one makes room
+    assert third["resultType"] == "task"
     with pytest.raises(MCPError):
-        store.get("alice", first["taskId"])  # dropped
+        await store.get("alice", first["taskId"])  # dropped
     for task in (second, third):
-        assert store.get("alice", task["taskId"])["status"] == "working"
+        assert (await store.get("alice", task["taskId"]))["status"] == "working"
     await store.close()  # shutdown: the running ones are cancelled
-    assert {store.get("alice", t["taskId"])["status"] for t in (second, third)} == {"cancelled"}
+    statuses = {(await store.get("alice", t["taskId"]))["status"] for t in (second, third)}
+    assert statuses == {"cancelled"}
+
+
+async def test_a_run_that_ends_within_task_after_is_answered_in_the_call() -> None:
+    store = TaskStore()
+    quick = {"content": [], "resultType": "complete"}
+
+    async def at_once() -> dict[str, Any]:
+        return quick
+
+    async def slowly() -> dict[str, Any]:
+        await anyio.sleep(5)
+        return quick
+
+    assert await store.start("alice", {}, at_once, after=5.0) == quick
+    created = await store.start("alice", {}, slowly, after=0.05)
+    assert created["resultType"] == "task"
+    await store.close()
+
+
+# A task whose agent asks its user: input_required, answered by tasks/update.
+
+
+async def until(condition: Callable[[], bool]) -> None:
+    """Wait up to 30 s for ``condition`` (the fake upstream runs in another thread: polled)."""
+    for _ in range(1500):
+        if condition():
+            return
+        await anyio.sleep(0.02)
+    raise AssertionError("the condition never held")
+
+
+async def _asker(request: ModelRequest) -> Reply:
+    last = request.messages[-1]
+    if last.role == "tool":
+        return f"Nice to meet you, {getattr(last.parts[0], 'content', '')}."
+    return call("ask_user", '{"question": "What is your name?"}')
+
+
+async def _elicit(context: Any, params: Any) -> types.ElicitResult:
+    raise AssertionError("a task asks by its status, never inside the call")
+
+
+async def test_a_task_waits_for_input_and_goes_on_with_the_answer() -> None:
+    asker = ChatAgent("asker", FunctionModel(_asker), tools=(ASK_USER,))
+    tasks = Tasks(answer=lambda request: {"action": "accept", "content": {"answer": "Ada"}})
+    async with (
+        running_app({"asker": asker}) as app,
+        mcp_client(app, extensions=[tasks], elicitation_callback=_elicit) as client,
+    ):
+        result = await client.call_tool("asker", {"message": "hello"})
+    assert isinstance(result.content[0], types.TextContent)
+    assert result.content[0].text == "Nice to meet you, Ada."
+    waiting = [t for t in tasks.seen if t["status"] == "input_required"]
+    assert waiting, [t["status"] for t in tasks.seen]
+    (asked,) = waiting[0]["inputRequests"].values()
+    assert asked["method"] == "elicitation/create"
+    assert asked["params"]["message"] == "What is your name?"
+    assert "requestState" not in waiting[0]
+    assert [ack["resultType"] for ack in tasks.acks] == ["complete"]
+    assert not {"taskId", "status", "result"} & tasks.acks[0].keys()
+    assert tasks.seen[-1]["status"] == "completed"
+
+
+class StreamingOpenAI(OpenAIModel):
+    """Streams from the upstream even for an unstreamed run (a task's): a stream to close."""
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        return await BaseChatModel.request(self, request)
+
+
+async def test_a_cancelled_task_closes_the_upstream_stream(
+    upstream: tuple[FakeUpstream, str],
+) -> None:
+    fake, url = upstream
+    relay = ChatAgent("relay", StreamingOpenAI("slow", base_url=url, max_retries=0))
+    before = fake.abandoned
+    started = fake.slow_started
+
+    async def once_streaming() -> None:
+        await until(lambda: fake.slow_started > started)
+
+    tasks = Tasks(cancel=True, before_cancel=once_streaming)
+    async with running_app({"relay": relay}) as app, mcp_client(app, extensions=[tasks]) as client:
+        result = await client.call_tool("relay", {"message": "go"})
+        await until(lambda: fake.abandoned > before)
+    assert result.is_error and tasks.seen[-1]["status"] == "cancelled"
+
+
+async def test_a_tasks_request_naming_another_task_is_refused() -> None:
+    slow = Slow("slow")
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2026-07-28",
+    }
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+        META_CAPABILITIES: {"extensions": {EXTENSION: {}}},
+    }
+
+    def body(method: str, **params: Any) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": meta}}
+
+    async with running_app({"slow": slow}) as app, http(app) as client:
+        created = await client.post(
+            URL,
+            json=body("tools/call", name="slow", arguments={"message": "hi"}),
+            headers={**headers, "Mcp-Method": "tools/call", "Mcp-Name": "slow"},
+        )
+        task_id = created.json()["result"]["taskId"]
+        answers = []
+        for name in (task_id, "another-task"):
+            answers.append(
+                await client.post(
+                    URL,
+                    json=body("tasks/get", taskId=task_id),
+                    headers={**headers, "Mcp-Method": "tasks/get", "Mcp-Name": name},
+                )
+            )
+        slow.release.set()
+    assert answers[0].status_code == 200 and answers[0].json()["result"]["taskId"] == task_id
+    assert answers[1].status_code == 400
+    assert answers[1].json()["error"]["code"] == -32020

@@ -381,3 +381,79 @@ input_required_capabilities = Interview(
     [("user_name", "What is your name?", _field("name"))],
     "Hello, {name}!",
 )
+
+
+class Questions(BaseAgent):
+    """Asks all its questions at once (``ask_user`` with forms, the call ids naming
+    them, ``{argument}`` filled in), then works ``work`` seconds and answers
+    ``reply`` filled with the tool arguments and the answers' contents."""
+
+    def __init__(
+        self,
+        name: str,
+        questions: list[tuple[str, str, dict[str, Any]]],
+        reply: str,
+        work: float = 0.0,
+    ) -> None:
+        super().__init__(name, f"Asks {len(questions)} question(s) at once, then answers.")
+        self.questions = questions
+        self.reply = reply
+        self.work = work
+
+    async def _run(
+        self, history: list[Message], input: list[Message], options: RunOptions, *, stream: bool
+    ) -> AsyncIterator[RunUpdate]:
+        arguments = arguments_of([*history, *input])
+        ids = {call_id for call_id, _, _ in self.questions}
+        answers: dict[str, Any] = {}
+        answered = set()
+        for message in [*history, *input]:
+            for part in message.parts:
+                if isinstance(part, ToolResultPart) and part.call_id in ids:
+                    answered.add(part.call_id)
+                    answers.update(orjson.loads(part.content).get("content") or {})
+        if answered < ids:
+            calls = [
+                ToolCallPart(
+                    id=call_id,
+                    name=ASK_USER.name,
+                    arguments=orjson.dumps(
+                        {"question": question.format(**arguments), "schema": form}
+                    ).decode(),
+                )
+                for call_id, question, form in self.questions
+                if call_id not in answered
+            ]
+            asked = Message(role="assistant", parts=list(calls))
+            yield RunFinished(
+                RunResult("", [*input, asked], finish_reason="tool_calls", pending=calls)
+            )
+            return
+        if self.work:
+            await anyio.sleep(self.work)
+        text = self.reply.format(**arguments, **answers)
+        yield RunFinished(RunResult(text, [*input, Message.assistant(text)]))
+
+
+# The tasks scenarios' questions: a task waits for its answers (input_required).
+confirm_delete = Questions(
+    "confirm_delete",
+    [("confirm", "Delete {filename}?", _field("confirm", "boolean"))],
+    "{filename}: confirm={confirm}",
+)
+multi_input = Questions(
+    "multi_input",
+    [
+        ("name", "What is your name?", _field("name")),
+        ("confirm", "Please confirm", _field("confirm", "boolean")),
+    ],
+    "{name}: confirm={confirm}",
+)
+# Asks first (answered in the call: input-required rounds), then works long
+# enough to become a task (mcp.task_after in agents.yaml).
+tool_with_task = Questions(
+    "test_tool_with_task",
+    [("user_name", "What is your name?", _field("name"))],
+    "Hello, {name}!",
+    work=2.0,
+)
