@@ -20,12 +20,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
-from tests.commands import serve_command
+from tests.commands import clean_env, free_port, serve_command, wait_ready
 from tests.principals import KEYS
-from tests.upstream import FakeUpstream, free_port
+from tests.upstream import FakeUpstream
 
 pytestmark = pytest.mark.slow
 
@@ -50,35 +49,21 @@ def scripts() -> Path:
     return target
 
 
-def start(upstream: str, log: Path, **env: str) -> tuple[str, subprocess.Popen[bytes]]:
+def start(upstream: str, log: Path, **settings: str) -> tuple[str, subprocess.Popen[bytes]]:
     """``agenthost serve`` of ts_sdk_agents.yaml, its stderr in ``log``: its base URL and
-    process. (A file, not a pipe: a pipe nobody reads would stall the server once full.)"""
+    process, not waiting for it to be ready (the module's two servers start side by side)."""
     port = free_port()
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("AGENTHOST_")}
-    environ.update(
+    env = clean_env(
         AGENTHOST_ADAPTERS="mcp",
         AGENTHOST_ACCESS_LOG="false",
         AGENTHOST_API_KEYS=",".join(f"{n}:{k}" for n, k in KEYS.items()),
         AGENTHOST_MCP_PROGRESS_INTERVAL="0",
         UPSTREAM_URL=upstream,
-        **env,
+        **settings,
     )
     with log.open("w") as stderr:
-        process = subprocess.Popen(serve_command(CONFIG, port), env=environ, stderr=stderr)
+        process = subprocess.Popen(serve_command(CONFIG, port), env=env, stderr=stderr)
     return f"http://127.0.0.1:{port}", process
-
-
-def wait_ready(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 180  # start-up takes long on a loaded 2-core machine
-    while True:
-        try:
-            if httpx.get(f"{url}/readyz").status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        assert process.poll() is None, log.read_text()
-        assert time.monotonic() < deadline, "agenthost serve did not get ready"
-        time.sleep(0.2)
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +78,10 @@ def servers(
             upstream[1], logs / "stateful.log", AGENTHOST_MCP_STATELESS="false"
         )
         for mode, (url, process) in started.items():
-            wait_ready(url, process, logs / f"{mode}.log")
+            try:
+                wait_ready(process, url)
+            except RuntimeError as error:
+                raise RuntimeError(f"{error}:\n{(logs / f'{mode}.log').read_text()}") from None
         yield {mode: f"{url}/mcp" for mode, (url, _) in started.items()}
     finally:
         for _, process in started.values():
