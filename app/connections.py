@@ -66,6 +66,9 @@ class LimitedHTTPProtocol(HttpToolsProtocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = 0.0  # when the timer fires
+        self._deadline: float | None = None  # when the current time limit ends, if one runs
+        self._deadline_reason = ""
         self._in_head = True
         self._head_bytes = 0
         self._head_tail = b""  # the last bytes of the head so far, where its end may start
@@ -99,7 +102,7 @@ class LimitedHTTPProtocol(HttpToolsProtocol):
             self._answer(503, "too many connections")
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._disarm()
+        self._stop_timer()
         self._uncount()
         super().connection_lost(exc)
 
@@ -147,11 +150,36 @@ class LimitedHTTPProtocol(HttpToolsProtocol):
 
     # Time-outs
 
+    # One timer per connection, moved only when a limit ends before it fires: on a
+    # kept-alive connection the per-request limits then cost about one timer per
+    # head timeout, not a call_later and a cancel per limit per request.
+
     def _arm(self, seconds: float, reason: str) -> None:
-        self._disarm()
-        self._timer = self.loop.call_later(seconds, self._answer, 408, reason)
+        deadline = self.loop.time() + seconds
+        self._deadline, self._deadline_reason = deadline, reason
+        if self._timer is None or self._timer_at > deadline:
+            self._schedule(deadline)
 
     def _disarm(self) -> None:
+        self._deadline = None  # a pending timer finds nothing to do
+
+    def _schedule(self, when: float) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer, self._timer_at = self.loop.call_at(when, self._expire), when
+
+    def _expire(self) -> None:
+        self._timer = None
+        deadline = self._deadline
+        if deadline is None:
+            return
+        if deadline > self._timer_at:  # moved on since the timer was set
+            self._schedule(deadline)
+            return
+        self._answer(408, self._deadline_reason)
+
+    def _stop_timer(self) -> None:
+        self._deadline = None
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None

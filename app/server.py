@@ -28,6 +28,7 @@ from agenthost.app.fairness import InFlightLimit
 from agenthost.app.guards import APIKeyGuard, BodyLimitGuard, SiteGuard
 from agenthost.app.head import HeadAsGet
 from agenthost.app.host import Host
+from agenthost.app.lanes import ExactRoutes
 from agenthost.app.logs import RequestContext
 from agenthost.app.metrics import metrics_endpoint
 from agenthost.app.openapi_errors import document_errors
@@ -181,6 +182,14 @@ def create_app(
         return response
 
     document_errors(app, error_for, auth=bool(principals), public=PUBLIC_PATHS)
+    # Innermost: an adapter's hottest routes, past FastAPI's route matching (app/lanes.py).
+    lanes = {
+        (method, prefix + path): endpoint
+        for prefix, adapter in adapters.items()
+        for (method, path), endpoint in getattr(adapter, "asgi_routes", {}).items()
+    }
+    if lanes:
+        app.add_middleware(ExactRoutes, routes=lanes)
     app.add_middleware(
         BodyLimitGuard,
         max_bytes=settings.max_body_bytes,

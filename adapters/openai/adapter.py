@@ -17,11 +17,13 @@ from typing import Any
 from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.types import ASGIApp
 
 from agenthost.adapters.base import AdapterContext, principal_of
+from agenthost.adapters.endpoints import asgi_endpoint
 from agenthost.adapters.openai import chat, conversations, responses
 from agenthost.adapters.openai import request_bodies as bodies
-from agenthost.adapters.openai.errors import OpenAIError, OpenAIRoute
+from agenthost.adapters.openai.errors import OpenAIError, OpenAIRoute, from_exception
 from agenthost.adapters.openai.http import find_agent, json_response
 from agenthost.adapters.openai.responses import Stores
 from agenthost.adapters.openai.shared import SharedConversationStore
@@ -77,6 +79,26 @@ class OpenAIAdapter:
     def router(self) -> APIRouter:
         return self._router
 
+    @property
+    def asgi_routes(self) -> dict[tuple[str, str], ASGIApp]:
+        """The hot routes as plain ASGI apps (the app's fast lane, :mod:`agenthost.app.lanes`).
+
+        The same endpoints as the router's, with the same error handling.
+        """
+        return {
+            ("POST", "/chat/completions"): asgi_endpoint(self._chat_completions, _error_response),
+            ("POST", "/responses"): asgi_endpoint(self._create_response, _error_response),
+        }
+
+    async def _chat_completions(self, request: Request) -> Response:
+        agents = self.context.agents_for(principal_of(request))
+        return await chat.create_chat_completion(request, agents)
+
+    async def _create_response(self, request: Request) -> Response:
+        principal = principal_of(request)
+        agents = self.context.agents_for(principal)
+        return await responses.create_response(request, agents, self.stores, principal)
+
     def lifespan(self) -> AbstractAsyncContextManager[None]:
         return nullcontext()
 
@@ -115,7 +137,7 @@ class OpenAIAdapter:
             openapi_extra=bodies.json_body(bodies.CHAT),
         )
         async def chat_completions(request: Request) -> Response:
-            return await chat.create_chat_completion(request, visible(request))
+            return await self._chat_completions(request)
 
         for path, what in NOT_SERVED.items():
             router.add_api_route(
@@ -128,10 +150,7 @@ class OpenAIAdapter:
             openapi_extra=bodies.json_body(bodies.RESPONSE),
         )
         async def create_response(request: Request) -> Response:
-            principal = principal_of(request)
-            return await responses.create_response(
-                request, context.agents_for(principal), stores, principal
-            )
+            return await self._create_response(request)
 
         @router.api_route("/responses/{response_id}", methods=readable, summary="A response")
         async def get_response(request: Request, response_id: str) -> Response:
@@ -205,6 +224,10 @@ class OpenAIAdapter:
         async def delete_item(request: Request, conversation_id: str, item_id: str) -> Response:
             principal = principal_of(request)
             return await conversations.delete_item(conversation_id, item_id, stores, principal)
+
+
+def _error_response(exc: Exception) -> Response:
+    return from_exception(exc).response()  # as OpenAIRoute's
 
 
 def _not_served(what: str) -> Any:
