@@ -63,12 +63,14 @@ bench: install
 	$(RUN) python bench/openai_overhead.py
 	$(RUN) python bench/local_model.py
 	$(RUN) python bench/session_memory.py
+	$(RUN) python bench/protocol_sessions.py --redis
 	$(RUN) python bench/http_limits.py
 	$(RUN) python bench/tool_pipeline.py
 	$(RUN) python bench/observability_overhead.py
 	$(RUN) python bench/span_cost.py
 	$(RUN) python bench/redis_sessions.py
 	$(RUN) python bench/protocols.py
+	$(RUN) python bench/relay.py
 
 schema: install
 	$(RUN) agenthost schema > config/agents.schema.json

@@ -101,7 +101,7 @@ class LRUMemoryManager:
         self._cache[key] = conversation
         old_messages, old_meta = self._sizes.get(key, (0, 0))
         new_messages = old_messages + sum(message_bytes(m) for m in messages)
-        new_meta = len(orjson.dumps(conversation.meta, default=str)) if meta else old_meta
+        new_meta = json_bytes(conversation.meta) if meta else old_meta
         self._sizes[key] = (new_messages, new_meta)
         self.bytes += new_messages + new_meta - old_messages - old_meta
         if new_messages + new_meta > self.max_bytes:  # alone over budget: only it goes
@@ -146,6 +146,23 @@ def message_bytes(message: Message) -> int:
         elif isinstance(part, DataPart):
             size += len(orjson.dumps(part.data, default=str))
     return size
+
+
+def json_bytes(value: Any) -> int:
+    """About the length of ``value`` as JSON, without encoding its strings.
+
+    ``orjson.dumps`` of a non-ASCII ``str`` leaves a UTF-8 copy cached on the
+    string (CPython's ``PyUnicode_AsUTF8``): for a stored Responses turn (a
+    deflated text held as latin-1) that copy was ~2.3x the text, kept as long
+    as the session (``bench/protocol_sessions.py``).
+    """
+    if isinstance(value, str):
+        return len(value) + 2
+    if isinstance(value, dict):
+        return 2 + sum(len(str(k)) + 3 + json_bytes(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return 2 + sum(json_bytes(v) + 1 for v in value)
+    return len(orjson.dumps(value, default=str))
 
 
 def memory_factory(

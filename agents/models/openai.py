@@ -1,8 +1,11 @@
-"""``openai``: any OpenAI-compatible upstream through the official ``openai`` SDK.
+"""``openai``: any OpenAI-compatible upstream, with the official ``openai`` SDK's errors.
 
 Works with OpenAI, Azure OpenAI (base URL of the deployment), Ollama, vLLM,
 llama.cpp server, LM Studio, Groq and anything else that speaks Chat
 Completions. Base URL, key, model name, timeout and retries are per agent.
+The SDK client gives the base URL, key, headers and error types; requests go
+through :class:`~agenthost.agents.models.openai_http.ChatClient` (aiohttp and
+orjson), which costs a fraction of the SDK's own request path.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from agenthost.agents.models.openai_format import (
     to_chat_tool_choice,
     to_chat_tools,
 )
+from agenthost.agents.models.openai_http import ChatClient
 from agenthost.agents.observe import ModelCallProbe, UpstreamObserver
 from agenthost.agents.results import TextDelta
 
@@ -82,15 +86,12 @@ class OpenAIModel(BaseChatModel):
             # base URL named in config: it may be another provider's server.
             api_key = os.environ.get("OPENAI_API_KEY")
         # Local servers (Ollama, vLLM...) need no key, but the SDK refuses to
-        # build a client without one. The SDK's aiohttp transport costs about
-        # half the CPU of its default httpx2 one (bench/openai_overhead.py --upstream).
+        # build a client without one. It sends nothing itself: ChatClient does.
         client = client or openai.AsyncOpenAI(
-            base_url=base_url,
-            api_key=api_key or "unused",
-            timeout=timeout,
-            http_client=openai.DefaultAioHttpClient(),
+            base_url=base_url, api_key=api_key or "unused", timeout=timeout
         )
         self._client = client.with_options(max_retries=0)
+        self._http = ChatClient(self._client, timeout)
 
     @asynccontextmanager
     async def lifespan(self) -> AsyncIterator[None]:
@@ -101,7 +102,7 @@ class OpenAIModel(BaseChatModel):
 
     async def aclose(self) -> None:
         """Close the HTTP connections to the upstream."""
-        await self._client.close()
+        await self._http.aclose()
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:
         params: dict[str, Any] = {
@@ -144,22 +145,17 @@ class OpenAIModel(BaseChatModel):
             return answer
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _call(self, params: dict[str, Any]) -> tuple[ModelCallProbe | None, Any]:
-        """The observer's probe of a call, and the request options it asks for."""
+    def _call(self, params: dict[str, Any]) -> tuple[ModelCallProbe | None, dict[str, str] | None]:
+        """The observer's probe of a call, and the request headers it asks for."""
         call = self.observer.model_call(self.name, params) if self.observer is not None else None
-        return call, {"headers": call.headers} if call is not None and call.headers else {}
+        return call, call.headers if call is not None and call.headers else None
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         params = self._params(request)
-        call, options = self._call(params)
+        call, headers = self._call(params)
         try:
             with malformed_answers(self.name):
-                # cast_to=object: the SDK hands back the decoded JSON, not typed models.
-                answer = await self._with_retries(
-                    lambda: self._client.post(
-                        "/chat/completions", body=params, cast_to=object, options=options
-                    )
-                )
+                answer = await self._with_retries(lambda: self._http.complete(params, headers))
                 completion = _object(answer)
                 choice = completion["choices"][0]
                 response = ModelResponse(
@@ -181,31 +177,22 @@ class OpenAIModel(BaseChatModel):
             "stream": True,
             "stream_options": {"include_usage": True},
         }
-        call, options = self._call(params)
-        events = self._stream(params, options)
+        call, headers = self._call(params)
+        events = self._stream(params, headers)
         # Unwatched, the events are the upstream's own: no extra step per chunk.
         return events if call is None else _watched(events, call)
 
     async def _stream(
-        self, params: dict[str, Any], options: Any
+        self, params: dict[str, Any], headers: dict[str, str] | None
     ) -> AsyncIterator[ModelStreamEvent]:
         accumulator = ChatStreamAccumulator()
-        stream = await self._with_retries(
-            lambda: self._client.post(
-                "/chat/completions",
-                body=params,
-                cast_to=object,
-                options=options,
-                stream=True,
-                stream_cls=openai.AsyncStream[object],
-            )
-        )
-        async with stream:
-            chunks = aiter(stream)
+        response = await self._with_retries(lambda: self._http.open(params, headers))
+        chunks = self._http.events(response)
+        try:
             while True:
                 try:
                     with malformed_answers(self.name):
-                        # The SDK skips SSE comments: only a useful event resets the clock.
+                        # SSE comments are skipped: only a useful event resets the clock.
                         async with asyncio.timeout(self.timeout):
                             chunk = await anext(chunks)
                         text = accumulator.add(_object(chunk))
@@ -231,6 +218,9 @@ class OpenAIModel(BaseChatModel):
                 if accumulator.call_deltas:
                     for delta in accumulator.take_call_deltas():
                         yield delta
+        finally:
+            await chunks.aclose()  # releases the response, also when never started
+            response.release()
         yield accumulator.response()
 
 

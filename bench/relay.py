@@ -1,0 +1,539 @@
+"""Relaying an upstream model: CPU per upstream chunk and per non-streamed call.
+
+Starts, as processes on 127.0.0.1:
+
+- a lean fake OpenAI-compatible upstream (this file's ``upstream`` role: raw
+  asyncio + uvloop, no framework), which answers ``/v1/chat/completions``
+  for model ``sN`` with N content chunks spread over ``--duration`` seconds
+  (then a finish chunk, a usage chunk and ``[DONE]``), or, not streamed, one
+  ``chat.completion`` at once;
+- ``agenthost serve`` with agents ``relay1`` (``openai:s1``) and ``relayN``
+  (``openai:sN``) pointed at it;
+- with ``--litellm PYTHON`` (a venv's python with ``litellm[proxy]``),
+  LiteLLM's proxy with the same two models pointed at the same upstream.
+
+Then, each phase measuring the server's own CPU from ``/proc``:
+
+1. **Streams**: ``--streams`` concurrent streams (one connection each, this
+   file's ``client`` role in its own process) of ``relayN`` and then of
+   ``relay1``, on ``/v1/chat/completions`` and on A2A ``message:stream``.
+   Per upstream chunk = (CPU of the N-chunk phase - CPU of the 1-chunk phase)
+   / (streams x (N - 1)). Completion time of each stream: p50 / p99 / max.
+2. **Non-streamed**: ``--requests`` calls of ``relay1`` at ``--concurrency``
+   on ``/v1`` (and LiteLLM's proxy): CPU per request and req/s, rounds
+   alternating the order.
+
+    .venv/bin/python bench/relay.py [--streams 1000] [--chunks 20] [--duration 1]
+        [--requests 2000] [--litellm /tmp/venv/bin/python]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from openai_overhead import (
+    HOST,
+    Server,
+    agenthost_command,
+    cpu_times,
+    free_port,
+    start_server,
+    stop_server,
+)
+
+with contextlib.suppress(ImportError):
+    import uvloop
+
+PROMPT = "Tell me a story about a relay."
+LITELLM_KEY = "sk-bench-relay-0123456789abcdef"
+CONFIG = """\
+agents:
+  - name: relay1
+    description: Relays to a one-chunk upstream.
+    model: openai:s1
+    model_settings: {{base_url: "http://{host}:{port}/v1", max_retries: 0}}
+  - name: relayN
+    description: Relays to an N-chunk upstream.
+    model: openai:s{chunks}
+    model_settings: {{base_url: "http://{host}:{port}/v1", max_retries: 0}}
+"""
+LITELLM_CONFIG = """\
+model_list:
+  - model_name: relay1
+    litellm_params: {{model: openai/s1, api_base: "http://{host}:{port}/v1", api_key: unused}}
+  - model_name: relayN
+    litellm_params:
+      {{model: openai/s{chunks}, api_base: "http://{host}:{port}/v1", api_key: unused}}
+litellm_settings:
+  drop_params: true
+"""
+
+
+# --- the fake upstream ---------------------------------------------------------------------
+
+
+def _chunk(delta: dict[str, object], finish: str | None = None, usage: bool = False) -> bytes:
+    event: dict[str, object] = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "s",
+        "choices": [] if usage else [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+    if usage:
+        event["usage"] = {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}
+    data = b"data: " + orjson.dumps(event) + b"\n\n"
+    return b"%x\r\n%s\r\n" % (len(data), data)
+
+
+_WORD = _chunk({"content": "word "})
+_FIRST = _chunk({"role": "assistant", "content": "word "})
+_TAIL = (
+    _chunk({}, finish="stop")
+    + _chunk({}, usage=True)
+    + b"%x\r\ndata: [DONE]\n\n\r\n0\r\n\r\n" % len(b"data: [DONE]\n\n")
+)
+_STREAM_HEAD = (
+    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+)
+
+
+def _completion(words: int) -> bytes:
+    body = orjson.dumps(
+        {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": 1,
+            "model": "s",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": "word " * words},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {"prompt_tokens": 7, "completion_tokens": words, "total_tokens": 7 + words},
+        }
+    )
+    head = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n"
+    return head % len(body) + body
+
+
+async def _serve_connection(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, duration: float
+) -> None:
+    try:
+        while True:
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = 0
+            for line in head.split(b"\r\n"):
+                if line[:15].lower() == b"content-length:":
+                    length = int(line[15:])
+            request = orjson.loads(await reader.readexactly(length)) if length else {}
+            chunks = int(str(request.get("model", "s1"))[1:] or 1)
+            if not request.get("stream"):
+                writer.write(_completion(chunks))
+                continue
+            writer.write(_STREAM_HEAD + _FIRST)
+            pause = duration / chunks
+            for _ in range(chunks - 1):
+                await asyncio.sleep(pause)
+                writer.write(_WORD)
+            writer.write(_TAIL)
+    except (asyncio.IncompleteReadError, ConnectionError):
+        pass
+    finally:
+        writer.close()
+
+
+async def _upstream(port: int, duration: float) -> None:
+    server = await asyncio.start_server(
+        lambda r, w: _serve_connection(r, w, duration), HOST, port, backlog=4096, limit=1 << 20
+    )
+    async with server:
+        await server.serve_forever()
+
+
+# --- the client ----------------------------------------------------------------------------
+
+
+async def _read_response(reader: asyncio.StreamReader) -> tuple[int, bytes]:
+    head = await reader.readuntil(b"\r\n\r\n")
+    status = int(head.split(b" ", 2)[1])
+    lower = head.lower()
+    if b"transfer-encoding: chunked" in lower:
+        parts = []
+        while True:
+            size = int((await reader.readuntil(b"\r\n")).split(b";", 1)[0], 16)
+            if size == 0:
+                await reader.readuntil(b"\r\n")
+                return status, b"".join(parts)
+            parts.append((await reader.readexactly(size + 2))[:-2])
+    start = lower.index(b"content-length:") + 15
+    length = int(lower[start : lower.index(b"\r\n", start)])
+    return status, await reader.readexactly(length)
+
+
+@dataclass
+class Tally:
+    budget: int
+    sent: int = 0
+    bad: int = 0
+    errors: int = 0
+    latencies: list[float] = field(default_factory=list)
+
+
+async def _client_connection(
+    port: int, request: bytes, marker: bytes, tally: Tally, start: asyncio.Event
+) -> None:
+    try:
+        reader, writer = await asyncio.open_connection(HOST, port, limit=1 << 20)
+    except OSError:
+        tally.errors += 1
+        return
+    await start.wait()
+    try:
+        while tally.sent < tally.budget:
+            tally.sent += 1
+            began = time.perf_counter()
+            writer.write(request)
+            status, body = await _read_response(reader)
+            tally.latencies.append(time.perf_counter() - began)
+            tally.bad += int(status != 200 or marker not in body)
+    except (OSError, ValueError, asyncio.IncompleteReadError):
+        tally.errors += 1
+    finally:
+        writer.close()
+
+
+async def _client(args: argparse.Namespace) -> dict[str, object]:
+    body = args.body.encode()
+    extra = "".join(f"{h}\r\n" for h in args.header)
+    request = (
+        f"POST {args.path} HTTP/1.1\r\nHost: {HOST}:{args.port}\r\n{extra}"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode() + body
+    tally, start = Tally(args.requests), asyncio.Event()
+    tasks = [
+        asyncio.create_task(
+            _client_connection(args.port, request, args.marker.encode(), tally, start)
+        )
+        for _ in range(args.concurrency)
+    ]
+    await asyncio.sleep(0.5)  # every connection open before the first request
+    began = time.perf_counter()
+    start.set()
+    await asyncio.gather(*tasks)
+    elapsed = time.perf_counter() - began
+    return {
+        "elapsed": elapsed,
+        "bad": tally.bad,
+        "errors": tally.errors,
+        "latencies": tally.latencies,
+    }
+
+
+# --- the driver ----------------------------------------------------------------------------
+
+
+def _bodies(chunks: int) -> dict[str, tuple[str, str, str, tuple[str, ...]]]:
+    """Per surface: (path template, body template, marker, headers); {agent} in them."""
+    message = {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": PROMPT}]}
+    chat = {"model": "{agent}", "messages": [{"role": "user", "content": PROMPT}]}
+    return {
+        "v1": (
+            "/v1/chat/completions",
+            json.dumps({**chat, "stream": True}),
+            "data: [DONE]",
+            (),
+        ),
+        "a2a": (
+            "/a2a/{agent}/message:stream",
+            json.dumps({"message": message}),
+            "TASK_STATE_COMPLETED",
+            ("A2A-Version: 1.0",),
+        ),
+        "v1-plain": ("/v1/chat/completions", json.dumps(chat), '"finish_reason":"stop"', ()),
+    }
+
+
+def run_client(
+    port: int,
+    path: str,
+    body: str,
+    marker: str,
+    headers: tuple[str, ...],
+    requests: int,
+    concurrency: int,
+) -> dict[str, object]:
+    command = [sys.executable, __file__, "client", "--port", str(port), "--path", path]
+    command += ["--body", body, "--marker", marker, "--requests", str(requests)]
+    command += ["--concurrency", str(concurrency)]
+    for header in headers:
+        command += ["--header", header]
+    out = subprocess.run(command, capture_output=True, text=True, check=True, timeout=600)
+    result: dict[str, object] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+@dataclass
+class Phase:
+    server: str
+    what: str
+    requests: int
+    cpu: float
+    elapsed: float
+    failures: int
+    latencies: list[float]
+
+    def pct(self, q: float) -> float:
+        ordered = sorted(self.latencies)
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+
+
+def measure(
+    server: Server,
+    what: str,
+    path: str,
+    body: str,
+    marker: str,
+    headers: tuple[str, ...],
+    requests: int,
+    concurrency: int,
+) -> Phase:
+    before = cpu_times(server.process.pid).total
+    result = run_client(server.port, path, body, marker, headers, requests, concurrency)
+    time.sleep(0.2)
+    cpu = cpu_times(server.process.pid).total - before
+    latencies = list(result["latencies"])  # type: ignore[call-overload]
+    failures = int(result["bad"]) + int(result["errors"]) + requests - len(latencies)  # type: ignore[call-overload]
+    return Phase(
+        server.name, what, len(latencies), cpu, float(result["elapsed"]), failures, latencies
+    )  # type: ignore[arg-type]
+
+
+def wait_ready(server: Server, timeout: float = 600.0) -> None:
+    import http.client
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            raise RuntimeError(f"{server.name} exited: {server.log.read_text()[-2000:]}")
+        with contextlib.suppress(OSError):
+            connection = http.client.HTTPConnection(HOST, server.port, timeout=2)
+            connection.request(
+                "GET", "/health/liveliness" if server.name == "litellm" else "/readyz"
+            )
+            if connection.getresponse().status == 200:
+                return
+        time.sleep(0.3)
+    raise RuntimeError(f"{server.name} not ready after {timeout} s")
+
+
+@contextlib.contextmanager
+def servers(args: argparse.Namespace, workdir: Path) -> Iterator[dict[str, Server]]:
+    started: dict[str, Server] = {}
+    try:
+        up_port = free_port()
+        command = [sys.executable, __file__, "upstream", "--port", str(up_port)]
+        started["upstream"] = start_server(
+            "upstream", [*command, "--duration", str(args.duration)], workdir, {}
+        )
+        config = workdir / "agents.yaml"
+        config.write_text(CONFIG.format(host=HOST, port=up_port, chunks=args.chunks))
+        env = {
+            "AGENTHOST_MAX_REQUESTS_PER_PRINCIPAL": "0",
+            "AGENTHOST_MAX_CONNECTIONS_PER_CLIENT": "0",
+        }
+        started["agenthost"] = start_server(
+            "agenthost", agenthost_command(config, free_port()), workdir, env
+        )
+        if args.litellm:
+            lite = workdir / "litellm.yaml"
+            lite.write_text(LITELLM_CONFIG.format(host=HOST, port=up_port, chunks=args.chunks))
+            litellm = Path(args.litellm).parent / "litellm"
+            command = [
+                str(litellm),
+                "--config",
+                str(lite),
+                "--host",
+                HOST,
+                "--port",
+                str(free_port()),
+            ]
+            env = {
+                "LITELLM_LOG": "ERROR",
+                "LITELLM_MASTER_KEY": LITELLM_KEY,  # it refuses to start without one
+                "LITELLM_LOCAL_MODEL_COST_MAP": "True",  # no fetch from GitHub at start
+            }
+            started["litellm"] = start_server("litellm", command, workdir, env)
+        for name in ("agenthost", "litellm"):
+            if name in started:
+                wait_ready(started[name])
+        yield started
+    finally:
+        for server in started.values():
+            stop_server(server)
+
+
+def _load() -> str:
+    return " ".join(f"{v:.2f}" for v in os.getloadavg())
+
+
+def benchmark(args: argparse.Namespace, workdir: Path) -> int:
+    bodies = _bodies(args.chunks)
+    failed = 0
+    with servers(args, workdir) as running:
+        host = running["agenthost"]
+        print(f"load average at start: {_load()}")
+        # Warm-up: a few of each kind.
+        for surface in ("v1", "a2a", "v1-plain"):
+            path, body, marker, headers = bodies[surface]
+            measure(
+                host,
+                "warm",
+                path.format(agent="relay1"),
+                body.replace("{agent}", "relay1"),
+                marker,
+                headers,
+                50,
+                10,
+            )
+        print(
+            f"\nstreams: {args.streams} concurrent, {args.chunks} upstream chunks"
+            f" over {args.duration:g} s vs 1 chunk"
+        )
+        print(
+            f"{'surface':8} {'chunks':>6} {'CPU s':>7} {'wall s':>7} {'p50 s':>6}"
+            f" {'p99 s':>6} {'max s':>6} {'fail':>5}"
+        )
+        for surface in args.surfaces.split(","):
+            path, body, marker, headers = bodies[surface]
+            phases = {}
+            for agent, chunks in (("relayN", args.chunks), ("relay1", 1)):
+                phase = measure(
+                    host,
+                    surface,
+                    path.format(agent=agent),
+                    body.replace("{agent}", agent),
+                    marker,
+                    headers,
+                    args.streams,
+                    args.streams,
+                )
+                phases[chunks] = phase
+                failed += phase.failures
+                print(
+                    f"{surface:8} {chunks:>6} {phase.cpu:>7.2f} {phase.elapsed:>7.2f}"
+                    f" {phase.pct(0.5):>6.2f} {phase.pct(0.99):>6.2f}"
+                    f" {max(phase.latencies, default=float('nan')):>6.2f} {phase.failures:>5}"
+                )
+            extra = phases[args.chunks].cpu - phases[1].cpu
+            per_chunk = extra / (args.streams * (args.chunks - 1)) * 1e6
+            per_stream = phases[1].cpu / args.streams * 1e6
+            print(
+                f"{surface:8} per upstream chunk {per_chunk:.1f} µs (goal <= 60),"
+                f" per 1-chunk stream {per_stream:.0f} µs; load {_load()}"
+            )
+        print(
+            f"\nnon-streamed: {args.requests} requests per round at c={args.concurrency},"
+            f" {args.rounds} rounds"
+        )
+        path, body, marker, headers = bodies["v1-plain"]
+        names = [n for n in ("agenthost", "litellm") if n in running]
+        totals: dict[str, list[Phase]] = {n: [] for n in names}
+        for round_ in range(args.rounds):
+            order = names if round_ % 2 == 0 else names[::-1]
+            for name in order:
+                phase = measure(
+                    running[name],
+                    "plain",
+                    path,
+                    body.replace("{agent}", "relay1"),
+                    marker if name == "agenthost" else '"stop"',
+                    (f"Authorization: Bearer {LITELLM_KEY}",) if name == "litellm" else headers,
+                    args.requests,
+                    args.concurrency,
+                )
+                failed += phase.failures
+                totals[name].append(phase)
+        print(
+            f"{'server':10} {'requests':>8} {'req/s':>7} {'CPU µs/req':>10} {'p50 ms':>7}"
+            f" {'p99 ms':>7} {'fail':>5}"
+        )
+        rates = {}
+        cpus = {}
+        for name, phases_ in totals.items():
+            count = sum(p.requests for p in phases_)
+            cpu = sum(p.cpu for p in phases_)
+            wall = sum(p.elapsed for p in phases_)
+            lat = sorted(x for p in phases_ for x in p.latencies)
+            rates[name] = count / wall
+            cpus[name] = cpu / max(count, 1) * 1e6
+            print(
+                f"{name:10} {count:>8} {rates[name]:>7.0f} {cpus[name]:>10.0f} "
+                f"{lat[len(lat) // 2] * 1e3:>7.1f} {lat[int(len(lat) * 0.99)] * 1e3:>7.1f} "
+                f"{sum(p.failures for p in phases_):>5}"
+            )
+        if "litellm" in rates:
+            print(
+                f"agenthost/litellm: throughput {rates['agenthost'] / rates['litellm']:.2f}x"
+                " (goal >= 15), "
+                f"CPU per request {cpus['agenthost'] / cpus['litellm']:.3f}x"
+            )
+        print(f"load average at end: {_load()}")
+    return 1 if failed else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="role")
+    up = sub.add_parser("upstream")
+    up.add_argument("--port", type=int, required=True)
+    up.add_argument("--duration", type=float, default=1.0)
+    client = sub.add_parser("client")
+    client.add_argument("--port", type=int, required=True)
+    client.add_argument("--path", required=True)
+    client.add_argument("--body", required=True)
+    client.add_argument("--marker", default="")
+    client.add_argument("--requests", type=int, required=True)
+    client.add_argument("--concurrency", type=int, required=True)
+    client.add_argument("--header", action="append", default=[])
+    parser.add_argument("--streams", type=int, default=1000)
+    parser.add_argument("--chunks", type=int, default=20)
+    parser.add_argument("--duration", type=float, default=1.0)
+    parser.add_argument("--surfaces", default="v1,a2a")
+    parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--litellm", help="python of a venv with litellm[proxy] installed")
+    args = parser.parse_args(argv)
+    runner = uvloop.run if "uvloop" in sys.modules else asyncio.run
+    if args.role == "upstream":
+        runner(_upstream(args.port, args.duration))
+        return 0
+    if args.role == "client":
+        print(json.dumps(runner(_client(args))))
+        return 0
+    print(f"bench/relay.py {datetime.now():%Y-%m-%d %H:%M}")
+    with tempfile.TemporaryDirectory(prefix="relay-bench-") as tmp:
+        return benchmark(args, Path(tmp))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
