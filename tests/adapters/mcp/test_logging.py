@@ -21,37 +21,15 @@ from mcp_types import (
     ResourceTemplateReference,
 )
 
-from agenthost.agents import ChatAgent, ModelError, tool
+from agenthost.agents import ChatAgent, ModelError
 from agenthost.agents.models import FunctionModel, ModelRequest
-from agenthost.agents.models.testing import Reply, call
+from agenthost.agents.models.testing import Reply
 from agenthost.app.server import create_app
 from tests.adapters.mcp.helpers import INITIALIZE, mcp_settings
+from tests.adapters.mcp.logging_agents import adder, exploder
 from tests.upstream import serve_in_thread
 
 pytestmark = pytest.mark.anyio
-
-
-@tool
-def add(a: int, b: int) -> str:
-    """Adds two numbers."""
-    return str(a + b)
-
-
-@tool
-def explode() -> str:
-    """Always fails."""
-    raise RuntimeError("the fuse was lit")
-
-
-def tool_user(name: str, arguments: str) -> FunctionModel:
-    """Calls ``name`` once, then answers "done"."""
-
-    def reply(request: ModelRequest) -> Reply:
-        if request.messages[-1].role == "tool":
-            return "done"
-        return call(name, arguments)
-
-    return FunctionModel(reply)
 
 
 def broken(request: ModelRequest) -> Reply:
@@ -59,8 +37,8 @@ def broken(request: ModelRequest) -> Reply:
 
 
 AGENTS = {
-    "adder": ChatAgent("adder", tool_user("add", '{"a": 2, "b": 3}'), tools=(add,)),
-    "exploder": ChatAgent("exploder", tool_user("explode", "{}"), tools=(explode,)),
+    "adder": adder(),
+    "exploder": exploder(),
     "broken": ChatAgent("broken", FunctionModel(broken)),
 }
 

@@ -18,11 +18,11 @@ from agenthost.agents import (
     RunResult,
     RunUpdate,
     Session,
-    tool,
 )
 from agenthost.agents.models import FunctionModel, ModelRequest
 from agenthost.agents.models.openai import OpenAIModel
 from agenthost.agents.models.testing import Reply, call
+from tests.adapters.mcp import logging_agents
 
 
 def _asks_the_city(request: ModelRequest) -> Reply:
@@ -30,29 +30,6 @@ def _asks_the_city(request: ModelRequest) -> Reply:
     if last.role == "tool":
         return f"It is sunny in {last.parts[0].content}."  # type: ignore[union-attr]
     return call("ask_user", '{"question": "Which city?"}')
-
-
-@tool
-def add(a: int, b: int) -> str:
-    """Adds two numbers."""
-    return str(a + b)
-
-
-@tool
-def explode() -> str:
-    """Always fails."""
-    raise RuntimeError("the fuse was lit")
-
-
-def _calls_once(name: str, arguments: str) -> FunctionModel:
-    """Calls ``name`` once, then answers "done"."""
-
-    def reply(request: ModelRequest) -> Reply:
-        if request.messages[-1].role == "tool":
-            return "done"
-        return call(name, arguments)
-
-    return FunctionModel(reply)
 
 
 class Unhurried(BaseAgent):
@@ -82,8 +59,8 @@ class AlwaysStreams(ChatAgent):
 
 
 weather = ChatAgent("weather", FunctionModel(_asks_the_city), tools=(ASK_USER,))
-adder = ChatAgent("adder", _calls_once("add", '{"a": 2, "b": 3}'), tools=(add,))
-exploder = ChatAgent("exploder", _calls_once("explode", "{}"), tools=(explode,))
+adder = logging_agents.adder()
+exploder = logging_agents.exploder()
 unhurried = Unhurried("unhurried", "Answers after half a second.")
 long_task = AlwaysStreams(
     "long_task",
