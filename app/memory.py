@@ -4,7 +4,10 @@ and of the metadata, plus a fixed overhead per message).
 
 Each adapter gets its own instance (own capacity, TTL and namespace). The
 LRU backend lives in one event loop: every operation completes without
-awaiting, so it needs no lock. A Redis backend implements the same
+awaiting, so it needs no lock. It keeps each message in the compact encoding
+Redis stores (:mod:`agenthost.agents.message_codec`, a few hundred bytes
+instead of ~1.1 KiB of live pydantic objects) and decodes a session's
+messages on :meth:`LRUMemoryManager.get`. A Redis backend implements the same
 :class:`~agents.sessions.MemoryManager` protocol
 (:mod:`agenthost.app.redis_memory`), chosen by ``memory_factory``.
 """
@@ -13,19 +16,29 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
 from cachetools import TTLCache
 
 from agenthost.agents import Conversation, MemoryManager, Message, SessionKey
+from agenthost.agents.message_codec import decode_messages, encode_message
 from agenthost.agents.messages import DataPart, FilePart, TextPart, ToolCallPart, ToolResultPart
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 _MESSAGE_OVERHEAD = 200  # bytes a stored message and its parts cost besides their text
 
 
-class _CountingTTLCache(TTLCache[SessionKey, Conversation]):
+@dataclass(slots=True)
+class _Entry:
+    """A stored session: its messages encoded (:func:`encode_message`) and its metadata."""
+
+    messages: list[bytes]
+    meta: dict[str, Any]
+
+
+class _CountingTTLCache(TTLCache[SessionKey, _Entry]):
     """A TTL + LRU cache that counts what it drops."""
 
     def __init__(
@@ -40,13 +53,13 @@ class _CountingTTLCache(TTLCache[SessionKey, Conversation]):
         self.expired = 0  # dropped for idleness
         self.dropped = dropped
 
-    def popitem(self) -> tuple[SessionKey, Conversation]:
+    def popitem(self) -> tuple[SessionKey, _Entry]:
         item = super().popitem()
         self.evicted += 1
         self.dropped(item[0])
         return item
 
-    def expire(self, time: float | None = None) -> list[tuple[SessionKey, Conversation]]:
+    def expire(self, time: float | None = None) -> list[tuple[SessionKey, _Entry]]:
         items = super().expire(time)
         self.expired += len(items)
         for key, _ in items:
@@ -84,24 +97,25 @@ class LRUMemoryManager:
         self.bytes -= messages + meta
 
     async def get(self, key: SessionKey) -> Conversation | None:
-        conversation = self._cache.get(key)
-        if conversation is not None:
-            # The TTL is idle time: reading a session keeps it, as writing does.
-            self._cache[key] = conversation
-        return conversation
+        entry = self._cache.get(key)
+        if entry is None:
+            return None
+        # The TTL is idle time: reading a session keeps it, as writing does.
+        self._cache[key] = entry
+        return Conversation(decode_messages(entry.messages), entry.meta)
 
     async def append(
         self, key: SessionKey, messages: Sequence[Message], *, meta: dict[str, Any] | None = None
     ) -> None:
-        conversation = self._cache.get(key) or Conversation()
-        conversation.messages.extend(messages)
+        entry = self._cache.get(key) or _Entry([], {})
+        entry.messages.extend(encode_message(m) for m in messages)
         if meta:
-            conversation.meta.update(meta)
+            entry.meta.update(meta)
         # Re-assigning refreshes the entry's TTL and LRU position.
-        self._cache[key] = conversation
+        self._cache[key] = entry
         old_messages, old_meta = self._sizes.get(key, (0, 0))
         new_messages = old_messages + sum(message_bytes(m) for m in messages)
-        new_meta = json_bytes(conversation.meta) if meta else old_meta
+        new_meta = json_bytes(entry.meta) if meta else old_meta
         self._sizes[key] = (new_messages, new_meta)
         self.bytes += new_messages + new_meta - old_messages - old_meta
         if new_messages + new_meta > self.max_bytes:  # alone over budget: only it goes

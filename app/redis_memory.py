@@ -11,7 +11,8 @@ A conversation is two keys that share a hash tag (so a Redis Cluster keeps
 them in one slot):
 
 - ``<prefix>:<namespace>:{<agent>|<session>|<principal>}:m`` — a list, one
-  compact JSON message per element;
+  message per element, in the compact encoding of
+  :mod:`agenthost.agents.message_codec` (the in-process store keeps the same);
 - ``…:h`` — a hash: the metadata, one JSON value per field, plus a marker
   field so that an empty conversation exists.
 
@@ -48,6 +49,7 @@ from redis.asyncio.sentinel import Sentinel
 
 from agenthost.agents import Conversation, Message, SessionKey
 from agenthost.agents.errors import StoreUnavailable
+from agenthost.agents.message_codec import decode_messages, encode_message
 
 _EXISTS = "\x00"  # the hash field that marks a conversation as existing
 _UNLOCK = """
@@ -110,10 +112,6 @@ def _sentinel_client(url: str, *, timeout: float) -> Redis:
     return master
 
 
-def _dump(message: Message) -> bytes:
-    return message.__pydantic_serializer__.to_json(message, exclude_none=True)
-
-
 class RedisMemoryManager:
     """Conversations in Redis under ``<prefix>:<namespace>:``, each expiring when idle."""
 
@@ -151,8 +149,7 @@ class RedisMemoryManager:
             for field, value in raw_meta.items()
             if field != _EXISTS.encode()
         }
-        messages = [Message.model_validate_json(raw) for raw in raw_messages]
-        return Conversation(messages, meta)
+        return Conversation(decode_messages(raw_messages), meta)
 
     async def append(
         self, key: SessionKey, messages: Sequence[Message], *, meta: dict[str, Any] | None = None
@@ -164,7 +161,7 @@ class RedisMemoryManager:
         try:
             async with self.client.pipeline(transaction=True) as pipe:
                 if messages:
-                    pipe.rpush(messages_key, *(_dump(m) for m in messages))
+                    pipe.rpush(messages_key, *(encode_message(m) for m in messages))
                     pipe.pexpire(messages_key, self.ttl_ms)
                 pipe.hset(meta_key, mapping=fields)  # type: ignore[arg-type]
                 pipe.pexpire(meta_key, self.ttl_ms)
