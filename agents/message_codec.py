@@ -1,8 +1,10 @@
 """The one compact encoding of a stored message, shared by every session store.
 
 A message is kept as its JSON (UTF-8 bytes) with ``null`` fields left out:
-every field that can be ``None`` defaults to ``None``, so decoding gives back
-an equal :class:`~agenthost.agents.messages.Message`. The in-process LRU
+every optional field defaults to ``None``, so decoding gives back an equal
+:class:`~agenthost.agents.messages.Message`. The one required field that may
+be ``None`` (a :class:`~agenthost.agents.messages.DataPart`'s ``data``) keeps
+its message's nulls. The in-process LRU
 (:mod:`agenthost.app.memory`) keeps these bytes and Redis
 (:mod:`agenthost.app.redis_memory`) stores them, one list element each: a
 live pydantic ``Message`` with its parts costs ~1.1 KiB of Python objects,
@@ -15,7 +17,7 @@ from collections.abc import Iterable
 
 from pydantic import TypeAdapter
 
-from agenthost.agents.messages import Message
+from agenthost.agents.messages import DataPart, Message
 
 _SERIALIZER = Message.__pydantic_serializer__
 _MESSAGES = TypeAdapter(list[Message])
@@ -23,6 +25,8 @@ _MESSAGES = TypeAdapter(list[Message])
 
 def encode_message(message: Message) -> bytes:
     """``message`` as compact JSON bytes, ``null`` fields left out."""
+    if any(isinstance(part, DataPart) and part.data is None for part in message.parts):
+        return _SERIALIZER.to_json(message)  # a null datum is required: keep it
     return _SERIALIZER.to_json(message, exclude_none=True)
 
 

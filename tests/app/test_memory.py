@@ -97,3 +97,19 @@ async def memory_bytes(memory: LRUMemoryManager, key: SessionKey) -> int:
     conversation = await memory.get(key)
     assert conversation is not None
     return sum(message_bytes(m) for m in conversation.messages)
+
+
+async def test_sessions_are_kept_encoded_and_decoded_on_get() -> None:
+    memory = LRUMemoryManager("test", max_sessions=10, ttl=60)
+    key = SessionKey("agent", "s", "p")
+    turn = [Message.user("hi"), Message.assistant("hello")]
+    await memory.append(key, turn, meta={"n": 1})
+    await memory.append(key, [Message.user("again")])
+    stored = memory._cache[key].messages  # what the store holds
+    assert all(isinstance(raw, bytes) for raw in stored) and len(stored) == 3
+    first = await memory.get(key)
+    assert first is not None and first.messages == [*turn, Message.user("again")]
+    assert first.meta == {"n": 1}
+    first.messages.clear()  # a read hands back a copy: the stored session stays
+    second = await memory.get(key)
+    assert second is not None and len(second.messages) == 3
