@@ -65,16 +65,22 @@ class Leases:
     @asynccontextmanager
     async def held(self, principal: str, id: str) -> AsyncIterator[None]:
         """Refresh the lease on ``id`` while inside (a store outage only skips refreshes)."""
-        task = asyncio.create_task(self._refresh(principal, id), name=f"lease-{id}")
+        stop = asyncio.Event()
+        task = asyncio.create_task(self._refresh(principal, id, stop), name=f"lease-{id}")
         try:
             yield
         finally:
+            stop.set()
             task.cancel()
             with suppress(asyncio.CancelledError):
                 await task
 
-    async def _refresh(self, principal: str, id: str) -> None:
-        while True:
+    async def _refresh(self, principal: str, id: str, stop: asyncio.Event) -> None:
+        # The stop flag, not the cancel alone, ends the loop: a cancel that lands
+        # inside the store's client can be swallowed there (seen with redis-py under
+        # load), and the loop then refreshed for ever while held() waited for it.
+        while not stop.is_set():
             with suppress(StoreUnavailable):
                 await self.take(principal, id)
-            await asyncio.sleep(self.seconds / 3)
+            with suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), self.seconds / 3)
