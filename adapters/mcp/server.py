@@ -10,7 +10,6 @@ and the caller is the anonymous principal.
 
 from __future__ import annotations
 
-import dataclasses
 import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -91,6 +90,26 @@ def build_server(context: AdapterContext, options: ServerOptions) -> Server[Any]
         tools = [convert.to_tool(a, input_of(a)) for a in visible(ctx).values()]
         return types.ListToolsResult(tools=tools)
 
+    def detached_call(
+        ctx: ServerRequestContext[Any, Any],
+        agent: Agent,
+        params: types.CallToolRequestParams,
+        principal: str,
+    ) -> AgentCall:
+        """A task's run (started or resumed): apart from its request, its log muted."""
+        log = RunLog(ctx, agent.name, levels).mute()
+        return AgentCall(
+            agent,
+            params,
+            ctx,
+            context.memory,
+            principal,
+            options.progress_interval,
+            log,
+            detached=True,
+            tool_input=input_of(agent),
+        )
+
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult | dict[str, Any]:
@@ -116,9 +135,7 @@ def build_server(context: AdapterContext, options: ServerOptions) -> Server[Any]
         if options.tasks is not None and wants_task and tool_input.task_support != "forbidden":
             tool_input.parse(params.arguments)  # bad arguments: an error now, no task
             # Answered now with the task; the run goes on without the request.
-            quiet = dataclasses.replace(
-                call, log=RunLog(ctx, agent.name, levels).mute(), detached=True
-            )
+            quiet = detached_call(ctx, agent, params, principal)
             return await options.tasks.start(
                 principal, _task_call(params), lambda: _dumped(quiet), after=tool_input.task_after
             )
@@ -256,18 +273,8 @@ def build_server(context: AdapterContext, options: ServerOptions) -> Server[Any]
         agent = context.find_agent(principal, str(task_call.get("name")))
         if agent is None:
             return None
-        params = types.CallToolRequestParams.model_validate(task_call)
-        log = RunLog(ctx, agent.name, levels).mute()
-        call = AgentCall(
-            agent,
-            params,
-            ctx,
-            context.memory,
-            principal,
-            options.progress_interval,
-            log,
-            detached=True,
-            tool_input=input_of(agent),
+        call = detached_call(
+            ctx, agent, types.CallToolRequestParams.model_validate(task_call), principal
         )
         return lambda: _dumped(call)
 
