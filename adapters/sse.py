@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import sys
 from collections.abc import AsyncIterator, Mapping
 
 from sse_starlette import EventSourceResponse, ServerSentEvent
@@ -134,12 +135,14 @@ def set_keepalive(seconds: float) -> None:
 
     The MCP SDK answers a 2026-07-28 (stateless era) request with its own
     SSE writer, which pings after its module's ``_SSE_PING_INTERVAL`` (read
-    at each request): that one follows the setting too, while it exists.
+    at each request): that one follows the setting too, while it exists,
+    if the MCP server is loaded (call this once the adapters are built: a
+    process that serves no MCP does not import the MCP SDK for it).
     """
     EventSourceResponse.DEFAULT_PING_INTERVAL = seconds  # type: ignore[assignment]
-    try:
-        from mcp.server import _streamable_http_modern as modern
-    except ImportError:  # the mcp extra is not installed
+    if "mcp.server" not in sys.modules:
         return
+    from mcp.server import _streamable_http_modern as modern
+
     if hasattr(modern, "_SSE_PING_INTERVAL"):
         modern._SSE_PING_INTERVAL = seconds or math.inf

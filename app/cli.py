@@ -20,6 +20,7 @@ from agenthost.app.principals import KeysError, check_allow
 from agenthost.app.registry import Registry
 from agenthost.app.settings import Settings
 from agenthost.app.specs import ConfigSpec
+from agenthost.app.unused_modules import skip as skip_unused_modules
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -57,6 +58,7 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    skip_unused_modules()
     args = _parser().parse_args(argv)
     if args.command == "schema":
         schema = ConfigSpec.model_json_schema(by_alias=True)

@@ -58,7 +58,6 @@ def create_app(
     """
     host = Host(settings, agents, allow=allow)
     settings, registry, principals = host.settings, host.registry, host.principals
-    set_keepalive(settings.stream_keepalive_seconds)
     adapters: dict[str, Adapter] = {}
     chosen = "adapters" in settings.model_fields_set
     for name in dict.fromkeys(settings.adapters):
@@ -69,6 +68,7 @@ def create_app(
                 raise
             # Not asked for by name: serve the protocols that are installed.
             logger.warning("not serving %s: %s", name, exc)
+    set_keepalive(settings.stream_keepalive_seconds)  # after the adapters: it reaches MCP's too
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

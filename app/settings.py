@@ -32,7 +32,8 @@ class Settings(BaseSettings):
         default_factory=lambda: list(ADAPTERS),
         description="Protocols to serve, comma-separated. Unset: every protocol whose extra "
         "is installed (the others are skipped with a warning); set: exactly these, and a "
-        "missing extra stops start-up.",
+        "missing extra stops start-up. A protocol not served is not imported: serving "
+        "`openai` alone starts in about half the CPU time and memory.",
     )
     api_keys: Annotated[list[SecretStr], NoDecode] = Field(
         default_factory=list,

@@ -85,3 +85,49 @@ def test_a_sqlite_task_store_loads_the_sdks_database_stores(tmp_path: Path) -> N
     assert exported == (
         "a2a.server.tasks.database_task_store,a2a.server.cluster.database_task_store"
     ), "the SDK's packages still export the placeholders"
+
+
+PROTOCOLS = """
+import sys
+from agenthost.app import cli
+from agenthost.app.server import create_app
+from agenthost.app.settings import Settings
+
+assert cli.main(["check", "--config", sys.argv[1]]) == 0
+create_app(Settings(config=sys.argv[1], adapters=sys.argv[2].split(",")))
+import httpx
+
+modules = ("mcp", "mcp_types", "a2a", "acp_sdk", "rich", "pygments")
+print(",".join(name for name in modules if sys.modules.get(name) is not None))
+print(type(httpx.main).__name__)
+"""
+
+
+def run_protocols(tmp_path: Path, adapters: str) -> list[str]:
+    config = tmp_path / "agents.yaml"
+    config.write_text("agents:\n  - name: echo\n    description: Echo.\n    model: echo\n")
+    done = subprocess.run(
+        [sys.executable, "-P", "-c", PROTOCOLS, str(config), adapters],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.splitlines()[-2:]
+
+
+def test_a_protocol_not_served_is_not_imported(tmp_path: Path) -> None:
+    # The stream keep-alive setting used to import the MCP SDK (1.3 s of
+    # -X importtime) to reach its SSE writer, served or not.
+    imported, _ = run_protocols(tmp_path, "openai")
+    assert imported == "", f"imported at start-up: {imported}"
+
+
+def test_the_command_leaves_out_httpx_command_line_client(tmp_path: Path) -> None:
+    # httpx imports click, rich and pygments for its CLI whenever they are
+    # installed (acp-sdk installs them); `agenthost` never runs it.
+    imported, main_type = run_protocols(tmp_path, "openai,a2a,mcp,acp")
+    assert imported.split(",") == ["mcp", "mcp_types", "a2a", "acp_sdk"]
+    assert main_type == "function"  # httpx's stub; its CLI is a click Command
