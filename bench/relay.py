@@ -24,7 +24,11 @@ Then, each phase measuring the server's own CPU from ``/proc``:
    alternating the order.
 
     .venv/bin/python bench/relay.py [--streams 1000] [--chunks 20] [--duration 1]
-        [--requests 2000] [--litellm /tmp/venv/bin/python]
+        [--requests 2000] [--litellm /tmp/venv/bin/python] [--warm-pool]
+        [--agenthost OTHER/.venv/bin/agenthost] [--profile DIR]
+
+``relay.py provider`` measures the ``openai`` provider alone (no app), in the
+process of whichever python runs it: CPU per stream, per chunk, per call.
 """
 
 from __future__ import annotations
