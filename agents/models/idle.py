@@ -55,10 +55,17 @@ class IdleDeadline:
         stays: the test ``asyncio.timeout`` makes) and the wait has timed out.
         """
         task = self._task
-        return self._expired and task is not None and task.uncancel() <= self._cancelling
+        if not self._expired or task is None:
+            return False
+        self._expired = False
+        return task.uncancel() <= self._cancelling
 
     def disarm(self) -> None:
         """The wait is over (the timer stays, moved by the next :meth:`arm`)."""
+        if self._expired and self._task is not None:
+            # Fired, but the wait ended some other way: the cancel is taken back
+            # all the same, as asyncio.timeout's exit does.
+            self._task.uncancel()
         self._task = None
         self._expired = False
 

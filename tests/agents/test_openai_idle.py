@@ -177,3 +177,31 @@ async def test_waits_that_each_end_in_time_never_time_out() -> None:
             await asyncio.sleep(0.2)  # between waits: not counted
     finally:
         deadline.close()
+
+
+async def test_a_deadline_that_fires_as_the_wait_ends_takes_its_cancel_back() -> None:
+    deadline = IdleDeadline(0.05)
+    current = asyncio.current_task()
+    assert current is not None
+    deadline.arm()
+    try:
+        time.sleep(0.1)  # noqa: ASYNC251 - the loop is held: the deadline is due before this yields
+        await asyncio.sleep(0)  # the cancel lands here...
+    except asyncio.CancelledError:
+        assert deadline.expired()  # ...and is the deadline's
+    finally:
+        deadline.disarm()
+        deadline.close()
+    assert current.cancelling() == 0
+    deadline = IdleDeadline(0.05)
+    deadline.arm()
+    # A wait that swallows the cancel (as some libraries do) and ends normally:
+    # the cancel is still taken back when the wait ends.
+    try:
+        await asyncio.sleep(30)
+    except asyncio.CancelledError:
+        pass
+    finally:
+        deadline.disarm()
+        deadline.close()
+    assert current.cancelling() == 0
