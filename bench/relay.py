@@ -24,7 +24,11 @@ Then, each phase measuring the server's own CPU from ``/proc``:
    alternating the order.
 
     .venv/bin/python bench/relay.py [--streams 1000] [--chunks 20] [--duration 1]
-        [--requests 2000] [--litellm /tmp/venv/bin/python]
+        [--requests 2000] [--litellm /tmp/venv/bin/python] [--warm-pool]
+        [--agenthost OTHER/.venv/bin/agenthost] [--profile DIR]
+
+``relay.py provider`` measures the ``openai`` provider alone (no app), in the
+process of whichever python runs it: CPU per stream, per chunk, per call.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ import asyncio
 import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -248,6 +253,62 @@ async def _client(args: argparse.Namespace) -> dict[str, object]:
     }
 
 
+# --- the provider alone ---------------------------------------------------------------------
+
+
+async def _provider(args: argparse.Namespace) -> dict[str, float]:
+    """CPU of this process per stream / chunk / call of ``OpenAIModel`` alone (no app).
+
+    Run by whichever python is given (another checkout's venv measures its
+    provider with this same code): ``--requests`` streams of ``sN`` and of
+    ``s1`` at ``--concurrency``, then as many non-streamed calls, each phase
+    after an unmeasured one like it (connections open, caches warm).
+    """
+    from agenthost.agents import Message
+    from agenthost.agents.models.base import ModelRequest
+    from agenthost.agents.models.openai import OpenAIModel
+    from agenthost.agents.options import ModelSettings
+
+    base = f"http://{HOST}:{args.port}/v1"
+    request = ModelRequest(messages=(Message.user(PROMPT),), settings=ModelSettings())
+    models = {
+        n: OpenAIModel(f"s{n}", base_url=base, api_key="k", max_retries=0) for n in (1, args.chunks)
+    }
+
+    async def stream(n: int) -> None:
+        async for _ in models[n].stream(request):
+            pass
+
+    async def plain(n: int) -> None:
+        await models[n].request(request)
+
+    async def phase(call: object, n: int) -> float:
+        left = args.requests
+
+        async def worker() -> None:
+            nonlocal left
+            while left > 0:
+                left -= 1
+                await call(n)  # type: ignore[operator]
+
+        began = time.process_time()
+        await asyncio.gather(*(worker() for _ in range(args.concurrency)))
+        return time.process_time() - began
+
+    cpu: dict[str, float] = {}
+    for name, call, n in (("N", stream, args.chunks), ("1", stream, 1), ("plain", plain, 1)):
+        await phase(call, n)  # warm
+        cpu[name] = min([await phase(call, n) for _ in range(args.rounds)])
+    for model in models.values():
+        await model.aclose()
+    per = args.requests
+    return {
+        "per_stream_us": cpu["1"] / per * 1e6,
+        "per_chunk_us": (cpu["N"] - cpu["1"]) / (per * (args.chunks - 1)) * 1e6,
+        "per_call_us": cpu["plain"] / per * 1e6,
+    }
+
+
 # --- the driver ----------------------------------------------------------------------------
 
 
@@ -306,6 +367,23 @@ class Phase:
         return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
 
 
+@contextlib.contextmanager
+def profiled(pid: int, out: Path | None) -> Iterator[None]:
+    """py-spy records ``pid`` into ``out`` (raw, 200 Hz) meanwhile; nothing when None."""
+    if out is None:
+        yield
+        return
+    spy = os.environ.get("PY_SPY", "py-spy")
+    command = [spy, "record", "-r", "200", "--format", "raw", "-o", str(out), "--pid", str(pid)]
+    recorder = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(1.0)  # attached before the phase starts
+        yield
+    finally:
+        recorder.send_signal(signal.SIGINT)
+        recorder.wait(timeout=60)
+
+
 def measure(
     server: Server,
     what: str,
@@ -315,11 +393,13 @@ def measure(
     headers: tuple[str, ...],
     requests: int,
     concurrency: int,
+    profile: Path | None = None,
 ) -> Phase:
-    before = cpu_times(server.process.pid).total
-    result = run_client(server.port, path, body, marker, headers, requests, concurrency)
-    time.sleep(0.2)
-    cpu = cpu_times(server.process.pid).total - before
+    with profiled(server.process.pid, profile):
+        before = cpu_times(server.process.pid).total
+        result = run_client(server.port, path, body, marker, headers, requests, concurrency)
+        time.sleep(0.2)
+        cpu = cpu_times(server.process.pid).total - before
     latencies = list(result["latencies"])  # type: ignore[call-overload]
     failures = int(result["bad"]) + int(result["errors"]) + requests - len(latencies)  # type: ignore[call-overload]
     return Phase(
@@ -360,9 +440,10 @@ def servers(args: argparse.Namespace, workdir: Path) -> Iterator[dict[str, Serve
             "AGENTHOST_MAX_REQUESTS_PER_PRINCIPAL": "0",
             "AGENTHOST_MAX_CONNECTIONS_PER_CLIENT": "0",
         }
-        started["agenthost"] = start_server(
-            "agenthost", agenthost_command(config, free_port()), workdir, env
-        )
+        command = agenthost_command(config, free_port())
+        if args.agenthost:
+            command[0] = args.agenthost
+        started["agenthost"] = start_server("agenthost", command, workdir, env)
         if args.litellm:
             lite = workdir / "litellm.yaml"
             lite.write_text(LITELLM_CONFIG.format(host=HOST, port=up_port, chunks=args.chunks))
@@ -414,6 +495,8 @@ def benchmark(args: argparse.Namespace, workdir: Path) -> int:
                 50,
                 10,
             )
+        if args.profile:
+            args.profile.mkdir(parents=True, exist_ok=True)
         print(
             f"\nstreams: {args.streams} concurrent, {args.chunks} upstream chunks"
             f" over {args.duration:g} s vs 1 chunk"
@@ -426,6 +509,10 @@ def benchmark(args: argparse.Namespace, workdir: Path) -> int:
             path, body, marker, headers = bodies[surface]
             phases = {}
             for agent, chunks in (("relayN", args.chunks), ("relay1", 1)):
+                if args.warm_pool:  # each agent has its own connections to the upstream
+                    body_ = body.replace("{agent}", agent)
+                    path_ = path.format(agent=agent)
+                    measure(host, "warm", path_, body_, marker, headers, args.streams, args.streams)
                 phase = measure(
                     host,
                     surface,
@@ -435,6 +522,7 @@ def benchmark(args: argparse.Namespace, workdir: Path) -> int:
                     headers,
                     args.streams,
                     args.streams,
+                    args.profile / f"{surface}-{chunks}.txt" if args.profile else None,
                 )
                 phases[chunks] = phase
                 failed += phase.failures
@@ -469,6 +557,9 @@ def benchmark(args: argparse.Namespace, workdir: Path) -> int:
                     (f"Authorization: Bearer {LITELLM_KEY}",) if name == "litellm" else headers,
                     args.requests,
                     args.concurrency,
+                    args.profile / f"plain-{round_}.txt"
+                    if args.profile and name == "agenthost"
+                    else None,
                 )
                 failed += phase.failures
                 totals[name].append(phase)
@@ -479,6 +570,8 @@ def benchmark(args: argparse.Namespace, workdir: Path) -> int:
         rates = {}
         cpus = {}
         for name, phases_ in totals.items():
+            if not phases_:
+                continue
             count = sum(p.requests for p in phases_)
             cpu = sum(p.cpu for p in phases_)
             wall = sum(p.elapsed for p in phases_)
@@ -514,6 +607,18 @@ def main(argv: list[str] | None = None) -> int:
     client.add_argument("--requests", type=int, required=True)
     client.add_argument("--concurrency", type=int, required=True)
     client.add_argument("--header", action="append", default=[])
+    provider = sub.add_parser("provider", help="the openai provider alone, in this process")
+    provider.add_argument("--port", type=int, help="an upstream role's port (default: start one)")
+    provider.add_argument("--requests", type=int, default=500)
+    provider.add_argument("--concurrency", type=int, default=50)
+    provider.add_argument("--chunks", type=int, default=20)
+    provider.add_argument("--rounds", type=int, default=3)
+    provider.add_argument(
+        "--duration",
+        type=float,
+        default=0.05,
+        help="of each sN stream: its chunks come apart, one per read, as a model's do",
+    )
     parser.add_argument("--streams", type=int, default=1000)
     parser.add_argument("--chunks", type=int, default=20)
     parser.add_argument("--duration", type=float, default=1.0)
@@ -522,10 +627,36 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--litellm", help="python of a venv with litellm[proxy] installed")
+    parser.add_argument("--agenthost", help="the agenthost command to measure (another checkout's)")
+    parser.add_argument(
+        "--warm-pool",
+        action="store_true",
+        help="before each stream phase, as many unmeasured streams of its agent, so that it"
+        " finds its upstream connections open (else a phase opens up to --streams)",
+    )
+    parser.add_argument(
+        "--profile", type=Path, help="py-spy raw profiles of each stream phase here"
+    )
     args = parser.parse_args(argv)
     runner = uvloop.run if "uvloop" in sys.modules else asyncio.run
     if args.role == "upstream":
         runner(_upstream(args.port, args.duration))
+        return 0
+    if args.role == "provider":
+        if args.port:
+            print(json.dumps(runner(_provider(args))))
+            return 0
+        port = free_port()
+        command = [sys.executable, __file__, "upstream", "--port", str(port)]
+        command += ["--duration", str(args.duration)]
+        with tempfile.TemporaryDirectory(prefix="relay-bench-") as tmp:
+            upstream = start_server("upstream", command, Path(tmp), {})
+            try:
+                time.sleep(1.0)
+                args.port = port
+                print(json.dumps(runner(_provider(args))))
+            finally:
+                stop_server(upstream)
         return 0
     if args.role == "client":
         print(json.dumps(runner(_client(args))))

@@ -33,7 +33,14 @@ from agenthost.agents.models.base import (
     ModelResponse,
     ModelStreamEvent,
 )
-from agenthost.agents.models.openai_errors import failed, malformed_answers, retry_delay
+from agenthost.agents.models.idle import IdleDeadline
+from agenthost.agents.models.openai_errors import (
+    MALFORMED,
+    failed,
+    malformed,
+    malformed_answers,
+    retry_delay,
+)
 from agenthost.agents.models.openai_format import (
     ChatStreamAccumulator,
     from_chat_message,
@@ -188,14 +195,22 @@ class OpenAIModel(BaseChatModel):
         accumulator = ChatStreamAccumulator()
         response = await self._with_retries(lambda: self._http.open(params, headers))
         chunks = self._http.events(response)
+        # SSE comments are skipped by ``events``: only a useful event resets the clock.
+        deadline = IdleDeadline(self.timeout)
         try:
             while True:
+                # What ``malformed_answers`` does, without a context manager per chunk.
                 try:
-                    with malformed_answers(self.name):
-                        # SSE comments are skipped: only a useful event resets the clock.
-                        async with asyncio.timeout(self.timeout):
-                            chunk = await anext(chunks)
-                        text = accumulator.add(_object(chunk))
+                    deadline.arm()
+                    try:
+                        chunk = await anext(chunks)
+                    except asyncio.CancelledError:
+                        if deadline.expired():
+                            raise TimeoutError from None
+                        raise
+                    finally:
+                        deadline.disarm()
+                    text = accumulator.add(_object(chunk))
                 except StopAsyncIteration:
                     break
                 except TimeoutError:
@@ -206,6 +221,8 @@ class OpenAIModel(BaseChatModel):
                     raise failed(self.name, exc, retried=False) from exc
                 except (ModelError, UserError):
                     raise
+                except MALFORMED as exc:
+                    raise malformed(self.name, exc) from exc
                 except Exception as exc:
                     # The transport's own errors (a connection cut mid-body...).
                     logger.warning("upstream stream of %r broke", self.name, exc_info=True)
@@ -219,6 +236,7 @@ class OpenAIModel(BaseChatModel):
                     for delta in accumulator.take_call_deltas():
                         yield delta
         finally:
+            deadline.close()
             await chunks.aclose()  # releases the response, also when never started
             response.release()
         yield accumulator.response()

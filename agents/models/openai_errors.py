@@ -132,13 +132,22 @@ def _retry_after(exc: openai.APIStatusError) -> float | None:
         return None
 
 
+MALFORMED = (LookupError, TypeError, AttributeError, ValueError)
+"""What reading an answer that is not a completion raises (wrong shape, bad JSON, bad SSE)."""
+
+
+def malformed(model: str, exc: Exception) -> ModelError:
+    """The ModelError for ``exc``, one of :data:`MALFORMED`."""
+    return ModelError(
+        f"upstream model {model!r} sent a malformed response "
+        f"({type(exc).__name__}: {scrub(str(exc))})"
+    )
+
+
 @contextmanager
 def malformed_answers(model: str) -> Iterator[None]:
     """Answers that are not completions (wrong shape, bad JSON, bad SSE) → a ModelError."""
     try:
         yield
-    except (LookupError, TypeError, AttributeError, ValueError) as exc:
-        raise ModelError(
-            f"upstream model {model!r} sent a malformed response "
-            f"({type(exc).__name__}: {scrub(str(exc))})"
-        ) from exc
+    except MALFORMED as exc:
+        raise malformed(model, exc) from exc

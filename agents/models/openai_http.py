@@ -106,7 +106,9 @@ class ChatClient:
         """
         try:
             buffer = b""
-            async for data in response.content.iter_any():
+            content = response.content
+            # readany() itself, not iter_any(): one frame less per read; b"" is the end.
+            while data := await content.readany():
                 buffer += data
                 if b"\r" in buffer:
                     buffer = buffer.replace(b"\r\n", b"\n")
