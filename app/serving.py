@@ -20,6 +20,7 @@ events (which ends the streams no run feeds, such as MCP's GET stream).
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import resource
 import socket
@@ -124,6 +125,15 @@ class DrainingServer(uvicorn.Server):
         loop.call_soon_threadsafe(
             loop.call_later, self.drain_seconds, super().handle_exit, sig, frame
         )
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        # What start-up built (modules, classes, the app, the agents: ~220k
+        # objects) lives as long as the process: out of the collector's sight,
+        # full collections no longer scan it (bench/README.md, relay.py: GC
+        # took 4.1 of 20 s of server CPU relaying 1,000 streams, 1.3 s frozen).
+        gc.collect()
+        gc.freeze()
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         timer = asyncio.get_running_loop().call_later(self.grace_seconds, self._interrupt_runs)
