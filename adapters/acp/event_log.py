@@ -72,6 +72,21 @@ class EventLog:
         self.json_bytes = sum(len(event) for event in self._events)
         """The events' size as JSON (packed or not)."""
 
+    @classmethod
+    def from_packed(cls, packed: bytes) -> EventLog:
+        """The log that :attr:`packed_bytes` gave (it stays packed)."""
+        log = cls(_inflate(packed).split(_SEPARATOR) if packed else ())
+        if packed:
+            log._events, log._packed = None, packed
+        return log
+
+    @property
+    def packed_bytes(self) -> bytes:
+        """The log deflated (b"" when empty), packed or not: what a shared snapshot keeps."""
+        if self._events is None:
+            return self._packed
+        return _deflate(_SEPARATOR.join(self._events)) if self._events else b""
+
     def append(self, event: bytes) -> None:
         self._unpacked().append(event)
         self._count += 1

@@ -25,6 +25,7 @@ left by a replica that died, and is recorded ``failed`` by the reader.
 from __future__ import annotations
 
 import asyncio
+import base64
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from typing import Any
@@ -100,7 +101,9 @@ class SharedRuns:
             "run": orjson.loads(record.run_json()),  # a settled run is not rebuilt for this
             "session": [record.session.agent, record.session.session, record.session.principal],
             "pending": [call.model_dump() for call in record.pending],
-            "events": record.events.json_array().decode(),
+            # The log deflated, in base64 (ASCII: one byte a character as JSON
+            # and in Redis); snapshots written before kept "events", a JSON array.
+            "packed_events": base64.b64encode(record.events.packed_bytes).decode(),
         }
         key = SessionKey(_RUN, record.run_id, record.principal)
         await self.memory.append(key, (), meta=snapshot)
@@ -114,7 +117,7 @@ class SharedRuns:
             Run.model_validate(meta["run"]),
             principal,
             SessionKey(*meta["session"]),
-            events=EventLog(orjson.dumps(event) for event in orjson.loads(meta["events"])),
+            events=_events_of(meta),
             pending=[ToolCallPart.model_validate(call) for call in meta["pending"]],
         )
 
@@ -145,3 +148,10 @@ class SharedRuns:
     async def listen(self, cancel: Stop) -> None:
         """Call ``cancel(principal, run id)`` for every cancel sent, until cancelled."""
         await self.cancels.listen(cancel)
+
+
+def _events_of(snapshot: dict[str, Any]) -> EventLog:
+    """A snapshot's event log: deflated (``packed_events``) or, written before, a JSON array."""
+    if "packed_events" in snapshot:
+        return EventLog.from_packed(base64.b64decode(snapshot["packed_events"]))
+    return EventLog(orjson.dumps(event) for event in orjson.loads(snapshot["events"]))

@@ -20,10 +20,13 @@ from asgi_lifespan import LifespanManager
 
 from agenthost.adapters.acp.event_log import EventLog
 from agenthost.adapters.acp.runs import RunRecord
+from agenthost.adapters.acp.shared import NAMESPACE, SharedRuns
 from agenthost.agents import ChatAgent, SessionKey
 from agenthost.agents.models import EchoModel
+from agenthost.app.redis_memory import RedisMemoryManager, redis_client
 from agenthost.app.server import create_app
 from agenthost.app.settings import Settings
+from tests.stores import RedisServer, redis  # noqa: F401 (a fixture)
 
 
 def _events(count: int) -> list[bytes]:
@@ -107,3 +110,34 @@ async def test_a_settled_runs_answers_come_from_its_packed_log() -> None:
             assert "".join(e["part"]["content"] for e in events if e["type"] == "message.part") == (
                 "one two three"
             )
+
+
+@pytest.mark.anyio
+async def test_run_snapshots_in_redis_are_packed_and_old_ones_still_read(
+    redis: RedisServer,  # noqa: F811
+) -> None:
+    memory = RedisMemoryManager(redis_client(redis.url, timeout=2), NAMESPACE, ttl=60)
+    shared = SharedRuns(memory, cancels=None, leases=None)  # type: ignore[arg-type]
+    run = Run(agent_name="echo", session_id="00000000-0000-0000-0000-000000000002")
+    record = RunRecord(run, "p", SessionKey("echo", str(run.session_id), "p"))
+    record.emit(RunCreatedEvent(run=run))
+    for word in ("one ", "two "):
+        record.emit(MessagePartEvent(part=MessagePart(content=word, content_type="text/plain")))
+    record.settle(RunStatus.COMPLETED)
+    record.emit(RunCompletedEvent(run=run))
+    await shared.save(record)
+    stored = await memory.get(SessionKey("run", record.run_id, "p"))
+    assert stored is not None and "events" not in stored.meta and stored.meta["packed_events"]
+    loaded = await shared.load("p", record.run_id)
+    assert loaded is not None and loaded.events.packed
+    assert loaded.events.json_array() == record.events.json_array() and len(loaded.events) == 4
+    assert loaded.run_json() == record.run_json() and loaded.run.status == RunStatus.COMPLETED
+    # A snapshot written before logs were packed: its events as one JSON array.
+    old = {**stored.meta, "events": record.events.json_array().decode()}
+    del old["packed_events"]
+    await memory.delete(SessionKey("run", record.run_id, "p"))
+    await memory.append(SessionKey("run", record.run_id, "p"), (), meta=old)
+    again = await shared.load("p", record.run_id)
+    assert again is not None and again.events.json_array() == record.events.json_array()
+    assert again.run.model_dump_json() == run.model_dump_json()
+    await memory.aclose()
