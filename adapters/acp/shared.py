@@ -95,7 +95,7 @@ class SharedRuns:
 
     async def save(self, record: RunRecord) -> None:
         """Write the run's snapshot (with a fresh lease first while it works here)."""
-        if record.busy and record.run.status in WORKING:
+        if record.busy and not record.settled:
             await self.leases.take(record.principal, record.run_id)
         snapshot: dict[str, Any] = {
             "run": orjson.loads(record.run_json()),  # a settled run is not rebuilt for this
