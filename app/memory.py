@@ -15,12 +15,12 @@ messages on :meth:`LRUMemoryManager.get`. A Redis backend implements the same
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from cachetools import TTLCache
 
 from agenthost.agents import Conversation, MemoryManager, Message, SessionKey
 from agenthost.agents.message_codec import decode_messages, encode_message
@@ -32,39 +32,15 @@ _MESSAGE_OVERHEAD = 200  # bytes a stored message and its parts cost besides the
 
 @dataclass(slots=True)
 class _Entry:
-    """A stored session: its messages encoded (:func:`encode_message`) and its metadata."""
+    """A stored session: its messages encoded (:func:`encode_message`), its metadata,
+    when it expires and what it costs (:func:`message_bytes` of its messages,
+    :func:`json_bytes` of its metadata)."""
 
-    messages: list[bytes]
+    messages: list[bytes] | tuple[()]  # () until the first message (meta-only entries)
     meta: dict[str, Any]
-
-
-class _CountingTTLCache(TTLCache[SessionKey, _Entry]):
-    """A TTL + LRU cache that counts what it drops."""
-
-    def __init__(
-        self,
-        maxsize: int,
-        ttl: float,
-        timer: Callable[[], float],
-        dropped: Callable[[SessionKey], None] = lambda key: None,
-    ) -> None:
-        super().__init__(maxsize=maxsize, ttl=ttl, timer=timer)
-        self.evicted = 0  # dropped for room
-        self.expired = 0  # dropped for idleness
-        self.dropped = dropped
-
-    def popitem(self) -> tuple[SessionKey, _Entry]:
-        item = super().popitem()
-        self.evicted += 1
-        self.dropped(item[0])
-        return item
-
-    def expire(self, time: float | None = None) -> list[tuple[SessionKey, _Entry]]:
-        items = super().expire(time)
-        self.expired += len(items)
-        for key, _ in items:
-            self.dropped(key)
-        return items
+    expires: float = 0.0
+    message_bytes: int = 0
+    meta_bytes: int = 0
 
 
 class LRUMemoryManager:
@@ -73,6 +49,12 @@ class LRUMemoryManager:
     At most ``max_sessions`` sessions and about ``max_bytes`` bytes of them
     (:func:`message_bytes`): past either, the least recently used go. A
     session larger than the whole budget is not kept.
+
+    Every read and write refreshes a session's idle time and its place, so one
+    ordered dict, least recently used first, is both the LRU order and the
+    expiry order (a cachetools ``TTLCache`` kept four structures per key for
+    that, ~0.4 KiB; ``bench/protocol_sessions.py``). As there, expired
+    sessions are dropped when a session is written (a read of one misses).
     """
 
     def __init__(
@@ -85,54 +67,92 @@ class LRUMemoryManager:
         max_bytes: int = DEFAULT_MAX_BYTES,
     ) -> None:
         self.namespace = namespace
+        self.max_sessions = max_sessions
+        self.ttl = ttl
         self.max_bytes = max_bytes
         self.bytes = 0
-        self._sizes: dict[SessionKey, tuple[int, int]] = {}  # key → (messages, meta) bytes
-        self._cache = _CountingTTLCache(
-            maxsize=max_sessions, ttl=ttl, timer=timer, dropped=self._forget
-        )
+        self.evicted = 0  # dropped for room
+        self.expired = 0  # dropped for idleness
+        self._timer = timer
+        self._cache: OrderedDict[SessionKey, _Entry] = OrderedDict()
 
-    def _forget(self, key: SessionKey) -> None:
-        messages, meta = self._sizes.pop(key, (0, 0))
-        self.bytes -= messages + meta
+    def _live(self, key: SessionKey, now: float) -> _Entry | None:
+        entry = self._cache.get(key)
+        return entry if entry is not None and now < entry.expires else None
+
+    def _store(self, key: SessionKey, entry: _Entry, now: float) -> None:
+        """Put (or refresh) ``entry``: the most recent, idle from ``now``."""
+        self._expire(now)
+        cache = self._cache
+        if key in cache:
+            cache.move_to_end(key)
+        else:
+            while len(cache) >= self.max_sessions:
+                self._drop_oldest()
+        cache[key] = entry
+        entry.expires = now + self.ttl
+
+    def _expire(self, now: float) -> None:
+        cache = self._cache
+        while cache:
+            key, entry = next(iter(cache.items()))
+            if now < entry.expires:
+                return
+            del cache[key]
+            self.bytes -= entry.message_bytes + entry.meta_bytes
+            self.expired += 1
+
+    def _drop_oldest(self) -> None:
+        _, entry = self._cache.popitem(last=False)
+        self.bytes -= entry.message_bytes + entry.meta_bytes
+        self.evicted += 1
 
     async def get(self, key: SessionKey) -> Conversation | None:
-        entry = self._cache.get(key)
+        now = self._timer()
+        entry = self._live(key, now)
         if entry is None:
             return None
         # The TTL is idle time: reading a session keeps it, as writing does.
-        self._cache[key] = entry
-        return Conversation(decode_messages(entry.messages), entry.meta)
+        self._store(key, entry, now)
+        messages = decode_messages(entry.messages) if entry.messages else []
+        return Conversation(messages, entry.meta)
 
     async def append(
         self, key: SessionKey, messages: Sequence[Message], *, meta: dict[str, Any] | None = None
     ) -> None:
-        entry = self._cache.get(key) or _Entry([], {})
-        entry.messages.extend(encode_message(m) for m in messages)
+        now = self._timer()
+        entry = self._live(key, now) or _Entry((), {})
+        if messages:
+            if isinstance(entry.messages, tuple):
+                entry.messages = []
+            entry.messages.extend(encode_message(m) for m in messages)
         if meta:
             entry.meta.update(meta)
-        # Re-assigning refreshes the entry's TTL and LRU position.
-        self._cache[key] = entry
-        old_messages, old_meta = self._sizes.get(key, (0, 0))
-        new_messages = old_messages + sum(message_bytes(m) for m in messages)
-        new_meta = json_bytes(entry.meta) if meta else old_meta
-        self._sizes[key] = (new_messages, new_meta)
-        self.bytes += new_messages + new_meta - old_messages - old_meta
-        if new_messages + new_meta > self.max_bytes:  # alone over budget: only it goes
-            self._cache.pop(key, None)
-            self._cache.evicted += 1
-            self._forget(key)
+        self._store(key, entry, now)
+        old = entry.message_bytes + entry.meta_bytes
+        entry.message_bytes += sum(message_bytes(m) for m in messages)
+        if meta:
+            entry.meta_bytes = json_bytes(entry.meta)
+        self.bytes += entry.message_bytes + entry.meta_bytes - old
+        if entry.message_bytes + entry.meta_bytes > self.max_bytes:  # alone over budget
+            del self._cache[key]
+            self.bytes -= entry.message_bytes + entry.meta_bytes
+            self.evicted += 1
         while self.bytes > self.max_bytes and self._cache:
-            self._cache.popitem()  # least recently used first, this one last
+            self._drop_oldest()  # least recently used first, this one last
 
     async def delete(self, key: SessionKey) -> bool:
-        found = self._cache.pop(key, None) is not None
-        self._forget(key)
-        return found
+        entry = self._cache.get(key)
+        if entry is None:
+            return False
+        if not self._timer() < entry.expires:
+            return False  # expired: dropped (and counted) by the next write
+        del self._cache[key]
+        self.bytes -= entry.message_bytes + entry.meta_bytes
+        return True
 
     async def aclose(self) -> None:
         self._cache.clear()
-        self._sizes.clear()
         self.bytes = 0
 
     @property
@@ -142,7 +162,7 @@ class LRUMemoryManager:
     @property
     def evictions(self) -> int:
         """Sessions dropped for room or for idleness since start."""
-        return self._cache.evicted + self._cache.expired
+        return self.evicted + self.expired
 
 
 def message_bytes(message: Message) -> int:

@@ -71,8 +71,11 @@ def start(
     record.run.status = RunStatus.IN_PROGRESS
     record.run.await_request = None
     record.pending = []
-    record.task = asyncio.create_task(
-        _execute(record, agent, memory, list(input), shared), name=f"acp-run-{record.run.run_id}"
+    record.work(
+        asyncio.create_task(
+            _execute(record, agent, memory, list(input), shared),
+            name=f"acp-run-{record.run_id}",
+        )
     )
 
 
@@ -94,7 +97,7 @@ async def _execute(
             try:
                 await asyncio.shield(shared.save(record))
             except Exception:
-                logger.exception("ACP run %s: its snapshot could not be saved", record.run.run_id)
+                logger.exception("ACP run %s: its snapshot could not be saved", record.run_id)
 
 
 async def _work(

@@ -18,47 +18,128 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from acp_sdk.models import Event, Run, RunStatus
+from acp_sdk.models import (
+    Event,
+    Run,
+    RunAwaitingEvent,
+    RunCancelledEvent,
+    RunCompletedEvent,
+    RunFailedEvent,
+    RunStatus,
+)
 
+from agenthost.adapters.acp.event_log import EventLog
 from agenthost.agents import SessionKey, ToolCallPart
 
 _HAS_TASK = (RunStatus.CREATED, RunStatus.IN_PROGRESS, RunStatus.CANCELLING)
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+_SETTLED_EVENTS = (RunAwaitingEvent, RunCancelledEvent, RunCompletedEvent, RunFailedEvent)
+_RUN_KEY = b'"run":'
+_RUN_SERIALIZER = Run.__pydantic_serializer__
 
 
-@dataclass(eq=False)
 class RunRecord:
-    """A run, the principal that owns it, its session and its event log (as JSON)."""
+    """A run, the principal that owns it, its session and its event log (as JSON).
 
-    run: Run
-    principal: str
-    session: SessionKey
-    events: list[bytes] = field(default_factory=list)
-    pending: list[ToolCallPart] = field(default_factory=list)
-    task: asyncio.Task[None] | None = None
-    idle_since: float = field(default_factory=time.monotonic)
-    _changed: asyncio.Event = field(default_factory=asyncio.Event)
-    _bytes: int = 0  # of the event log so far
+    Once the run settles (ends or awaits its client) its log is packed
+    (:class:`EventLog`), its finished task let go and its ``Run`` dropped:
+    the log's last event holds the run as it settled, and :attr:`run`
+    rebuilds it from there when it is asked for (to change it, or to resume
+    it). A wake-up event for followers exists only while one waits.
+    """
+
+    __slots__ = (
+        "_changed",
+        "_run",
+        "events",
+        "idle_since",
+        "pending",
+        "principal",
+        "run_id",
+        "session",
+        "task",
+    )
+
+    def __init__(
+        self,
+        run: Run,
+        principal: str,
+        session: SessionKey,
+        events: EventLog | None = None,
+        pending: list[ToolCallPart] | None = None,
+    ) -> None:
+        self._run: Run | None = run
+        self.run_id = str(run.run_id)
+        """The run's id (as ``str(run.run_id)``: it never changes)."""
+        self.principal = principal
+        self.session = session
+        self.events = EventLog() if events is None else events
+        self.pending = [] if pending is None else pending
+        self.task: asyncio.Task[None] | None = None
+        self.idle_since = time.monotonic()
+        self._changed: asyncio.Event | None = None  # set on the next event; made by a follower
+
+    @property
+    def run(self) -> Run:
+        """The run (rebuilt from its last event if it was dropped when it settled)."""
+        if self._run is None:
+            self._run = Run.model_validate_json(self.run_json())
+        return self._run
+
+    @run.setter
+    def run(self, run: Run) -> None:
+        self._run = run
+
+    def run_json(self) -> bytes:
+        """The run as JSON (``Run.model_dump_json``), without rebuilding a dropped one."""
+        if self._run is not None:
+            return _RUN_SERIALIZER.to_json(self._run)
+        last = self.events.last()
+        prefix = last.index(_RUN_KEY) + len(_RUN_KEY)
+        return last[prefix:-1]  # {"type":"run.<status>","run":<the run>}
+
+    @property
+    def settled(self) -> bool:
+        """The run ended or awaits its client (its work holds no task)."""
+        return self._run is None or self._run.status not in _HAS_TASK
 
     @property
     def held_bytes(self) -> int:
-        """What the record holds: its event log (the output is in its last events)."""
-        return self._bytes
+        """What the record holds: its event log as JSON (the output is in its last events)."""
+        return self.events.json_bytes
 
     @property
     def busy(self) -> bool:
         """The run has work going on (its task is running)."""
         return self.task is not None and not self.task.done()
 
+    def work(self, task: asyncio.Task[None]) -> None:
+        """Run ``task`` as the run's work; the record lets it go once it is done."""
+        self.task = task
+        task.add_done_callback(self._let_go)
+
+    def _let_go(self, task: asyncio.Task[None]) -> None:
+        if self.task is task:  # a finished task (and its context) is not kept
+            self.task = None
+
     def emit(self, event: Event) -> None:
         """Append an event (a snapshot: later changes to the run are not in it)."""
-        self.events.append(event.model_dump_json().encode())
-        self._bytes += len(self.events[-1])
-        self._changed.set()
-        self._changed = asyncio.Event()
+        self.events.append(event.__pydantic_serializer__.to_json(event))
+        if self.settled and isinstance(event, _SETTLED_EVENTS):
+            # No event follows until a resume or a cancel, and this one holds the run.
+            self.events.pack()
+            self._run = None
+        if self._changed is not None:
+            self._changed.set()
+            self._changed = None
+
+    def adopt(self, stored: RunRecord) -> None:
+        """Take the run, events and pending calls of ``stored`` (its shared snapshot)."""
+        self.run, self.events, self.pending = stored.run, stored.events, stored.pending
+        if self.settled:
+            self.events.pack()
 
     def settle(self, status: RunStatus) -> None:
         """Set a status after which the run holds no task (terminal or awaiting)."""
@@ -71,13 +152,16 @@ class RunRecord:
         """The events from index ``start`` on, as they come, until the run stops."""
         index = start
         while True:
-            changed = self._changed
-            while index < len(self.events):
-                yield self.events[index]
-                index += 1
-            if self.run.status not in _HAS_TASK:
+            if index < len(self.events):
+                for event in self.events.since(index):
+                    index += 1
+                    yield event
+                continue  # more may have come while the client read these
+            if self.settled:
                 return
-            await changed.wait()
+            if self._changed is None:  # no await since the checks: no event is missed
+                self._changed = asyncio.Event()
+            await self._changed.wait()
 
     async def finished(self) -> None:
         """Wait until the run's task is done (the run ended or awaits its client).
@@ -108,7 +192,7 @@ class RunStore:
 
     def add(self, record: RunRecord) -> None:
         self._prune()
-        self._runs[(record.principal, str(record.run.run_id))] = record
+        self._runs[(record.principal, record.run_id)] = record
 
     def get(self, principal: str, run_id: str) -> RunRecord | None:
         try:

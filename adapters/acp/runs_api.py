@@ -74,7 +74,7 @@ class RunsAPI:
 
     async def events(self, request: Request, run_id: str) -> Response:
         record = await self._record(request, run_id)
-        body = b'{"events":[' + b",".join(record.events) + b"]}"
+        body = b'{"events":' + record.events.json_array() + b"}"
         return Response(body, headers=_run_headers(record), media_type="application/json")
 
     async def resume(self, request: Request, run_id: str) -> Response:
@@ -104,7 +104,7 @@ class RunsAPI:
         elif record.run.status != RunStatus.AWAITING and self.shared is not None:
             # It works on another replica: that one stops it and records it.
             record.run.status = RunStatus.CANCELLING
-            await self.shared.cancel(record.principal, str(record.run.run_id))
+            await self.shared.cancel(record.principal, record.run_id)
         else:  # awaiting: no work to stop
             record.settle(RunStatus.CANCELLED)
             record.emit(RunCancelledEvent(run=record.run))
@@ -136,11 +136,7 @@ class RunsAPI:
                 stored = await self.shared.fail_if_orphaned(stored)
                 if record is None:
                     return stored
-                record.run, record.events, record.pending = (
-                    stored.run,
-                    stored.events,
-                    stored.pending,
-                )
+                record.adopt(stored)
         if record is None:
             raise not_found("run", run_id)
         return record
@@ -181,12 +177,12 @@ def _stop(record: RunRecord) -> None:
 
 
 def _run_headers(record: RunRecord) -> dict[str, str]:
-    return {"Run-ID": str(record.run.run_id)}
+    return {"Run-ID": record.run_id}
 
 
 def _run_response(record: RunRecord, status: int = 200) -> Response:
     return Response(
-        record.run.model_dump_json(),
+        record.run_json(),
         status,
         headers=_run_headers(record),
         media_type="application/json",

@@ -25,6 +25,7 @@ left by a replica that died, and is recorded ``failed`` by the reader.
 from __future__ import annotations
 
 import asyncio
+import base64
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from typing import Any
@@ -32,6 +33,7 @@ from typing import Any
 import orjson
 from acp_sdk.models import Error, Run, RunFailedEvent, RunStatus
 
+from agenthost.adapters.acp.event_log import EventLog
 from agenthost.adapters.acp.runs import RunRecord
 from agenthost.adapters.base import AdapterContext
 from agenthost.adapters.cancels import CancelChannel, Stop, is_shared
@@ -73,7 +75,7 @@ class SharedRuns:
     @asynccontextmanager
     async def working(self, record: RunRecord) -> AsyncIterator[None]:
         """While inside (its work runs here): hold the run's lease, and share its progress."""
-        async with self.leases.held(record.principal, str(record.run.run_id)):
+        async with self.leases.held(record.principal, record.run_id):
             progress = asyncio.create_task(self._share_progress(record))
             try:
                 yield
@@ -93,15 +95,17 @@ class SharedRuns:
 
     async def save(self, record: RunRecord) -> None:
         """Write the run's snapshot (with a fresh lease first while it works here)."""
-        if record.busy and record.run.status in WORKING:
-            await self.leases.take(record.principal, str(record.run.run_id))
+        if record.busy and not record.settled:
+            await self.leases.take(record.principal, record.run_id)
         snapshot: dict[str, Any] = {
-            "run": record.run.model_dump(mode="json"),
+            "run": orjson.loads(record.run_json()),  # a settled run is not rebuilt for this
             "session": [record.session.agent, record.session.session, record.session.principal],
             "pending": [call.model_dump() for call in record.pending],
-            "events": "[" + ",".join(event.decode() for event in record.events) + "]",
+            # The log deflated, in base64 (ASCII: one byte a character as JSON
+            # and in Redis); snapshots written before kept "events", a JSON array.
+            "packed_events": base64.b64encode(record.events.packed_bytes).decode(),
         }
-        key = SessionKey(_RUN, str(record.run.run_id), record.principal)
+        key = SessionKey(_RUN, record.run_id, record.principal)
         await self.memory.append(key, (), meta=snapshot)
 
     async def load(self, principal: str, run_id: str) -> RunRecord | None:
@@ -113,7 +117,7 @@ class SharedRuns:
             Run.model_validate(meta["run"]),
             principal,
             SessionKey(*meta["session"]),
-            events=[orjson.dumps(event) for event in orjson.loads(meta["events"])],
+            events=_events_of(meta),
             pending=[ToolCallPart.model_validate(call) for call in meta["pending"]],
         )
 
@@ -125,7 +129,7 @@ class SharedRuns:
         """
         if record.run.status not in WORKING:
             return record
-        id = str(record.run.run_id)
+        id = record.run_id
         if await self.leases.alive(record.principal, id):
             return record
         latest = await self.load(record.principal, id)  # it may have just ended
@@ -144,3 +148,10 @@ class SharedRuns:
     async def listen(self, cancel: Stop) -> None:
         """Call ``cancel(principal, run id)`` for every cancel sent, until cancelled."""
         await self.cancels.listen(cancel)
+
+
+def _events_of(snapshot: dict[str, Any]) -> EventLog:
+    """A snapshot's event log: deflated (``packed_events``) or, written before, a JSON array."""
+    if "packed_events" in snapshot:
+        return EventLog.from_packed(base64.b64decode(snapshot["packed_events"]))
+    return EventLog(orjson.dumps(event) for event in orjson.loads(snapshot["events"]))

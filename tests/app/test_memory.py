@@ -113,3 +113,15 @@ async def test_sessions_are_kept_encoded_and_decoded_on_get() -> None:
     first.messages.clear()  # a read hands back a copy: the stored session stays
     second = await memory.get(key)
     assert second is not None and len(second.messages) == 3
+
+
+async def test_an_expired_session_is_not_deleted_twice_and_is_counted_once() -> None:
+    now = [0.0]
+    memory = LRUMemoryManager("test", max_sessions=10, ttl=5, timer=lambda: now[0])
+    old, new = SessionKey("agent", "old", "p"), SessionKey("agent", "new", "p")
+    await memory.append(old, [Message.user("hi")], meta={"n": 1})
+    now[0] = 6
+    assert await memory.delete(old) is False  # expired: as if gone
+    await memory.append(new, [Message.user("again")])  # a write drops the expired one
+    assert (memory.size, memory.evictions) == (1, 1)
+    assert memory.bytes == await memory_bytes(memory, new)

@@ -1,0 +1,143 @@
+"""A settled run: its event log packed, its task and ``Run`` let go, its answers unchanged."""
+
+import asyncio
+
+import httpx
+import orjson
+import pytest
+from acp_sdk.models import (
+    Message,
+    MessageCompletedEvent,
+    MessagePart,
+    MessagePartEvent,
+    Run,
+    RunCompletedEvent,
+    RunCreatedEvent,
+    RunInProgressEvent,
+    RunStatus,
+)
+from asgi_lifespan import LifespanManager
+
+from agenthost.adapters.acp.event_log import EventLog
+from agenthost.adapters.acp.runs import RunRecord
+from agenthost.adapters.acp.shared import NAMESPACE, SharedRuns
+from agenthost.agents import ChatAgent, SessionKey
+from agenthost.agents.models import EchoModel
+from agenthost.app.redis_memory import RedisMemoryManager, redis_client
+from agenthost.app.server import create_app
+from agenthost.app.settings import Settings
+from tests.stores import RedisServer, redis  # noqa: F401 (a fixture)
+
+
+def _events(count: int) -> list[bytes]:
+    parts = [
+        MessagePartEvent(part=MessagePart(content=f"word {n} «é»\n", content_type="text/plain"))
+        for n in range(count)
+    ]
+    return [event.model_dump_json().encode() for event in parts]
+
+
+def test_a_packed_log_reads_back_every_event_byte_for_byte() -> None:
+    events = _events(40)
+    log = EventLog(events)
+    size = log.json_bytes
+    log.pack()
+    assert log.packed and len(log) == 40 and log.json_bytes == size == sum(map(len, events))
+    assert log.json_array() == b"[" + b",".join(events) + b"]"
+    assert orjson.loads(log.json_array()) == [orjson.loads(e) for e in events]
+    assert log.since(37) == events[37:] and log.last() == events[-1]
+    assert log.packed  # reading does not unpack
+    more = _events(1)[0]
+    log.append(more)  # a resumed run goes on where it was
+    assert not log.packed and log.since(0) == [*events, more] and len(log) == 41
+
+
+def test_an_empty_log_stays_a_list() -> None:
+    log = EventLog()
+    log.pack()
+    assert not log.packed and log.json_array() == b"[]" and log.since(0) == []
+
+
+@pytest.mark.anyio
+async def test_a_settled_record_drops_its_run_and_task_and_rebuilds_the_same_run() -> None:
+    run = Run(agent_name="echo", session_id="00000000-0000-0000-0000-000000000001")
+    record = RunRecord(run, "anonymous", SessionKey("echo", str(run.session_id), "anonymous"))
+    record.work(asyncio.create_task(asyncio.sleep(0)))
+    record.emit(RunCreatedEvent(run=run))
+    run.status = RunStatus.IN_PROGRESS
+    record.emit(RunInProgressEvent(run=run))
+    message = Message(
+        role="agent/echo", parts=[MessagePart(content="hi", content_type="text/plain")]
+    )
+    run.output.append(message)
+    record.emit(MessageCompletedEvent(message=message))
+    assert not record.events.packed and record.busy
+    await record.finished()
+    await asyncio.sleep(0)  # the done callback
+    assert record.task is None and not record.busy
+    record.settle(RunStatus.COMPLETED)
+    expected = run.model_dump_json().encode()
+    record.emit(RunCompletedEvent(run=run))
+    assert record.events.packed and record.settled
+    assert record.run_json() == expected  # served from the log, nothing rebuilt
+    assert record.run.model_dump_json().encode() == expected  # rebuilt on demand
+    assert record.run.status == RunStatus.COMPLETED and record.run_id == str(run.run_id)
+
+
+@pytest.mark.anyio
+async def test_a_settled_runs_answers_come_from_its_packed_log() -> None:
+    app = create_app(Settings(), {"echo": ChatAgent("echo", EchoModel())})
+    async with LifespanManager(app) as manager:
+        transport = httpx.ASGITransport(app=manager.app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
+            body = {
+                "agent_name": "echo",
+                "mode": "sync",
+                "input": [{"role": "user", "parts": [{"content": "one two three"}]}],
+            }
+            answer = await client.post("/acp/runs", json=body)
+            assert answer.status_code == 200
+            run_id = answer.json()["run_id"]
+            read = await client.get(f"/acp/runs/{run_id}")
+            assert read.content == answer.content and read.headers["Run-ID"] == run_id
+            events = (await client.get(f"/acp/runs/{run_id}/events")).json()["events"]
+            assert [e["type"] for e in events][:3] == [
+                "run.created",
+                "run.in-progress",
+                "message.created",
+            ]
+            assert events[-1] == {"type": "run.completed", "run": answer.json()}
+            assert "".join(e["part"]["content"] for e in events if e["type"] == "message.part") == (
+                "one two three"
+            )
+
+
+@pytest.mark.anyio
+async def test_run_snapshots_in_redis_are_packed_and_old_ones_still_read(
+    redis: RedisServer,  # noqa: F811
+) -> None:
+    memory = RedisMemoryManager(redis_client(redis.url, timeout=2), NAMESPACE, ttl=60)
+    shared = SharedRuns(memory, cancels=None, leases=None)  # type: ignore[arg-type]
+    run = Run(agent_name="echo", session_id="00000000-0000-0000-0000-000000000002")
+    record = RunRecord(run, "p", SessionKey("echo", str(run.session_id), "p"))
+    record.emit(RunCreatedEvent(run=run))
+    for word in ("one ", "two "):
+        record.emit(MessagePartEvent(part=MessagePart(content=word, content_type="text/plain")))
+    record.settle(RunStatus.COMPLETED)
+    record.emit(RunCompletedEvent(run=run))
+    await shared.save(record)
+    stored = await memory.get(SessionKey("run", record.run_id, "p"))
+    assert stored is not None and "events" not in stored.meta and stored.meta["packed_events"]
+    loaded = await shared.load("p", record.run_id)
+    assert loaded is not None and loaded.events.packed
+    assert loaded.events.json_array() == record.events.json_array() and len(loaded.events) == 4
+    assert loaded.run_json() == record.run_json() and loaded.run.status == RunStatus.COMPLETED
+    # A snapshot written before logs were packed: its events as one JSON array.
+    old = {**stored.meta, "events": record.events.json_array().decode()}
+    del old["packed_events"]
+    await memory.delete(SessionKey("run", record.run_id, "p"))
+    await memory.append(SessionKey("run", record.run_id, "p"), (), meta=old)
+    again = await shared.load("p", record.run_id)
+    assert again is not None and again.events.json_array() == record.events.json_array()
+    assert again.run.model_dump_json() == run.model_dump_json()
+    await memory.aclose()
