@@ -48,7 +48,8 @@ class _EventStream(EventSourceResponse):
     - On that path, an event that is already bytes (ours always are) is sent
       as it is: no ``ensure_bytes``, debug-log and time-out wrapper calls per
       event (sse-starlette's ``_stream_response`` otherwise, with the same
-      clean-up when a send fails).
+      clean-up when a send fails), and the lock between a keep-alive and the
+      last event is asyncio's (anyio's takes a checkpoint even when free).
     """
 
     async def _send_with_timeout(self, send: Send, message: Message) -> None:
@@ -86,11 +87,14 @@ class _EventStream(EventSourceResponse):
         pings: set[asyncio.Task[None]] = set()
         timer: list[asyncio.TimerHandle] = []
         interval = self._ping_interval
+        # Keeps a ping and the last event apart, as sse-starlette's anyio lock does; an
+        # asyncio lock costs no checkpoint (a trip through the loop) when it is free.
+        lock = asyncio.Lock()
 
         async def send_ping() -> None:
             factory = self.ping_message_factory
             ping = ensure_bytes(factory() if factory else _keepalive(), self.sep)
-            async with self._send_lock:
+            async with lock:
                 if self.active:
                     await send({"type": "http.response.body", "body": ping, "more_body": True})
             if self.active:
@@ -105,7 +109,7 @@ class _EventStream(EventSourceResponse):
         if interval > 0:
             timer.append(loop.call_later(interval, ping_due))
         try:
-            await self._send_events(send)
+            await self._send_events(send, lock)
         except asyncio.CancelledError:
             # The client left: the stream ends quietly, as sse-starlette's does.
             if gone and task.uncancel() == 0:
@@ -121,7 +125,7 @@ class _EventStream(EventSourceResponse):
         if self.background is not None:
             await self.background()
 
-    async def _send_events(self, send: Send) -> None:
+    async def _send_events(self, send: Send, lock: asyncio.Lock) -> None:
         """sse-starlette's ``_stream_response`` without a send time-out (the plain path)."""
         await send(
             {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
@@ -136,7 +140,7 @@ class _EventStream(EventSourceResponse):
             except BaseException:
                 await self._close_events()
                 raise
-        async with self._send_lock:
+        async with lock:
             self.active = False
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
