@@ -7,6 +7,7 @@ import asyncio
 from contextlib import nullcontext
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from agenthost.agents.shields import save_shield
@@ -58,4 +59,4 @@ async def test_no_scope_is_opened_where_no_anyio_scope_holds_the_task(anyio_back
     assert isinstance(shield, nullcontext)
     with anyio.CancelScope():  # inside a scope: a real shield
         assert isinstance(save_shield(), anyio.CancelScope)
-        await anyio.sleep(0)
+        await anyio.lowlevel.checkpoint()
