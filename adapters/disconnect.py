@@ -36,9 +36,10 @@ async def unless_disconnected(receive: Receive, work: Awaitable[T]) -> T:
     back, as ``asyncio.timeout`` does) rather than opening an anyio cancel
     scope per request: the same effect for a fraction of the CPU.
     """
-    task = asyncio.current_task()
+    loop = asyncio.get_running_loop()  # once: each lookup costs ~0.3 µs on Python 3.11
+    task = asyncio.current_task(loop)
     assert task is not None
-    watch = _Watch(receive, task)
+    watch = _Watch(receive, task, loop)
     try:
         result = await work
     except asyncio.CancelledError:
@@ -56,16 +57,18 @@ async def unless_disconnected(receive: Receive, work: Awaitable[T]) -> T:
 class _Watch:
     """Starts watching after :data:`WATCH_AFTER`; cancels ``task`` on a disconnect."""
 
-    __slots__ = ("_receive", "_task", "_timer", "_watcher", "fired")
+    __slots__ = ("_loop", "_receive", "_task", "_timer", "_watcher", "fired")
 
-    def __init__(self, receive: Receive, task: asyncio.Task[object]) -> None:
-        self._receive, self._task = receive, task
+    def __init__(
+        self, receive: Receive, task: asyncio.Task[object], loop: asyncio.AbstractEventLoop
+    ) -> None:
+        self._receive, self._task, self._loop = receive, task, loop
         self._watcher: asyncio.Task[None] | None = None
         self.fired = False
-        self._timer = asyncio.get_running_loop().call_later(WATCH_AFTER, self._start)
+        self._timer = loop.call_later(WATCH_AFTER, self._start)
 
     def _start(self) -> None:
-        self._watcher = asyncio.create_task(self._watch())
+        self._watcher = self._loop.create_task(self._watch())
 
     async def _watch(self) -> None:
         while (await self._receive())["type"] != "http.disconnect":

@@ -16,13 +16,12 @@ from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any, Protocol, runtime_checkable
 
-import anyio
-
 from agenthost.agents.limits import HostBounds, RunBound, RunLimits
 from agenthost.agents.messages import Message, MessageInput, to_messages
 from agenthost.agents.options import RunOptions
 from agenthost.agents.results import RunFinished, RunResult, RunUpdate
 from agenthost.agents.sessions import Session, conversation_of
+from agenthost.agents.shields import save_shield
 
 
 @runtime_checkable
@@ -159,7 +158,7 @@ class BaseAgent:
                 bound.check_output(update.result.output)
                 if session is not None:
                     # Shielded: a cancel arriving now must not leave half a turn.
-                    with bound.protected(), anyio.CancelScope(shield=True):
+                    with bound.protected(), save_shield():
                         await session.append(update.result.new_messages)
             yield update
 

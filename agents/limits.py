@@ -33,6 +33,8 @@ class RunLimits:
 
     def merged(self, override: RunLimits) -> RunLimits:
         """``override``'s bounds where set, these elsewhere."""
+        if override.max_output_chars is None and override.max_seconds is None:
+            return self  # frozen: no copy needed (the common case, once per run)
         return RunLimits(
             override.max_output_chars
             if override.max_output_chars is not None
@@ -73,6 +75,7 @@ class RunBound:
         "__weakref__",
         "_cancelling",
         "_limits",
+        "_loop",
         "_observer",
         "_protected",
         "_reason",
@@ -97,11 +100,13 @@ class RunBound:
         self._task: asyncio.Task[Any] | None = None  # set while waiting inside the run
         self._cancelling = False
         self._protected = False
-        self._timer = (
-            asyncio.get_running_loop().call_later(limits.max_seconds, self._time_out)
-            if limits.max_seconds is not None
-            else None
-        )
+        # The run's loop, found once: asyncio.current_task() looks it up again on every
+        # call (~0.3-0.9 µs on Python 3.11, a sixth of a streamed chunk's cost here).
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        if limits.max_seconds is not None:
+            self._loop = loop = asyncio.get_running_loop()
+            self._timer = loop.call_later(limits.max_seconds, self._time_out)
         if runs is not None:
             runs.add(self)
 
@@ -129,19 +134,14 @@ class RunBound:
         finally:
             self._protected = False
 
-    def _count(self, update: RunUpdate) -> None:
-        limit = self._limits.max_output_chars
-        if limit is None or not isinstance(update, TextDelta):
-            return
-        self._text += len(update.text)
-        if self._text > limit:
-            self._stop(_too_long(limit))
-
     async def _wait(self, work: Awaitable[T]) -> T:
         """Await ``work`` where a bound may cancel it; raise the bound's error if one did."""
         if self._reason is not None:
             raise self._reason
-        self._task = asyncio.current_task()
+        loop = self._loop
+        if loop is None:
+            loop = self._loop = asyncio.get_running_loop()
+        self._task = asyncio.current_task(loop)
         scope = self._scope
         token = scope.attach() if scope is not None else None
         try:
@@ -203,13 +203,36 @@ class RunBound:
         """
         probe = self._probe()
         texts = probe is not None
+        loop = self._loop
+        if loop is None:
+            loop = self._loop = asyncio.get_running_loop()
+        scope, limit = self._scope, self._limits.max_output_chars
         try:
             while True:
+                # What _wait does, inline: this loop runs once per streamed update.
+                if self._reason is not None:
+                    raise self._reason
+                self._task = asyncio.current_task(loop)
+                token = scope.attach() if scope is not None else None
                 try:
-                    item = await self._wait(anext(updates))
+                    item = await anext(updates)
                 except StopAsyncIteration:
                     return
-                self._count(item)
+                except asyncio.CancelledError:
+                    if not self._cancelling:
+                        raise  # someone else's cancellation (a client gone): not ours to turn
+                    self._task.uncancel()  # type: ignore[union-attr]
+                    self._cancelling = False
+                    assert self._reason is not None
+                    raise self._reason from None
+                finally:
+                    self._task = None
+                    if scope is not None:
+                        scope.detach(token)
+                if limit is not None and isinstance(item, TextDelta):
+                    self._text += len(item.text)
+                    if self._text > limit:
+                        self._stop(_too_long(limit))
                 if isinstance(item, RunFinished):
                     if probe is not None:
                         probe.finished(item.result, None)

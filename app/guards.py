@@ -108,7 +108,7 @@ class BodyLimitGuard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        declared = Headers(scope=scope).get("content-length")
+        declared = _first_header(scope, b"content-length")
         size = int(declared) if declared is not None and declared.isdigit() else None
         if size is not None and size > self.max_bytes:
             await self._refuse(scope, receive, send)
@@ -213,15 +213,26 @@ class SiteGuard:
         if scope["type"] not in ("http", "websocket") or scope["path"] in self.exempt:
             await self.app(scope, receive, send)
             return
-        headers = Headers(scope=scope)
-        host = headers.get("host", "").lower()
+        # The first of each header, as Headers.get finds it, in one pass (a missing
+        # header costs Headers.get a KeyError raised and caught).
+        raw_host = raw_origin = raw_type = None
+        for name, value in scope["headers"]:
+            if name == b"host":
+                raw_host = value if raw_host is None else raw_host
+            elif name == b"origin":
+                raw_origin = value if raw_origin is None else raw_origin
+            elif name == b"content-type":
+                raw_type = value if raw_type is None else raw_type
+        host = raw_host.decode("latin-1").lower() if raw_host is not None else ""
+        origin = raw_origin.decode("latin-1") if raw_origin is not None else None
         refusal = None
         if self.check_host and not self._host_allowed(host):
             refusal = (421, f"the Host header {host!r} is not allowed", "host_not_allowed")
-        elif not self._origin_allowed(headers.get("origin"), host):
+        elif not self._origin_allowed(origin, host):
             refusal = (403, "requests from this Origin are not allowed", "origin_not_allowed")
         elif scope["type"] == "http" and scope["method"] in JSON_METHODS:
-            content_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
+            declared = raw_type.decode("latin-1") if raw_type is not None else ""
+            content_type = declared.split(";", 1)[0].strip().lower()
             if content_type and not _is_json(content_type):
                 message = f"Content-Type {content_type!r} is not JSON; send application/json"
                 refusal = (415, message, "unsupported_media_type")
@@ -244,6 +255,14 @@ class SiteGuard:
         if scheme not in ("http", "https"):
             return False
         return netloc == host or _name_of(netloc) in LOCAL_HOSTS
+
+
+def _first_header(scope: Scope, name: bytes) -> str | None:
+    """The first ``name`` header's value, as ``Headers(scope=scope).get`` gives it."""
+    for key, value in scope["headers"]:
+        if key == name:
+            return value.decode("latin-1")  # type: ignore[no-any-return]
+    return None
 
 
 def _is_json(content_type: str) -> bool:

@@ -6,6 +6,7 @@ import os
 import time
 from collections.abc import Mapping, Sequence
 
+import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -59,12 +60,17 @@ class _ChatChunks(RunConsumer[bytes]):
         super().__init__(agent)
         self.chunks = chunks
         self.calls: dict[str, str] = {}  # the arguments streamed so far, by call id
+        # Each text chunk's event is the same bytes around the text: split once, here.
+        event = sse_event(chunks.chunk({"content": ""}))
+        head, _, self._text_tail = event.rpartition(b'"content":""')
+        self._text_head = head + b'"content":'
 
     async def on_start(self) -> Sequence[bytes]:
         return (sse_event(self.chunks.chunk({"role": "assistant", "content": ""})),)
 
     async def on_text(self, text: str) -> Sequence[bytes]:
-        return (sse_event(self.chunks.chunk({"content": text})),)
+        # == sse_event(self.chunks.chunk({"content": text}))
+        return (self._text_head + orjson.dumps(text) + self._text_tail,)
 
     async def on_tool_call_delta(self, delta: ToolCallDelta) -> Sequence[bytes]:
         sent = self.calls.get(delta.id)

@@ -16,7 +16,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import anyio
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -49,6 +48,7 @@ from agenthost.adapters.openai.shared import to_items
 from agenthost.adapters.openai.store import ConversationStore, ResponseStore
 from agenthost.adapters.runs import first_update
 from agenthost.agents import Agent, InMemorySession, RunOptions, RunResult, Session
+from agenthost.agents.shields import save_shield
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +97,7 @@ class Turn:
 
     async def save(self, response: dict[str, Any]) -> None:
         # Shielded: a client leaving now must not leave half a turn saved.
-        with anyio.CancelScope(shield=True):
+        with save_shield():
             conversation = conversation_id(self.request)
             if conversation is not None and not self.shared:
                 items = [*self.input, *response["output"]]

@@ -1,0 +1,62 @@
+"""save_shield: a save that started finishes when an anyio scope around it is cancelled,
+and costs no cancel scope where no anyio scope holds the task."""
+
+from __future__ import annotations
+
+import asyncio
+from contextlib import nullcontext
+
+import anyio
+import anyio.lowlevel
+import pytest
+
+from agenthost.agents.shields import save_shield
+
+pytestmark = pytest.mark.anyio
+
+
+async def _save(saving: anyio.Event, log: list[str]) -> None:
+    with save_shield():
+        saving.set()
+        await anyio.sleep(0.05)  # a save that waits (a store round trip)
+        log.append("saved")
+    await anyio.sleep(1)  # the cancel lands here, after the save
+    log.append("not cancelled")
+
+
+async def test_a_task_group_cancel_waits_for_the_save() -> None:
+    log: list[str] = []
+    saving = anyio.Event()
+    async with anyio.create_task_group() as group:
+        group.start_soon(_save, saving, log)
+        await saving.wait()
+        group.cancel_scope.cancel()
+    assert log == ["saved"]
+
+
+async def test_a_cancelled_scope_in_the_same_task_waits_for_the_save() -> None:
+    log: list[str] = []
+    saving = anyio.Event()
+    with anyio.CancelScope() as scope:
+        async with anyio.create_task_group() as group:
+            group.start_soon(_cancel_when, saving, scope)
+            await _save(saving, log)
+    assert scope.cancelled_caught
+    assert log == ["saved"]
+
+
+async def _cancel_when(saving: anyio.Event, scope: anyio.CancelScope) -> None:
+    await saving.wait()
+    scope.cancel()
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_no_scope_is_opened_where_no_anyio_scope_holds_the_task(anyio_backend: str) -> None:
+    async def plain() -> object:  # as uvicorn's request task: a bare asyncio task
+        return save_shield()
+
+    shield = await asyncio.get_running_loop().create_task(plain())
+    assert isinstance(shield, nullcontext)
+    with anyio.CancelScope():  # inside a scope: a real shield
+        assert isinstance(save_shield(), anyio.CancelScope)
+        await anyio.lowlevel.checkpoint()
