@@ -67,9 +67,9 @@ def _answer(response: httpx.Response) -> tuple[int, str, Any]:
 
 
 def test_every_agent_has_its_hot_post_routes_in_the_lane() -> None:
-    context = AdapterContext(
-        agents=dict(AGENTS), memory=LRUMemoryManager("a2a", max_sessions=10, ttl=60)
-    )
+    # A name that is not one path segment never matches the router's {agent}: not in the lane.
+    agents = {**AGENTS, "team/x": ChatAgent("team/x", EchoModel())}
+    context = AdapterContext(agents=agents, memory=LRUMemoryManager("a2a", max_sessions=10, ttl=60))
     routes = A2AAdapter(context).asgi_routes
     assert set(routes) == {
         ("POST", f"/{name}{suffix}")
