@@ -25,7 +25,7 @@ from fastapi import APIRouter
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agenthost.adapters.a2a import cards, push
 from agenthost.adapters.a2a.cluster import ClusterRequestHandler
@@ -79,6 +79,23 @@ class A2AAdapter:
     @property
     def router(self) -> APIRouter:
         return self._router
+
+    @property
+    def asgi_routes(self) -> dict[tuple[str, str], ASGIApp]:
+        """The hot POST routes past FastAPI's route matching (:mod:`agenthost.app.lanes`).
+
+        Each agent's JSON-RPC endpoint and its HTTP+JSON ``message:send`` and
+        ``message:stream``: the dispatch the router's ``Route``/``Mount`` call,
+        with the scope they give it (``path_params``, the Mount's ``root_path``).
+        """
+        routes: dict[tuple[str, str], ASGIApp] = {}
+        for name in self.services:
+            if "/" in name:
+                continue  # not one path segment: the router's {agent} never matches it
+            routes["POST", f"/{name}"] = _Lane(_JSONRPCAtAgentURL(self._dispatch), name, "")
+            for method in LANE_METHODS:
+                routes["POST", f"/{name}{method}"] = _Lane(self._dispatch, name, method)
+        return routes
 
     @asynccontextmanager
     async def lifespan(self) -> AsyncIterator[None]:
@@ -163,7 +180,7 @@ class A2AAdapter:
 
     def _build_router(self) -> APIRouter:
         router = APIRouter(tags=["a2a"])
-        dispatch = _AgentDispatch(self)
+        dispatch = self._dispatch = _AgentDispatch(self)
 
         @router.get("", summary="The agents served over A2A, with their card URLs")
         async def index(request: Request) -> Response:
@@ -218,6 +235,23 @@ class _AgentDispatch:
                 return
             receive = replay
         await app(scope, receive, send)
+
+
+LANE_METHODS = ("/message:send", "/message:stream")
+"""The HTTP+JSON routes in the fast lane (the ones every exchange starts with)."""
+
+
+class _Lane:
+    """An agent's route in the app's fast lane: the scope FastAPI's match would give ``app``."""
+
+    def __init__(self, app: ASGIApp, agent: str, suffix: str) -> None:
+        self.app, self.agent, self.suffix = app, agent, suffix
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        scope = {**scope, "path_params": {"agent": self.agent}}
+        if self.suffix:  # under the Mount: its root_path is the agent's URL
+            scope["root_path"] = scope["path"][: -len(self.suffix)]
+        await self.app(scope, receive, send)
 
 
 class _JSONRPCAtAgentURL:

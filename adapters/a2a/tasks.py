@@ -142,28 +142,32 @@ class BoundedTaskStore(TaskStore):
         self._inner = InMemoryTaskStore(owner_resolver=owner_of(agent))
         self._max, self._ttl, self.max_bytes = max_tasks, ttl, max_bytes
         self._push_configs = push_configs
-        # (principal, task id) → when it went idle; oldest first.
-        self._idle: OrderedDict[tuple[str, str], float] = OrderedDict()
-        self._sizes: dict[tuple[str, str], int] = {}
+        # (principal, task id) → its size and idle time; the idle ones, oldest first.
+        self._held: dict[tuple[str, str], _Held] = {}
+        self._idle: OrderedDict[tuple[str, str], _Held] = OrderedDict()
         self.bytes = 0
         self.evictions = 0
 
     @property
     def size(self) -> int:
         """Tasks held."""
-        return len(self._sizes)
+        return len(self._held)
 
     async def save(self, task: Task, context: ServerCallContext) -> None:
         await self._inner.save(task, context)
         key = (context.user.user_name, task.id)
+        held = self._held.get(key)
+        if held is None:  # one key per task, shared by both maps (a task is saved ~4 times)
+            held = self._held[key] = _Held(key)
         size = task.ByteSize()
-        self.bytes += size - self._sizes.get(key, 0)
-        self._sizes[key] = size
+        self.bytes += size - held.size
+        held.size = size
         if task.status.state in IDLE_STATES:
-            self._idle[key] = time.monotonic()
-            self._idle.move_to_end(key)
+            held.since = time.monotonic()
+            self._idle[held.key] = held
+            self._idle.move_to_end(held.key)
         else:
-            self._idle.pop(key, None)
+            self._idle.pop(held.key, None)
         await self._evict()
 
     async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
@@ -175,21 +179,33 @@ class BoundedTaskStore(TaskStore):
     async def delete(self, task_id: str, context: ServerCallContext) -> None:
         key = (context.user.user_name, task_id)
         self._idle.pop(key, None)
-        self.bytes -= self._sizes.pop(key, 0)
+        held = self._held.pop(key, None)
+        self.bytes -= held.size if held is not None else 0
         await self._inner.delete(task_id, context)
 
     async def _evict(self) -> None:
         expired_before = time.monotonic() - self._ttl
         while self._idle:
-            (principal, task_id), since = next(iter(self._idle.items()))
+            (principal, task_id), held = next(iter(self._idle.items()))
             fits = len(self._idle) <= self._max and self.bytes <= self.max_bytes
-            if fits and since > expired_before:
+            if fits and held.since > expired_before:
                 return
             context = ServerCallContext(user=PrincipalUser(principal))
             await self.delete(task_id, context)
             if self._push_configs is not None:
                 self._push_configs.forget(task_id, context)
             self.evictions += 1
+
+
+class _Held:
+    """What the bounded store knows of a task it holds."""
+
+    __slots__ = ("key", "since", "size")
+
+    def __init__(self, key: tuple[str, str]) -> None:
+        self.key = key
+        self.size = 0
+        self.since = 0.0  # when it went idle (monotonic)
 
 
 class TaskStores:
