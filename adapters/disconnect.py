@@ -16,6 +16,7 @@ from typing import TypeVar
 from starlette.types import Receive
 
 from agenthost.agents.errors import ClientGone
+from agenthost.agents.shields import cancel
 
 T = TypeVar("T")
 
@@ -74,7 +75,7 @@ class _Watch:
         while (await self._receive())["type"] != "http.disconnect":
             pass
         self.fired = True
-        self._task.cancel()
+        cancel(self._task)  # after a save under way, if any
 
     def stop(self) -> None:
         self._timer.cancel()

@@ -29,6 +29,8 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from sse_starlette.event import ensure_bytes
 from starlette.types import Message, Receive, Scope, Send
 
+from agenthost.agents.shields import cancel
+
 KEEPALIVE = b": keep-alive\n\n"
 
 _logger = logging.getLogger("sse_starlette.sse")  # the one sse-starlette logs each chunk to
@@ -82,7 +84,7 @@ class _EventStream(EventSourceResponse):
             while self.active:
                 if (await receive())["type"] == "http.disconnect":
                     self.active, gone = False, True
-                    task.cancel()
+                    cancel(task)  # after a save under way, if any
                     return
 
         pings: set[asyncio.Task[None]] = set()

@@ -1,20 +1,26 @@
-"""A section that an anyio cancel scope around the caller cannot cut (saving a turn).
+"""A section that cancelling the task cannot cut (saving a turn).
 
-``anyio.CancelScope(shield=True)`` keeps every enclosing anyio scope from
-cancelling the task while it is open (a plain ``task.cancel()`` still goes
-through: anyio shields only its own scopes' cancellation). Entering and
-leaving one costs ~9 µs here, paid twice per ``/v1/responses`` request
-(py-spy: ~9 % of the server's samples). A task that no anyio scope holds
-(uvicorn's request task on the ``/v1`` fast lane) has nothing such a
-shield could stop, so :func:`save_shield` opens one only when a scope
-holds the task: the same guarantee, at a dictionary lookup when there is
-nothing to shield from.
+Two kinds of cancel reach a request's task while it saves a turn:
+
+- an anyio cancel scope around it (a task group of an SDK, sse-starlette's):
+  ``anyio.CancelScope(shield=True)`` holds those off. Entering and leaving
+  one costs ~9 µs (paid twice per ``/v1/responses`` request, ~9 % of the
+  server's samples), so :func:`save_shield` opens one only when an anyio
+  scope holds the task;
+- a plain ``task.cancel()`` from agenthost's own disconnect watches
+  (``adapters/disconnect.py``, ``adapters/sse.py``), which no anyio shield
+  stops: they cancel through :func:`cancel`, which waits for the task's
+  save section to end.
+
+So a save that started finishes (a store that suspends mid-save, Redis, is
+not left with half a turn) and the cancel lands right after it.
 """
 
 from __future__ import annotations
 
 import asyncio
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 
 import anyio
 
@@ -23,16 +29,43 @@ try:  # where anyio's asyncio backend keeps each task's innermost scope
 except ImportError:  # another anyio layout: always shield
     _task_states = None  # type: ignore[assignment]
 
+# Tasks inside a save section (how deep), and those whose cancel waits for its end.
+_saving: dict[asyncio.Task[object], int] = {}
+_deferred: set[asyncio.Task[object]] = set()
 
-def save_shield() -> AbstractContextManager[object]:
-    """A shielded cancel scope, or nothing when no anyio scope holds the current task."""
+
+@contextmanager
+def save_shield() -> Iterator[None]:
+    """A section that neither an anyio scope nor :func:`cancel` cuts short."""
+    task = asyncio.current_task()
+    if task is None:  # not on asyncio (trio): anyio's own way
+        with anyio.CancelScope(shield=True):
+            yield
+        return
+    _saving[task] = _saving.get(task, 0) + 1
+    try:
+        with _anyio_shield(task):
+            yield
+    finally:
+        depth = _saving.pop(task) - 1
+        if depth:
+            _saving[task] = depth
+        elif task in _deferred:
+            _deferred.discard(task)
+            task.cancel()
+
+
+def cancel(task: asyncio.Task[object]) -> None:
+    """``task.cancel()``, or at the end of its save section if it is in one."""
+    if task in _saving:
+        _deferred.add(task)
+    else:
+        task.cancel()
+
+
+def _anyio_shield(task: asyncio.Task[object]) -> AbstractContextManager[object]:
     if _task_states is not None:
-        try:
-            task = asyncio.current_task()
-        except RuntimeError:  # not on asyncio (trio): anyio's own way
-            task = None
-        if task is not None:
-            state = _task_states.get(task)
-            if state is None or state.cancel_scope is None:
-                return nullcontext()
+        state = _task_states.get(task)
+        if state is None or state.cancel_scope is None:
+            return nullcontext()
     return anyio.CancelScope(shield=True)

@@ -10,7 +10,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from agenthost.agents.shields import save_shield
+from agenthost.agents.shields import _anyio_shield, cancel, save_shield
 
 pytestmark = pytest.mark.anyio
 
@@ -53,10 +53,39 @@ async def _cancel_when(saving: anyio.Event, scope: anyio.CancelScope) -> None:
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 async def test_no_scope_is_opened_where_no_anyio_scope_holds_the_task(anyio_backend: str) -> None:
     async def plain() -> object:  # as uvicorn's request task: a bare asyncio task
-        return save_shield()
+        return _anyio_shield(asyncio.current_task())  # type: ignore[arg-type]
 
     shield = await asyncio.get_running_loop().create_task(plain())
     assert isinstance(shield, nullcontext)
     with anyio.CancelScope():  # inside a scope: a real shield
-        assert isinstance(save_shield(), anyio.CancelScope)
+        assert isinstance(_anyio_shield(asyncio.current_task()), anyio.CancelScope)  # type: ignore[arg-type]
         await anyio.lowlevel.checkpoint()
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_disconnect_watch_cancel_waits_for_the_save(anyio_backend: str) -> None:
+    # The disconnect watches cancel a bare asyncio task (no anyio scope to
+    # shield from): through shields.cancel, the save still finishes first.
+    log: list[str] = []
+    saving = anyio.Event()
+    task = asyncio.get_running_loop().create_task(_save(saving, log))
+    await saving.wait()
+    cancel(task)
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert log == ["saved"]
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_cancel_outside_a_save_lands_at_once(anyio_backend: str) -> None:
+    started = asyncio.Event()
+
+    async def waiting() -> None:
+        started.set()
+        await asyncio.sleep(10)
+
+    task = asyncio.get_running_loop().create_task(waiting())
+    await started.wait()
+    cancel(task)
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, 5)
