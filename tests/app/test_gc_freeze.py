@@ -1,0 +1,45 @@
+"""Once the server is up, what start-up built is frozen out of the collector's sight.
+
+Full collections otherwise walk the whole start-up heap (~150k objects):
+bench/README.md (relay.py) measured GC at 4.1 of 20 s of server CPU.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+
+import pytest
+from fastapi import FastAPI
+
+from agenthost.app import serving
+from agenthost.app.serving import build_server
+from agenthost.app.settings import Settings
+from tests.commands import free_port
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_start_up_objects_are_frozen_after_start_up(
+    anyio_backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(serving, "FREEZE_AFTER_SECONDS", 0.05)
+    gc.unfreeze()
+    server = build_server(Settings(port=free_port()), FastAPI())
+    serving_task = asyncio.get_running_loop().create_task(server.serve())
+    try:
+        for _ in range(200):
+            await asyncio.sleep(0.01)
+            if server.started:
+                break
+        assert server.started
+        for _ in range(100):
+            await asyncio.sleep(0.05)
+            if gc.get_freeze_count():
+                break
+        assert gc.get_freeze_count() > 10_000
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(serving_task, 30)
+        gc.unfreeze()
