@@ -149,14 +149,18 @@ class RunBound:
         except asyncio.CancelledError:
             if not self._cancelling:
                 raise  # someone else's cancellation (a client gone): not ours to turn
-            self._task.uncancel()  # type: ignore[union-attr]
-            self._cancelling = False
-            assert self._reason is not None
-            raise self._reason from None
+            raise self._taken_back() from None
         finally:
             self._task = None
             if scope is not None:
                 scope.detach(token)
+
+    def _taken_back(self) -> AgentError:
+        """Our cancel reached the wait: take it back; the bound's error is what to raise."""
+        self._task.uncancel()  # type: ignore[union-attr]
+        self._cancelling = False
+        assert self._reason is not None
+        return self._reason
 
     def check_output(self, output: str) -> None:
         """Refuse a finished answer over the size bound (a run not streamed is checked here)."""
@@ -221,10 +225,7 @@ class RunBound:
                 except asyncio.CancelledError:
                     if not self._cancelling:
                         raise  # someone else's cancellation (a client gone): not ours to turn
-                    self._task.uncancel()  # type: ignore[union-attr]
-                    self._cancelling = False
-                    assert self._reason is not None
-                    raise self._reason from None
+                    raise self._taken_back() from None
                 finally:
                     self._task = None
                     if scope is not None:
