@@ -40,8 +40,6 @@ logger = logging.getLogger("agenthost")
 FINAL_EVENTS_SECONDS = 5.0
 # Of which, before SSE streams that are still open (no run feeds them) are closed.
 SSE_CLOSE_SECONDS = 1.0
-# When what start-up built is frozen out of the garbage collector's sight.
-FREEZE_AFTER_SECONDS = 1.0
 
 
 def _sse_streams(should_exit: bool | None = None) -> None:
@@ -53,11 +51,6 @@ def _sse_streams(should_exit: bool | None = None) -> None:
     AppStatus.enable_automatic_graceful_drain = False
     if should_exit is not None:
         AppStatus.should_exit = should_exit
-
-
-def _freeze() -> None:
-    gc.collect()
-    gc.freeze()
 
 
 def raise_open_files_limit() -> tuple[int, int]:
@@ -137,11 +130,11 @@ class DrainingServer(uvicorn.Server):
         await super().startup(sockets)
         # What start-up built (modules, classes, the app, the agents: ~150k
         # objects) lives as long as the process: out of the collector's sight,
-        # full collections no longer scan it (bench/README.md, relay.py: GC
+        # full collections no longer walk it (bench/README.md, relay.py: GC
         # took 4.1 of 20 s of server CPU relaying 1,000 streams, 1.3 s frozen).
-        # A second after start-up: the collection first (~90 ms) does not
-        # delay /readyz.
-        asyncio.get_running_loop().call_later(FREEZE_AFTER_SECONDS, _freeze)
+        # Freezing takes microseconds; a gc.collect() first would pause the
+        # server ~90 ms (a /healthz probe saw it) to free a few dozen objects.
+        gc.freeze()
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         timer = asyncio.get_running_loop().call_later(self.grace_seconds, self._interrupt_runs)
