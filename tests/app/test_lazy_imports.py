@@ -54,10 +54,15 @@ print(",".join(store.__module__ for store in exported))
 
 
 def run_stores(tmp_path: Path, task_store: str) -> list[str]:
+    return run_fresh(tmp_path, STORES, task_store)
+
+
+def run_fresh(tmp_path: Path, script: str, argument: str) -> list[str]:
+    """The lines ``script`` prints in a fresh interpreter, given an echo config and ``argument``."""
     config = tmp_path / "agents.yaml"
     config.write_text("agents:\n  - name: echo\n    description: Echo.\n    model: echo\n")
     done = subprocess.run(
-        [sys.executable, "-P", "-c", STORES, str(config), task_store],
+        [sys.executable, "-P", "-c", script, str(config), argument],
         capture_output=True,
         text=True,
         timeout=300,
@@ -104,18 +109,7 @@ print(type(httpx.main).__name__)
 
 
 def run_protocols(tmp_path: Path, adapters: str) -> list[str]:
-    config = tmp_path / "agents.yaml"
-    config.write_text("agents:\n  - name: echo\n    description: Echo.\n    model: echo\n")
-    done = subprocess.run(
-        [sys.executable, "-P", "-c", PROTOCOLS, str(config), adapters],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        cwd=tmp_path,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout.splitlines()[-2:]
+    return run_fresh(tmp_path, PROTOCOLS, adapters)[-2:]  # after `check`'s own lines
 
 
 def test_a_protocol_not_served_is_not_imported(tmp_path: Path) -> None:
