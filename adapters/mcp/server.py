@@ -90,14 +90,17 @@ def build_server(context: AdapterContext, options: ServerOptions) -> Server[Any]
         tools = [convert.to_tool(a, input_of(a)) for a in visible(ctx).values()]
         return types.ListToolsResult(tools=tools)
 
-    def detached_call(
+    def agent_call(
         ctx: ServerRequestContext[Any, Any],
         agent: Agent,
         params: types.CallToolRequestParams,
         principal: str,
+        *,
+        detached: bool = False,
     ) -> AgentCall:
-        """A task's run (started or resumed): apart from its request, its log muted."""
-        log = RunLog(ctx, agent.name, levels).mute()
+        """A call of ``agent``; detached: a task's run (started or resumed), apart from
+        its request, its log muted."""
+        log = RunLog(ctx, agent.name, levels)
         return AgentCall(
             agent,
             params,
@@ -105,8 +108,8 @@ def build_server(context: AdapterContext, options: ServerOptions) -> Server[Any]
             context.memory,
             principal,
             options.progress_interval,
-            log,
-            detached=True,
+            log.mute() if detached else log,
+            detached=detached,
             tool_input=input_of(agent),
         )
 
@@ -117,28 +120,18 @@ def build_server(context: AdapterContext, options: ServerOptions) -> Server[Any]
         if agent is None:
             raise convert.unknown_tool(params.name)
         principal = caller(ctx)
-        log = RunLog(ctx, agent.name, levels)
         tool_input = input_of(agent)
-        call = AgentCall(
-            agent,
-            params,
-            ctx,
-            context.memory,
-            principal,
-            options.progress_interval,
-            log,
-            tool_input=tool_input,
-        )
         wants_task = options.tasks is not None and _wants_task(ctx)
         if tool_input.task_support == "required" and not wants_task:
             raise task_required(params.name)
         if options.tasks is not None and wants_task and tool_input.task_support != "forbidden":
             tool_input.parse(params.arguments)  # bad arguments: an error now, no task
             # Answered now with the task; the run goes on without the request.
-            quiet = detached_call(ctx, agent, params, principal)
+            quiet = agent_call(ctx, agent, params, principal, detached=True)
             return await options.tasks.start(
                 principal, _task_call(params), lambda: _dumped(quiet), after=tool_input.task_after
             )
+        call = agent_call(ctx, agent, params, principal)
         # Traced under the client's _meta.traceparent when it sends one.
         with incoming(f"tools/call {params.name}", params.meta or {}, **_call_attributes(params)):
             if options.calls is None or ctx.request_id is None:
@@ -273,9 +266,8 @@ def build_server(context: AdapterContext, options: ServerOptions) -> Server[Any]
         agent = context.find_agent(principal, str(task_call.get("name")))
         if agent is None:
             return None
-        call = detached_call(
-            ctx, agent, types.CallToolRequestParams.model_validate(task_call), principal
-        )
+        params = types.CallToolRequestParams.model_validate(task_call)
+        call = agent_call(ctx, agent, params, principal, detached=True)
         return lambda: _dumped(call)
 
     if options.tasks is not None:
