@@ -16,6 +16,7 @@ from agenthost.agents.models.openai import OpenAIModel
 from agenthost.agents.models.openai_http import _data
 from agenthost.agents.options import ModelSettings
 from agenthost.agents.results import TextDelta
+from tests.aiohttp_upstream import chat_upstream
 
 pytestmark = pytest.mark.anyio
 
@@ -45,17 +46,8 @@ async def upstream_url() -> AsyncIterator[str]:
         await response.write_eof()
         return response
 
-    app = web.Application()
-    app.router.add_post("/v1/chat/completions", chat)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        await runner.cleanup()
+    async with chat_upstream(chat) as url:
+        yield url
 
 
 async def _events(url: str, model: str) -> list[object]:

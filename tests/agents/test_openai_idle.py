@@ -17,6 +17,7 @@ from agenthost.agents.models.idle import IdleDeadline
 from agenthost.agents.models.openai import OpenAIModel
 from agenthost.agents.options import ModelSettings
 from agenthost.agents.results import TextDelta
+from tests.aiohttp_upstream import chat_upstream
 
 pytestmark = pytest.mark.anyio
 
@@ -49,17 +50,8 @@ async def upstream() -> AsyncIterator[tuple[str, list[str]]]:
         ended.append("done")
         return response
 
-    app = web.Application()
-    app.router.add_post("/v1/chat/completions", chat)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        yield f"http://127.0.0.1:{port}/v1", ended
-    finally:
-        await runner.cleanup()
+    async with chat_upstream(chat) as url:
+        yield url, ended
 
 
 def _provider(url: str, model: str, timeout: float) -> OpenAIModel:
