@@ -61,7 +61,6 @@ from typing import Any, Literal
 
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
-from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import MCP_NAME_HEADER, decode_header_value
 from mcp_types.jsonrpc import HEADER_MISMATCH
@@ -492,56 +491,22 @@ class UpdateParams(TaskParams):
     input_responses: dict[str, Any] = Field(default_factory=dict)
 
 
-def _check_name(ctx: ServerRequestContext[Any, Any], task_id: str) -> None:
-    """SEP-2663 routes ``tasks/*`` by ``Mcp-Name: <taskId>``; one naming another task is refused."""
+def check_task_request(ctx: ServerRequestContext[Any, Any], task_id: str) -> None:
+    """Refuse a ``tasks/*`` request its client may not make.
+
+    Tasks are for clients that declared the extension (else -32021). SEP-2663
+    routes ``tasks/*`` by ``Mcp-Name: <taskId>``; one naming another task is
+    refused (-32020).
+    """
+    if not negotiated(ctx):
+        raise MCPError(
+            MISSING_CAPABILITY,
+            f"Declare the {EXTENSION} extension to use tasks",
+            {"requiredCapabilities": {"extensions": {EXTENSION: {}}}},
+        )
     request = ctx.request
     if not isinstance(request, HTTPConnection):
         return
     header = request.headers.get(MCP_NAME_HEADER)
     if header is not None and decode_header_value(header) != task_id:
         raise MCPError(HEADER_MISMATCH, f"{MCP_NAME_HEADER} header does not match params.taskId")
-
-
-def serve_tasks(
-    server: Server[Any],
-    store: TaskStore,
-    caller: Callable[[Any], str],
-    resume: Callable[[ServerRequestContext[Any, Any], str, dict[str, Any]], Run | None],
-) -> None:
-    """Add the ``tasks/*`` methods to ``server`` and advertise the extension.
-
-    ``resume(ctx, principal, call)`` is the run of a task's ``tools/call`` going on
-    with its answers, under the ``tasks/update`` request that completed them.
-    """
-
-    def gate(ctx: ServerRequestContext[Any, Any], task_id: str) -> str:
-        if not negotiated(ctx):
-            raise MCPError(
-                MISSING_CAPABILITY,
-                f"Declare the {EXTENSION} extension to use tasks",
-                {"requiredCapabilities": {"extensions": {EXTENSION: {}}}},
-            )
-        _check_name(ctx, task_id)
-        return caller(ctx)
-
-    async def get(ctx: ServerRequestContext[Any, Any], params: TaskParams) -> dict[str, Any]:
-        return await store.get(gate(ctx, params.task_id), params.task_id)
-
-    async def cancel(ctx: ServerRequestContext[Any, Any], params: TaskParams) -> dict[str, Any]:
-        await store.cancel(gate(ctx, params.task_id), params.task_id)
-        return {"resultType": "complete"}
-
-    async def update(ctx: ServerRequestContext[Any, Any], params: UpdateParams) -> dict[str, Any]:
-        principal = gate(ctx, params.task_id)
-        await store.update(
-            principal,
-            params.task_id,
-            params.input_responses,
-            lambda call: resume(ctx, principal, call),
-        )
-        return {"resultType": "complete"}
-
-    server.add_request_handler("tasks/get", TaskParams, get)
-    server.add_request_handler("tasks/update", UpdateParams, update)
-    server.add_request_handler("tasks/cancel", TaskParams, cancel)
-    server.extensions[EXTENSION] = {}
