@@ -12,11 +12,13 @@ the turn is appended only when the run finishes, so a run that is cancelled
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+import copy
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, Self, runtime_checkable
 
-from agenthost.agents.limits import HostBounds, RunBound, RunLimits
+from agenthost.agents.hosting import UNHOSTED, Hosting
+from agenthost.agents.limits import RunBound, RunLimits
 from agenthost.agents.messages import Message, MessageInput, to_messages
 from agenthost.agents.options import RunOptions
 from agenthost.agents.results import RunFinished, RunResult, RunUpdate
@@ -62,21 +64,43 @@ class BaseAgent:
         description: str = "",
         options: RunOptions | None = None,
         limits: RunLimits | None = None,
+        *,
+        hosting: Hosting | None = None,
     ):
+        """``hosting``: the host's bounds and observers (:mod:`agents.hosting`); none
+        given, the agent runs under its own ``limits`` only, unwatched."""
         self.name = name
         self.description = description
         self.options = options or RunOptions()
         self.limits = limits or RunLimits()
-        # Set by the host that serves the agent (``serve_under``); none until then.
-        self.host_bounds = HostBounds()
+        self.hosting = hosting or UNHOSTED
 
     @property
     def supports_response_format(self) -> bool:
         return False
 
-    def serve_under(self, bounds: HostBounds) -> None:
-        """Run under a host's default limits and shutdown (its own ``limits`` still win)."""
-        self.host_bounds = bounds
+    def served(self, hosting: Hosting, serve: Callable[[Agent], Agent] | None = None) -> Self:
+        """This agent as ``hosting`` serves it: a copy made under the host's bounds and
+        observers (its own ``limits`` still win). This object is left as it was.
+
+        ``serve`` gives the served form of each agent this one runs (pipeline steps,
+        handoffs), so that they are watched and bounded too; by default
+        :func:`serving` ``(hosting)``. Subclasses that hold agents or observers
+        override :meth:`_served_copy`.
+        """
+        if serve is None:
+            serve = serving(hosting)
+        return self._served_copy(hosting, serve)
+
+    def _served_copy(self, hosting: Hosting, serve: Callable[[Agent], Agent]) -> Self:
+        """A shallow copy under ``hosting``; what it composes mapped through ``serve``.
+
+        The one place a served agent is finished after ``copy``: the copy is new and
+        nobody holds it yet.
+        """
+        agent = copy.copy(self)
+        agent.hosting = hosting
+        return agent
 
     def _run(
         self, history: list[Message], input: list[Message], options: RunOptions, *, stream: bool
@@ -109,7 +133,7 @@ class BaseAgent:
         session: Session | None = None,
         options: RunOptions | None = None,
     ) -> AsyncGenerator[RunUpdate, None]:
-        bound = self.host_bounds.bound(self.limits, self.name, conversation_of(session))
+        bound = self.hosting.bound(self.limits, self.name, conversation_of(session))
         return bound.stream(self._session_run(input, session, options, bound, stream=True))
 
     async def run(
@@ -119,7 +143,7 @@ class BaseAgent:
         session: Session | None = None,
         options: RunOptions | None = None,
     ) -> RunResult:
-        bound = self.host_bounds.bound(self.limits, self.name, conversation_of(session))
+        bound = self.hosting.bound(self.limits, self.name, conversation_of(session))
         return await bound.result(self._drain(input, session, options, bound))
 
     async def _drain(
@@ -167,6 +191,23 @@ class BaseAgent:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"
+
+
+def serving(hosting: Hosting) -> Callable[[Agent], Agent]:
+    """Agent → the same agent served under ``hosting``: agents built under it as they
+    are, a copy of any other :class:`BaseAgent` (one per agent, so that a step shared
+    by two pipelines stays one agent), anything else as it is."""
+    done: dict[int, Agent] = {}
+
+    def serve(agent: Agent) -> Agent:
+        if not isinstance(agent, BaseAgent) or agent.hosting is hosting:
+            return agent
+        served = done.get(id(agent))
+        if served is None:
+            served = done[id(agent)] = agent._served_copy(hosting, serve)
+        return served
+
+    return serve
 
 
 def transcript(

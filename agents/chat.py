@@ -8,16 +8,19 @@ tool does not fail the run: its error goes back to the model as the result.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import replace
 from functools import partial
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
 
-from agenthost.agents.agent import BaseAgent, transcript
+from agenthost.agents.agent import Agent, BaseAgent, transcript
 from agenthost.agents.composition.calls import CallsDone, run_calls
+from agenthost.agents.composition.handoff import AgentTool
 from agenthost.agents.errors import AgentError, MaxStepsExceeded, ToolError, UserError
 from agenthost.agents.history import HistoryContext, MemoryStrategy
+from agenthost.agents.hosting import Hosting
+from agenthost.agents.limits import RunLimits
 from agenthost.agents.messages import Message, ToolCallPart, ToolResultPart
 from agenthost.agents.models.base import ChatModel, ModelRequest, ModelResponse
 from agenthost.agents.options import AnyTool, ModelSettings, RunOptions, merge_tools
@@ -53,6 +56,9 @@ class ChatAgent(BaseAgent):
 
     ``memory`` chooses what of the conversation the model sees (everything
     by default); ``instructions`` may be a template rendered for each run.
+    ``tool_hooks`` watch its tool calls, and ``hosting``'s after them (with
+    its bounds and its observer of the model's requests, which each request
+    carries to the model).
     """
 
     def __init__(
@@ -68,6 +74,8 @@ class ChatAgent(BaseAgent):
         toolsets: Sequence[Toolset] = (),
         tool_hooks: Sequence[ToolHooks] = (LOGGING_HOOKS,),
         memory: MemoryStrategy | None = None,
+        limits: RunLimits | None = None,
+        hosting: Hosting | None = None,
     ) -> None:
         self.template = (
             None if instructions is None or isinstance(instructions, str) else instructions
@@ -78,11 +86,25 @@ class ChatAgent(BaseAgent):
             model_settings=model_settings or ModelSettings(),
             max_steps=max_steps,
         )
-        super().__init__(name, description, options)
+        super().__init__(name, description, options, limits, hosting=hosting)
         self.model = model
         self.toolsets = tuple(toolsets)
-        self.tool_hooks = tuple(tool_hooks)
+        self._own_hooks = tuple(tool_hooks)
+        self.tool_hooks = (*self._own_hooks, *self.hosting.tool_hooks(name))
+        self.upstream = self.hosting.upstream_observer(name)
+        """What watches the model's requests (given with each :class:`ModelRequest`)."""
         self.memory = memory
+
+    def _served_copy(self, hosting: Hosting, serve: Callable[[Agent], Agent]) -> Self:
+        agent = super()._served_copy(hosting, serve)
+        agent.tool_hooks = (*self._own_hooks, *hosting.tool_hooks(self.name))
+        agent.upstream = hosting.upstream_observer(self.name)
+        tools = self.options.tools or ()
+        if any(isinstance(t, AgentTool) for t in tools):
+            # Handoffs run the served form of their agents.
+            handoffs = [_served_tool(t, serve) for t in tools]
+            agent.options = replace(self.options, tools=tuple(handoffs))
+        return agent
 
     @property
     def supports_response_format(self) -> bool:
@@ -132,7 +154,7 @@ class ChatAgent(BaseAgent):
         notes = None
         if self.memory is not None and isinstance(session, NotedSession):
             notes = await session.load_notes()
-        return HistoryContext(self.model, notes)
+        return HistoryContext(self.model, notes, observer=self.upstream)
 
     async def _visible(
         self, messages: list[Message], context: HistoryContext, session: Session | None
@@ -171,7 +193,7 @@ class ChatAgent(BaseAgent):
         for _ in range(options.max_steps or DEFAULT_MAX_STEPS):
             visible = await self._visible(messages, memory, session)
             usage, memory.usage = usage + memory.usage, Usage()
-            request = ModelRequest(tuple(visible), definitions, settings)
+            request = ModelRequest(tuple(visible), definitions, settings, self.upstream)
             response: ModelResponse | None = None
             if stream:
                 separated = not texts
@@ -229,6 +251,13 @@ class ChatAgent(BaseAgent):
         raise MaxStepsExceeded(
             f"agent {self.name!r} did not finish within {options.max_steps} model steps"
         )
+
+
+def _served_tool(tool: AnyTool, serve: Callable[[Agent], Agent]) -> AnyTool:
+    if not isinstance(tool, AgentTool):
+        return tool
+    served = serve(tool.agent)
+    return tool if served is tool.agent else AgentTool(served, description=tool.description)
 
 
 async def _run_tool(

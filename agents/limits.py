@@ -264,21 +264,3 @@ def _too_long(limit: int) -> RunLimitExceeded:
         f"the answer grew beyond {limit} characters; the run was stopped",
         code="output_limit_exceeded",
     )
-
-
-@dataclass(frozen=True, slots=True)
-class HostBounds:
-    """What the host that serves an agent adds to its runs: the server's default
-    limits (an agent's own ``limits`` win) and the registry of live runs its
-    shutdown interrupts. An agent no host serves has neither."""
-
-    defaults: RunLimits = RunLimits()
-    runs: LiveRuns | None = None
-    observer: RunObserver | None = None
-    """What watches the runs (metrics): see :mod:`agents.observe`."""
-
-    def bound(self, own: RunLimits, agent: str = "", conversation: str | None = None) -> RunBound:
-        """A bound for one run of agent ``agent`` with ``own`` limits, in the session
-        ``conversation`` (its id, for the observer) if any."""
-        observer = (self.observer, agent, conversation) if self.observer is not None else None
-        return RunBound(self.defaults.merged(own), self.runs, observer)

@@ -2,7 +2,11 @@
 
 The runtime knows nothing of Prometheus or OpenTelemetry: it calls these
 small protocols, which the app implements (:mod:`agenthost.app.metrics`).
-With no observer attached (the default) nothing is called at all.
+With no observer (the default) nothing is called at all. Observers are given
+to an agent when it is made (:class:`~agenthost.agents.hosting.Hosting`),
+and an agent hands its upstream observer to its model with each request
+(:attr:`~agenthost.agents.models.base.ModelRequest.observer`), never
+assigned into a built object.
 
 Lifecycle of one run: :meth:`RunObserver.run_started` when the run's work
 begins (the first wait on its updates, or on its result), then
@@ -20,7 +24,7 @@ request (a gRPC call, an MCP request's ``_meta``) wraps its work in
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol
@@ -29,6 +33,7 @@ from agenthost.agents.results import RunResult
 
 if TYPE_CHECKING:
     from agenthost.agents.models.base import ModelResponse
+    from agenthost.agents.tools.events import ToolHooks
 
 
 class RunProbe(Protocol):
@@ -50,7 +55,7 @@ class ScopedRunProbe(RunProbe, Protocol):
 
 
 class RunObserver(Protocol):
-    """Watches every run of the agents it is attached to (through ``HostBounds``)."""
+    """Watches every run of the agents built under it (through ``Hosting``)."""
 
     def run_started(self, agent: str, conversation: str | None = None) -> RunProbe:
         """A run of ``agent`` begins, in the session ``conversation`` (its id) if any."""
@@ -75,6 +80,24 @@ class UpstreamObserver(Protocol):
 
     def model_call(self, model: str, params: dict[str, Any]) -> ModelCallProbe | None:
         """A call of ``model`` with the request body ``params`` begins (None: not watched)."""
+        ...
+
+
+class AgentObserver(RunObserver, Protocol):
+    """Everything a host watches of the agents it serves (metrics, traces): their runs,
+    and per agent its tool calls and its model's upstream requests.
+
+    Given to each agent when it is made (through
+    :class:`~agenthost.agents.hosting.Hosting`): the per-agent methods are called then,
+    once per agent, never per run.
+    """
+
+    def tool_hooks(self, agent: str) -> Sequence[ToolHooks]:
+        """The hooks that watch the tool calls of ``agent``."""
+        ...
+
+    def upstream_observer(self, agent: str) -> UpstreamObserver | None:
+        """What watches the model requests of ``agent`` (None: not watched)."""
         ...
 
 

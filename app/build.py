@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from agenthost.agents import Agent, ChatAgent, ModelSettings, UserError
+from agenthost.agents.agent import serving
+from agenthost.agents.hosting import Hosting
 from agenthost.agents.limits import RunLimits
 from agenthost.agents.models import ChatModel, EchoModel
 from agenthost.agents.prompts import PromptTemplate
@@ -87,8 +89,10 @@ def build_chat_agent(
     agents: Mapping[str, Agent] | None = None,
     templates: Mapping[str, PromptTemplate] | None = None,
     tooling: Tooling | None = None,
+    hosting: Hosting | None = None,
 ) -> ChatAgent:
-    """A chat agent; ``agents`` are the ones built before it (for handoff)."""
+    """A chat agent; ``agents`` are the ones built before it (for handoff); ``hosting``
+    the bounds and observers of the host that will serve it."""
     tools, toolsets = (tooling or Tooling()).build(spec.name, spec.tools)
     try:
         agent = ChatAgent(
@@ -101,10 +105,11 @@ def build_chat_agent(
             model_settings=to_model_settings(spec.model_settings),
             max_steps=spec.max_steps,
             memory=compose.build_memory(spec, build_model),
+            limits=RunLimits(spec.limits.max_output_chars, spec.limits.max_seconds),
+            hosting=hosting,
         )
     except UserError as exc:  # two tools of one name (an agent named like a built-in tool)
         raise ConfigError(f"agent {spec.name!r}: {exc}") from exc
-    agent.limits = RunLimits(spec.limits.max_output_chars, spec.limits.max_seconds)
     return agent
 
 
@@ -123,10 +128,11 @@ def build_agent(
     templates: Mapping[str, PromptTemplate],
     tooling: Tooling,
     base_dir: Path | None = None,
+    hosting: Hosting | None = None,
 ) -> Any:
     """The object for one spec (the registry wraps it into an agent)."""
     if isinstance(spec, ChatAgentSpec):
-        return build_chat_agent(spec, agents, templates, tooling)
+        return build_chat_agent(spec, agents, templates, tooling, hosting)
     if isinstance(spec, PipelineAgentSpec):
         return compose.build_pipeline(spec, agents)
     if isinstance(spec, WorkflowAgentSpec):
@@ -135,12 +141,17 @@ def build_agent(
 
 
 def build_registry(
-    config: ConfigSpec, registry: Registry | None = None, *, base_dir: Path | None = None
+    config: ConfigSpec,
+    registry: Registry | None = None,
+    *,
+    base_dir: Path | None = None,
+    hosting: Hosting | None = None,
 ) -> Registry:
     """Build every configured agent and add it; the first problem stops start-up.
 
     ``base_dir`` (the config file's directory) is searched too for import
-    paths (agents' and tools').
+    paths (agents' and tools'). Chat agents are built under ``hosting``
+    (the serving host's bounds and observers); :func:`hosted` serves the rest.
     """
     registry = registry if registry is not None else Registry.with_defaults()
     tooling = Tooling(config.mcp_servers, base_dir)
@@ -148,7 +159,7 @@ def build_registry(
         registry.resources.append(servers)
     templates = compose.build_templates(config)
     for spec in compose.build_order(config.agents):
-        obj = build_agent(spec, registry, templates, tooling, base_dir)
+        obj = build_agent(spec, registry, templates, tooling, base_dir, hosting)
         try:
             registry.add(
                 spec.name,
@@ -179,8 +190,9 @@ def to_skills(specs: list[SkillSpec] | None) -> list[Skill] | None:
     ]
 
 
-def load_agents(path: Path) -> tuple[ConfigSpec, Registry]:
-    """Load a config file and build its agents; every error names the file.
+def load_agents(path: Path, hosting: Hosting | None = None) -> tuple[ConfigSpec, Registry]:
+    """Load a config file and build its agents (under ``hosting``, the serving host's
+    bounds and observers, if given); every error names the file.
 
     Python modules next to the config file can be imported by it (``import:``,
     a workflow's ``state`` and ``function`` steps), like ``uvicorn --app-dir``.
@@ -190,6 +202,20 @@ def load_agents(path: Path) -> tuple[ConfigSpec, Registry]:
     if folder not in sys.path:
         sys.path.append(folder)  # after installed packages: a local file never shadows one
     try:
-        return config, build_registry(config, base_dir=path.parent)
+        return config, build_registry(config, base_dir=path.parent, hosting=hosting)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from exc.__cause__
+
+
+def hosted(agents: Mapping[str, Agent], hosting: Hosting) -> Registry:
+    """``agents`` as a host serves them under ``hosting``: those built under it as they
+    are, the others (built by a script, a test, a framework's factory) as served copies
+    (:meth:`~agenthost.agents.agent.BaseAgent.served`), each agent they compose served
+    too. The objects given are left as they were."""
+    serve = serving(hosting)
+    served = {name: serve(agent) for name, agent in agents.items()}
+    if isinstance(agents, Registry):
+        if all(served[name] is agent for name, agent in agents.items()):
+            return agents
+        return agents.with_agents(served)
+    return Registry.of(served)

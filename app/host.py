@@ -25,15 +25,15 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Any, cast
 
 from agenthost.adapters.base import Adapter, AdapterContext, AdapterPackage
-from agenthost.agents import Agent, BaseAgent, MemoryManager
-from agenthost.agents.limits import HostBounds, LiveRuns, RunLimits
+from agenthost.agents import Agent, MemoryManager
+from agenthost.agents.hosting import Hosting
+from agenthost.agents.limits import LiveRuns, RunLimits
 from agenthost.agents.observe import current_tracing
-from agenthost.app.build import load_agents
+from agenthost.app.build import hosted, load_agents
 from agenthost.app.memory import LRUMemoryManager, memory_factory
-from agenthost.app.metrics import Metrics, attach, current_protocol, serve_metrics_port
+from agenthost.app.metrics import Metrics, current_protocol, serve_metrics_port
 from agenthost.app.principals import check_allow
 from agenthost.app.protocols import ADAPTERS
-from agenthost.app.registry import Registry
 from agenthost.app.settings import Settings
 from agenthost.app.shared_sessions import NAMESPACE as SHARED_NAMESPACE
 from agenthost.app.shared_sessions import SessionRouter, shared_agents
@@ -55,11 +55,23 @@ class Host:
         *,
         allow: Mapping[str, frozenset[str]] | None = None,
     ) -> None:
-        """``agents`` default to those of ``settings.config``; ``allow`` to the registry's."""
+        """``agents`` default to those of ``settings.config``; ``allow`` to the registry's.
+
+        The host's bounds and observers (:attr:`hosting`) are made first: the
+        config's agents are built under them, and agents built elsewhere are
+        served as copies made under them (the objects given are left as they were).
+        """
         self.settings = settings = settings or Settings()
+        self.runs = LiveRuns()
+        self.metrics = Metrics() if settings.metrics else None
+        self.tracing = _tracing()
+        # Traces wrap the metrics here, whatever order anything else happens in.
+        observer = self.tracing.observer(self.metrics) if self.tracing is not None else self.metrics
+        limits = RunLimits(settings.max_output_chars, settings.max_run_seconds)
+        self.hosting = Hosting(limits, self.runs, observer)
         if agents is None:
-            _, agents = load_agents(settings.config)
-        self.registry = agents if isinstance(agents, Registry) else Registry.of(agents)
+            _, agents = load_agents(settings.config, self.hosting)
+        self.registry = hosted(agents, self.hosting)
         self.allow = self.registry.allow if allow is None else allow
         self.principals = settings.principals()
         check_allow(self.allow, self.principals)
@@ -68,17 +80,6 @@ class Host:
                 "auth off: agents with an allow list (%s) are served to nobody but 'anonymous'",
                 ", ".join(self.allow),
             )
-        self.runs = LiveRuns()
-        self.metrics = Metrics(self.registry) if settings.metrics else None
-        self.tracing = _tracing()
-        bounds = HostBounds(
-            RunLimits(settings.max_output_chars, settings.max_run_seconds),
-            self.runs,
-            self.tracing.observer(self.metrics) if self.tracing is not None else self.metrics,
-        )
-        for agent in self.registry.values():
-            if isinstance(agent, BaseAgent):
-                agent.serve_under(bounds)
         self._memory_for = memory_factory(
             settings.session_max,
             settings.session_ttl,
@@ -93,15 +94,13 @@ class Host:
         # (protocol, its adapter's bounded_stores): A2A tasks, ACP runs, for their evictions.
         self._bounded: list[tuple[str, Callable[[], list[tuple[str, Any]]]]] = []
         if self.metrics is not None:
-            attach(self.metrics, self.registry)
+            self.metrics.watch_agents(self.registry)
             self.metrics.watch_sessions(lambda: self._memories)
             self.metrics.watch_stores(
                 lambda: [
                     (p, name, store) for p, stores in self._bounded for name, store in stores()
                 ]
             )
-        if self.tracing is not None:
-            self.tracing.attach(self.registry)
         self.watchdog: LoopWatchdog | None = None
 
     def new_memory(self, namespace: str) -> MemoryManager:

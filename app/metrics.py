@@ -73,7 +73,7 @@ def outcome_of(error: BaseException | None) -> str:
 class Metrics:
     """The metrics of one host; ``agents`` and ``tools`` are the names labels may carry."""
 
-    def __init__(self, agents: Iterable[str], tools: Iterable[str] = ()) -> None:
+    def __init__(self, agents: Iterable[str] = (), tools: Iterable[str] = ()) -> None:
         self.registry = registry = CollectorRegistry(auto_describe=False)
         self.agents = frozenset(agents)
         self._tools = set(tools)
@@ -166,13 +166,24 @@ class Metrics:
             series = self._series[key] = _RunSeries(self, protocol, agent)
         return _Run(series)
 
-    def tool_hooks(self, agent: str) -> ToolMetrics:
+    # AgentObserver: asked once per agent as it is built, so its label is found per event
+    # (the host names its agents, :meth:`watch_agents`, once they are all built).
+    def tool_hooks(self, agent: str) -> tuple[ToolMetrics]:
         """The tool hook that counts the calls of ``agent``'s tools."""
-        return ToolMetrics(self, self.agent(agent))
+        return (ToolMetrics(self, agent),)
 
     def upstream_observer(self, agent: str) -> UpstreamMetrics:
         """What counts the upstream requests of ``agent``'s model."""
-        return UpstreamMetrics(self, self.agent(agent))
+        return UpstreamMetrics(self, agent)
+
+    def watch_agents(self, agents: Mapping[str, Agent]) -> None:
+        """Label ``agents`` by name (any other agent reads ``other``), and the tools their
+        chat agents are built with."""
+        self.agents = self.agents | frozenset(agents)
+        for agent in agents.values():
+            if isinstance(agent, ChatAgent):
+                for tool in agent.options.tools or ():
+                    self.tool(tool.name)
 
 
 class _RunSeries:
@@ -241,7 +252,7 @@ class ToolMetrics:
         metrics = self.metrics
         tool = metrics.tool(event.tool)
         outcome = "error" if event.error is not None else "ok"
-        metrics.tool_calls.labels(self.agent, tool, outcome).inc()
+        metrics.tool_calls.labels(metrics.agent(self.agent), tool, outcome).inc()
         metrics.tool_duration.labels(tool).observe(event.elapsed)
 
 
@@ -253,7 +264,8 @@ class UpstreamMetrics:
         self.agent = agent
 
     def upstream_request(self, outcome: str) -> None:
-        self.metrics.upstream.labels(self.agent, outcome).inc()
+        metrics = self.metrics
+        metrics.upstream.labels(metrics.agent(self.agent), outcome).inc()
 
     def model_call(self, model: str, params: dict[str, Any]) -> None:
         return None  # counted per request above
@@ -315,20 +327,6 @@ def metrics_endpoint(metrics: Metrics) -> Callable[[Request], Any]:
         return Response(metrics.exposition(), media_type=CONTENT_TYPE_LATEST)
 
     return endpoint
-
-
-def attach(metrics: Metrics, agents: Mapping[str, Agent]) -> None:
-    """Count the tool calls and upstream requests of ``agents``' chat agents (replacing
-    what another host attached to the same agent objects)."""
-    for name, agent in agents.items():
-        if not isinstance(agent, ChatAgent):
-            continue
-        for tool in agent.options.tools or ():
-            metrics.tool(tool.name)
-        hooks = [hook for hook in agent.tool_hooks if not isinstance(hook, ToolMetrics)]
-        agent.tool_hooks = (*hooks, metrics.tool_hooks(name))
-        if hasattr(agent.model, "observer"):  # an upstream model (OpenAIModel)
-            agent.model.observer = metrics.upstream_observer(name)
 
 
 @asynccontextmanager

@@ -10,6 +10,7 @@ a function ``register(registry)``.
 
 from __future__ import annotations
 
+import copy
 import inspect
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager
@@ -96,6 +97,13 @@ class Registry(Mapping[str, Agent]):
     def of(cls, agents: Mapping[str, Agent]) -> Registry:
         """A registry serving agents built elsewhere (scripts, tests) as they are."""
         registry = cls()
+        registry._agents = dict(agents)
+        return registry
+
+    def with_agents(self, agents: Mapping[str, Agent]) -> Registry:
+        """A registry like this one (allow lists, skills, resources...) serving ``agents``,
+        the same names in other forms (served copies); this one is left as it was."""
+        registry = copy.copy(self)
         registry._agents = dict(agents)
         return registry
 

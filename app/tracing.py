@@ -23,23 +23,23 @@ Each host has a tracer provider of its own (not the global one), shut down
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import orjson
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agenthost.agents import Agent, ChatAgent, RunResult
+from agenthost.agents import RunResult
 from agenthost.agents.models.base import ModelResponse
 from agenthost.agents.observe import (
+    AgentObserver,
     ModelCallProbe,
-    RunObserver,
     RunProbe,
     UpstreamObserver,
     current_tracing,
 )
-from agenthost.agents.tools import ToolEvent
+from agenthost.agents.tools import ToolEvent, ToolHooks
 from agenthost.app.metrics import outcome_of
 
 try:
@@ -92,7 +92,8 @@ def _exporters(environ: Mapping[str, str]) -> list[SpanExporter]:
 
 
 class Tracing:
-    """The tracer of one host, and what it attaches to runs, tools and model calls."""
+    """The tracer of one host, and the observer (:meth:`observer`) its agents are built
+    with: spans of runs, tool calls and model calls."""
 
     def __init__(self, environ: Mapping[str, str] = os.environ) -> None:
         service = environ.get("OTEL_SERVICE_NAME") or "agenthost"
@@ -134,23 +135,10 @@ class Tracing:
         _W3C.inject(headers)
         return headers
 
-    def observer(self, inner: RunObserver | None) -> RunObserver:
-        """A run observer making ``invoke_agent`` spans, telling ``inner`` too (metrics)."""
-        return _Runs(self, inner)
-
-    def attach(self, agents: Mapping[str, Agent]) -> None:
-        """Spans for the tool calls and model calls of ``agents``' chat agents (after the
-        metrics' :func:`~agenthost.app.metrics.attach`, whose observers it wraps)."""
-        for name, agent in agents.items():
-            if not isinstance(agent, ChatAgent):
-                continue
-            hooks = [hook for hook in agent.tool_hooks if not isinstance(hook, _ToolSpans)]
-            agent.tool_hooks = (*hooks, _ToolSpans(self, name))
-            if hasattr(agent.model, "observer"):  # an upstream model (OpenAIModel)
-                inner = agent.model.observer
-                if isinstance(inner, _Upstream):
-                    inner = inner.inner
-                agent.model.observer = _Upstream(self, name, inner)
+    def observer(self, inner: AgentObserver | None = None) -> AgentObserver:
+        """What makes ``invoke_agent``, ``execute_tool`` and ``chat`` spans, telling
+        ``inner`` (metrics) too: given to the agents when they are built."""
+        return _Observer(self, inner)
 
 
 class _Resource(Resource):
@@ -167,10 +155,21 @@ class _Resource(Resource):
         return self is other or super().__eq__(other)
 
 
-class _Runs:
-    def __init__(self, tracing: Tracing, inner: RunObserver | None) -> None:
+class _Observer:
+    """An :class:`~agenthost.agents.observe.AgentObserver`: spans, and ``inner``'s
+    observers beside them."""
+
+    def __init__(self, tracing: Tracing, inner: AgentObserver | None) -> None:
         self.tracing = tracing
         self.inner = inner
+
+    def tool_hooks(self, agent: str) -> Sequence[ToolHooks]:
+        inner = self.inner.tool_hooks(agent) if self.inner is not None else ()
+        return (*inner, _ToolSpans(self.tracing, agent))
+
+    def upstream_observer(self, agent: str) -> UpstreamObserver:
+        inner = self.inner.upstream_observer(agent) if self.inner is not None else None
+        return _Upstream(self.tracing, agent, inner)
 
     def run_started(self, agent: str, conversation: str | None = None) -> RunProbe:
         attributes = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent}

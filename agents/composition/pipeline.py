@@ -11,8 +11,8 @@ pipeline: their lifespans are the app's, not the pipeline's.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import TYPE_CHECKING, Self
 
 from agenthost.agents.agent import BaseAgent
 from agenthost.agents.errors import AgentError, UserError
@@ -30,6 +30,7 @@ from agenthost.agents.sessions import InMemorySession
 
 if TYPE_CHECKING:
     from agenthost.agents.agent import Agent
+    from agenthost.agents.hosting import Hosting
 
 
 class PipelineAgent(BaseAgent):
@@ -40,6 +41,11 @@ class PipelineAgent(BaseAgent):
             raise ValueError("a pipeline needs at least one step")
         super().__init__(name, description)
         self.steps = tuple(steps)
+
+    def _served_copy(self, hosting: Hosting, serve: Callable[[Agent], Agent]) -> Self:
+        agent = super()._served_copy(hosting, serve)
+        agent.steps = tuple(serve(step) for step in self.steps)
+        return agent
 
     async def _run(
         self, history: list[Message], input: list[Message], options: RunOptions, *, stream: bool

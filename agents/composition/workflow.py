@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Self
 
 import anyio.to_thread
 import orjson
@@ -39,6 +39,7 @@ from agenthost.agents.results import (
 
 if TYPE_CHECKING:
     from agenthost.agents.agent import Agent
+    from agenthost.agents.hosting import Hosting
 
 NEXT, SELF, PREV, START, END = "NEXT", "SELF", "PREV", "START", "END"
 TARGETS = (NEXT, SELF, PREV, START, END)
@@ -91,6 +92,14 @@ class WorkflowAgent(BaseAgent):
         self.max_steps = max_steps
         self._index = {step.name: i for i, step in enumerate(self.steps)}
         _check(self)
+
+    def _served_copy(self, hosting: Hosting, serve: Callable[[Agent], Agent]) -> Self:
+        agent = super()._served_copy(hosting, serve)
+        agent.steps = tuple(
+            replace(step, agent=serve(step.agent)) if isinstance(step, AgentStep) else step
+            for step in self.steps
+        )
+        return agent
 
     async def _run(
         self, history: list[Message], input: list[Message], options: RunOptions, *, stream: bool

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agenthost.agents.errors import UserError
 from agenthost.agents.history.tokens import Counter
@@ -17,6 +17,9 @@ from agenthost.agents.history.units import Units
 from agenthost.agents.messages import Message
 from agenthost.agents.models.base import ChatModel
 from agenthost.agents.results import Usage
+
+if TYPE_CHECKING:
+    from agenthost.agents.observe import UpstreamObserver
 
 
 @dataclass(slots=True)
@@ -29,6 +32,8 @@ class HistoryContext:
     usage: Usage = field(default_factory=Usage)
     """Tokens the strategy spent itself (a summary); added to the run's usage."""
     changed_notes: bool = False
+    observer: UpstreamObserver | None = None
+    """What watches the agent's model requests; a summary's request carries it too."""
 
 
 class MemoryStrategy(Protocol):

@@ -114,7 +114,7 @@ class Summarize:
         # Bounded: a summary must leave most of the budget to the conversation.
         settings = ModelSettings(max_tokens=max(32, self.budget // 4), temperature=0)
         prompt = (Message.system(SUMMARIZE_INSTRUCTIONS), Message.user("\n".join(lines)))
-        request = ModelRequest(prompt, settings=settings)
+        request = ModelRequest(prompt, settings=settings, observer=context.observer)
         response = await (self.model or context.model).request(request)
         context.usage += response.usage
         return response.message.text.strip()

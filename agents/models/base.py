@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from agenthost.agents.errors import UserError
 from agenthost.agents.messages import FilePart, Message
@@ -13,14 +13,26 @@ from agenthost.agents.options import ModelSettings
 from agenthost.agents.results import FinishReason, TextDelta, ToolCallDelta, Usage
 from agenthost.agents.tools.base import ToolDefinition
 
+if TYPE_CHECKING:
+    from agenthost.agents.observe import UpstreamObserver
+
 
 @dataclass(frozen=True, slots=True)
 class ModelRequest:
-    """One request to a chat model: the transcript, tools it may call, settings."""
+    """One request to a chat model: the transcript, tools it may call, settings, and
+    what watches it.
+
+    The observer travels with the request (as httpx's ``trace`` extension does) rather
+    than living on the model: it is the asking agent's (metrics label the agent), a
+    model may serve several agents, and nothing has to be set on a built model.
+    """
 
     messages: Sequence[Message]
     tools: Sequence[ToolDefinition] = ()
     settings: ModelSettings = field(default_factory=ModelSettings)
+    observer: UpstreamObserver | None = field(default=None, compare=False)
+    """Told of each upstream request (retries included) and of the call (metrics,
+    ``chat`` spans); None: not watched."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -69,7 +69,6 @@ from agenthost.agents.models.openai_format import (
     to_chat_messages,
     to_chat_settings,
 )
-from agenthost.agents.observe import UpstreamObserver
 from agenthost.agents.results import TextDelta
 from agenthost.agents.tools.base import ToolDefinition
 
@@ -259,8 +258,6 @@ class LocalModel(BaseChatModel):
     """A chat model served by an in-process llama.cpp runtime."""
 
     supports_response_format = True
-    observer: UpstreamObserver | None = None
-    """What watches its calls (see :mod:`agents.observe`); set by the app."""
 
     def __init__(
         self, name: str, *, context_size: int = 4096, parallel: int = 2, threads: int = 1
@@ -307,8 +304,9 @@ class LocalModel(BaseChatModel):
                 "json_schema": {"name": "tool_call", "schema": call_schema(forced)},
             }
         accumulator = ChatStreamAccumulator()
-        # The observer (traces: a ``chat`` span) watches the call, as an upstream's.
-        call = self.observer.model_call(self.name, body) if self.observer is not None else None
+        # The request's observer (traces: a ``chat`` span) watches the call, as an upstream's.
+        observer = request.observer
+        call = observer.model_call(self.name, body) if observer is not None else None
         try:
             async for chunk in self._runtime.chunks(body):
                 # A forced call's text is the call itself, not an answer to stream.

@@ -71,8 +71,6 @@ class OpenAIModel(BaseChatModel):
 
     supports_response_format = True
     relays_upstream_params = True
-    observer: UpstreamObserver | None = None
-    """Told of each request (retries included) by the host serving the agent: metrics."""
 
     def __init__(
         self,
@@ -131,15 +129,18 @@ class OpenAIModel(BaseChatModel):
             )
         return params
 
-    async def _with_retries(self, call: Callable[[], Awaitable[T]]) -> T:
+    async def _with_retries(
+        self, call: Callable[[], Awaitable[T]], observer: UpstreamObserver | None
+    ) -> T:
+        """``call()``, retried; ``observer`` is told of each attempt."""
         deadline = time.monotonic() + self.timeout
         for attempt in itertools.count():
             try:
                 answer = await call()
             except openai.OpenAIError as exc:
-                if self.observer is not None:
+                if observer is not None:
                     limited = getattr(exc, "status_code", None) == 429
-                    self.observer.upstream_request("rate_limited" if limited else "error")
+                    observer.upstream_request("rate_limited" if limited else "error")
                 remaining = deadline - time.monotonic()
                 delay = retry_delay(exc, attempt, self.max_retries, remaining)
                 if delay is None:
@@ -147,22 +148,27 @@ class OpenAIModel(BaseChatModel):
                     raise failed(self.name, exc, retried=retried) from exc
                 await asyncio.sleep(delay)
                 continue
-            if self.observer is not None:
-                self.observer.upstream_request("ok")
+            if observer is not None:
+                observer.upstream_request("ok")
             return answer
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _call(self, params: dict[str, Any]) -> tuple[ModelCallProbe | None, dict[str, str] | None]:
+    def _call(
+        self, params: dict[str, Any], observer: UpstreamObserver | None
+    ) -> tuple[ModelCallProbe | None, dict[str, str] | None]:
         """The observer's probe of a call, and the request headers it asks for."""
-        call = self.observer.model_call(self.name, params) if self.observer is not None else None
+        call = observer.model_call(self.name, params) if observer is not None else None
         return call, call.headers if call is not None and call.headers else None
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         params = self._params(request)
-        call, headers = self._call(params)
+        observer = request.observer
+        call, headers = self._call(params, observer)
         try:
             with malformed_answers(self.name):
-                answer = await self._with_retries(lambda: self._http.complete(params, headers))
+                answer = await self._with_retries(
+                    lambda: self._http.complete(params, headers), observer
+                )
                 completion = _object(answer)
                 choice = completion["choices"][0]
                 response = ModelResponse(
@@ -184,16 +190,19 @@ class OpenAIModel(BaseChatModel):
             "stream": True,
             "stream_options": {"include_usage": True},
         }
-        call, headers = self._call(params)
-        events = self._stream(params, headers)
+        call, headers = self._call(params, request.observer)
+        events = self._stream(params, headers, request.observer)
         # Unwatched, the events are the upstream's own: no extra step per chunk.
         return events if call is None else _watched(events, call)
 
     async def _stream(
-        self, params: dict[str, Any], headers: dict[str, str] | None
+        self,
+        params: dict[str, Any],
+        headers: dict[str, str] | None,
+        observer: UpstreamObserver | None,
     ) -> AsyncIterator[ModelStreamEvent]:
         accumulator = ChatStreamAccumulator()
-        response = await self._with_retries(lambda: self._http.open(params, headers))
+        response = await self._with_retries(lambda: self._http.open(params, headers), observer)
         chunks = self._http.events(response)
         # SSE comments are skipped by ``events``: only a useful event resets the clock.
         deadline = IdleDeadline(self.timeout)

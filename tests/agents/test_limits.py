@@ -17,7 +17,8 @@ from agenthost.agents import (
     tool,
 )
 from agenthost.agents.errors import RunInterrupted, RunLimitExceeded
-from agenthost.agents.limits import HostBounds, LiveRuns, RunLimits
+from agenthost.agents.hosting import Hosting
+from agenthost.agents.limits import LiveRuns, RunLimits
 from agenthost.agents.models import EchoModel, ScriptedModel
 from agenthost.agents.models.testing import call
 
@@ -27,8 +28,10 @@ pytestmark = pytest.mark.anyio
 class Endless(BaseAgent):
     """Streams a word every ``pause`` seconds until stopped; records that it was."""
 
-    def __init__(self, pause: float = 0.01, limits: RunLimits | None = None) -> None:
-        super().__init__("endless", limits=limits)
+    def __init__(
+        self, pause: float = 0.01, limits: RunLimits | None = None, hosting: Hosting | None = None
+    ) -> None:
+        super().__init__("endless", limits=limits, hosting=hosting)
         self.pause = pause
         self.stopped = anyio.Event()
 
@@ -97,9 +100,8 @@ async def test_a_run_over_its_duration_is_cancelled_tools_included() -> None:
 
 
 async def test_shutdown_interrupts_every_live_run() -> None:
-    agent = Endless(pause=0.01)
     runs = LiveRuns()
-    agent.serve_under(HostBounds(runs=runs))
+    agent = Endless(pause=0.01, hosting=Hosting(runs=runs))
     results: list[BaseException] = []
 
     async def consume() -> None:

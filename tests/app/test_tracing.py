@@ -12,6 +12,7 @@ from acp_sdk.client import Client as ACPClient
 from acp_sdk.models import Session
 
 from agenthost.agents import ChatAgent, ModelSettings
+from agenthost.agents.hosting import Hosting
 from agenthost.agents.models import EchoModel
 from agenthost.agents.models.local import LocalModel
 from agenthost.agents.models.openai import OpenAIModel
@@ -156,3 +157,27 @@ async def test_spans_go_over_otlp_grpc_when_asked(grpc_receiver: Receiver) -> No
     (server,) = grpc_receiver.named("POST /v1/chat/completions")
     assert run_span.trace_id == server.trace_id == TRACE_ID
     assert run_span.parent_id == server.span_id and server.parent_id == PARENT_ID
+
+
+async def test_traces_and_metrics_are_composed_when_made_not_by_attach_order() -> None:
+    from agenthost.app.metrics import Metrics, ToolMetrics
+    from agenthost.app.tracing import Tracing
+
+    metrics = Metrics(["a"])
+    tracing = Tracing({})
+    observer = tracing.observer(metrics)
+    hooks = observer.tool_hooks("a")
+    assert [type(h).__name__ for h in hooks] == ["ToolMetrics", "_ToolSpans"]
+    assert isinstance(hooks[0], ToolMetrics)
+    upstream = observer.upstream_observer("a")
+    assert upstream is not None
+    upstream.upstream_request("ok")
+    assert (
+        metrics.registry.get_sample_value(
+            "agenthost_upstream_requests_total", {"agent": "a", "outcome": "ok"}
+        )
+        == 1
+    )
+    agent = ChatAgent("a", EchoModel(), hosting=Hosting(observer=observer))
+    assert len(agent.tool_hooks) == 3 and agent.upstream is not None
+    tracing.shutdown()

@@ -36,7 +36,8 @@ async def exported() -> set[str]:
     run.first_text()
     run.finished(RunResult("hi", [Message.user("hi")]), None)
     finish = ToolEvent("finish", "calculator", "call_1", 1, {}, 0.01)
-    await metrics.tool_hooks("echo").on_tool_event(finish)
+    for hook in metrics.tool_hooks("echo"):
+        await hook.on_tool_event(finish)
     metrics.upstream_observer("echo").upstream_request("ok")
     families = text_string_to_metric_families(metrics.exposition().decode())
     return {sample.name for family in families for sample in family.samples}
