@@ -1,4 +1,4 @@
-"""compose.scale.yaml and compose.yaml, as ``docker compose config`` resolves them (no engine needed)."""
+"""compose.scale.yaml and compose.yaml as `docker compose config` resolves them (no engine)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def _compose() -> list[str]:
 def resolved(
     *files: Path, profiles: tuple[str, ...] = (), env: dict[str, str] | None = None
 ) -> dict[str, Any]:
-    """``docker compose config`` of ``files`` (compose.yaml if none) with ``profiles`` and ``env``."""
+    """``docker compose config`` of ``files`` (compose.yaml if none), ``profiles``, ``env``."""
     command = _compose()
     for file in files:
         command += ["--file", str(file)]
