@@ -122,54 +122,94 @@ def _kill_the_server(container: str) -> None:
     docker("exec", container, "python", "-c", script, check=False)
 
 
-def test_a_killed_replica_costs_no_request_over_5_s_and_comes_back(
+class Traffic:
+    """GET /v1/models through nginx in a loop, in a thread: each status and duration."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.results: list[tuple[int, float]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run)
+
+    def _run(self) -> None:
+        with httpx.Client(timeout=70) as client:
+            while not self._stop.is_set():
+                started = time.monotonic()
+                try:
+                    status = client.get(f"{self.url}/v1/models").status_code
+                except httpx.TransportError:
+                    status = 0
+                self.results.append((status, time.monotonic() - started))
+                time.sleep(0.05)
+
+    def __enter__(self) -> Traffic:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def check(self) -> str:
+        """Fail on any error or any request over 5 s; a summary otherwise."""
+        failed = [r for r in self.results if r[0] != 200]
+        slowest = max(seconds for _, seconds in self.results)
+        assert not failed, f"{len(failed)} of {len(self.results)} failed: {failed[:5]}"
+        assert slowest < 5, f"slowest request {slowest:.1f} s"
+        return f"{len(self.results)} requests, slowest {slowest:.2f} s"
+
+
+def _address(container: str) -> str:
+    address: str = next(iter(inspect(container)["NetworkSettings"]["Networks"].values()))[
+        "IPAddress"
+    ]
+    return address
+
+
+def _wait_healthy(container: str, restarts: int = 0) -> None:
+    deadline = time.monotonic() + 120
+    while True:
+        state = inspect(container)
+        health = state["State"].get("Health", {}).get("Status")
+        if state["RestartCount"] >= restarts and health == "healthy":
+            return
+        assert time.monotonic() < deadline, state["State"]
+        time.sleep(1)
+
+
+def test_a_crashed_replica_costs_no_request_over_5_s_and_comes_back(
     balancer: tuple[str, dict[str, str]],
 ) -> None:
     url, env = balancer
     (container,) = compose("ps", "--quiet", "replica-1", env=env).split()
-    address = inspect(container)["NetworkSettings"]["Networks"]
-    before = next(iter(address.values()))["IPAddress"]
-    results: list[tuple[int, float]] = []
-    stop = threading.Event()
-
-    def traffic() -> None:
-        with httpx.Client(timeout=10) as client:
-            while not stop.is_set():
-                started = time.monotonic()
-                try:
-                    status = client.get(f"{url}/v1/models").status_code
-                except httpx.TransportError:
-                    status = 0
-                results.append((status, time.monotonic() - started))
-                time.sleep(0.05)
-
-    sender = threading.Thread(target=traffic)
-    sender.start()
-    try:
+    before = _address(container)
+    with Traffic(url) as traffic:
         time.sleep(1)
         _kill_the_server(container)
         # Back: restarted by its policy, healthy, and in nginx's DNS answer again.
-        deadline = time.monotonic() + 120
-        while True:
-            state = inspect(container)
-            health = state["State"].get("Health", {}).get("Status")
-            if state["RestartCount"] >= 1 and health == "healthy":
-                break
-            assert time.monotonic() < deadline, state["State"]
-            time.sleep(1)
+        _wait_healthy(container, restarts=1)
         time.sleep(6)  # nginx's cached answer (valid=5s) expires
-    finally:
-        stop.set()
-        sender.join()
-    failed = [r for r in results if r[0] != 200]
-    slowest = max(seconds for _, seconds in results)
-    assert not failed, f"{len(failed)} of {len(results)} failed: {failed[:5]}"
-    assert slowest < 5, f"slowest request {slowest:.1f} s"
-    after = next(iter(inspect(container)["NetworkSettings"]["Networks"].values()))["IPAddress"]
-    print(f"replica-1 address {before} -> {after}; {len(results)} requests, "
-          f"slowest {slowest:.2f} s")  # fmt: skip
+    summary = traffic.check()
+    print(f"crash: replica-1 address {before} -> {_address(container)}; {summary}")
     # The restarted replica serves again through nginx.
     since = served_by("replica-1", env, "GET /v1/models")
     for _ in range(20):
         assert httpx.get(f"{url}/v1/models", timeout=5).status_code == 200
     assert served_by("replica-1", env, "GET /v1/models") > since
+
+
+def test_a_replica_that_stays_down_costs_no_request_over_5_s(
+    balancer: tuple[str, dict[str, str]],
+) -> None:
+    url, env = balancer
+    (container,) = compose("ps", "--quiet", "replica-2", env=env).split()
+    try:
+        with Traffic(url) as traffic:
+            time.sleep(1)
+            # `docker kill` counts as a manual stop: no restart, the address gone.
+            docker("kill", container)
+            time.sleep(12)
+        print(f"down: {traffic.check()}")
+    finally:
+        docker("start", container, check=False)
+        _wait_healthy(container)
