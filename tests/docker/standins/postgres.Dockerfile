@@ -12,6 +12,7 @@ RUN apt-get update \
 ENV PATH=/usr/lib/postgresql/15/bin:$PATH \
     PGDATA=/var/lib/postgresql/data
 COPY postgres-entrypoint.sh /usr/local/bin/postgres-entrypoint.sh
+# hadolint ignore=DL3066
 USER postgres
 EXPOSE 5432
 STOPSIGNAL SIGINT

@@ -6,6 +6,7 @@ RUN apt-get update \
     && apt-get install -y --no-install-recommends redis-server \
     && rm -rf /var/lib/apt/lists/* \
     && mkdir -p /data && chown redis:redis /data
+# hadolint ignore=DL3066
 USER redis
 WORKDIR /data
 EXPOSE 6379
