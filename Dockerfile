@@ -56,9 +56,21 @@ COPY adapters ./adapters
 COPY app ./app
 # src/agenthost/ links to the three folders: the wheel installs them as agenthost.*.
 COPY src ./src
+# Then out go the command-line and code-generation tools that dependencies'
+# extras pull in and the server never imports (~30 MB with their bytecode):
+# grpcio-tools (a2a-sdk[grpc]: protoc, for generating code; `import grpc`
+# tries it, and starts faster without) with its setuptools, and the FastAPI
+# CLI family (acp-sdk wants fastapi[standard]): fastapi-cli,
+# fastapi-cloud-cli and what only they use (sentry-sdk, typer, rich-toolkit,
+# rignore, fastar). Not from `frameworks`: LiteLLM imports sentry-sdk and
+# pkg_resources.
 # hadolint ignore=SC2046
 RUN uv sync --frozen --no-default-groups --no-editable $(cat .uv-sync-args) \
-    && rm .uv-sync-args
+    && rm .uv-sync-args \
+    && if [ "$VARIANT" != frameworks ]; then \
+         uv pip uninstall --python /app/.venv/bin/python grpcio-tools setuptools \
+           fastapi-cli fastapi-cloud-cli sentry-sdk typer rich-toolkit rignore fastar; \
+       fi
 
 FROM python:3.11-slim
 

@@ -35,7 +35,11 @@ ALL_ON: dict[str, Any] = {
     },
     "extraEnv": [{"name": "OTEL_SERVICE_NAME", "value": "agenthost"}],
     "a2a": {"grpc": {"enabled": True, "port": 50051}},
-    "service": {"type": "LoadBalancer", "annotations": {"example.com/lb": "internal"}},
+    "service": {
+        "type": "LoadBalancer",
+        "annotations": {"example.com/lb": "internal"},
+        "hosts": ["lb.example.com", "203.0.113.7"],
+    },
     "ingress": {
         "enabled": True,
         "className": "nginx",
@@ -43,7 +47,15 @@ ALL_ON: dict[str, Any] = {
         "hosts": [{"host": "agents.example.com", "paths": [{"path": "/", "pathType": "Prefix"}]}],
         "tls": [{"secretName": "agents-tls", "hosts": ["agents.example.com"]}],
     },
-    "autoscaling": {"enabled": True, "minReplicas": 2, "maxReplicas": 6},
+    "autoscaling": {
+        "enabled": True,
+        "minReplicas": 2,
+        "maxReplicas": 6,
+        "runsInFlight": {"enabled": True, "averageValue": 4},
+    },
+    "agentCode": {
+        "files": {"my_agents.py": "def shout(text: str) -> str:\n    return text.upper()\n"}
+    },
     "sessionStore": {"backend": "redis", "redis": {"existingSecret": "agenthost-redis"}},
     "a2aTaskStore": {
         "backend": "postgresql",

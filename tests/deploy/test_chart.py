@@ -55,6 +55,7 @@ def test_every_object_validates_against_the_kubernetes_schemas(values: dict[str,
     if values is ALL_ON:
         assert kinds == [
             "ConfigMap",
+            "ConfigMap",  # the agents' Python modules
             "Deployment",
             "HorizontalPodAutoscaler",
             "Ingress",
@@ -356,6 +357,8 @@ def test_mcp_accepts_the_ingress_hosts_and_the_services_names() -> None:
         "demo-agenthost.agents.svc.cluster.local",
         "agents.example.com",
         "mcp.example.org",
+        "lb.example.com",  # service.hosts: the LoadBalancer's names
+        "203.0.113.7",
         "extra.example.net",
     ]
     # Without an ingress, in-cluster clients still reach /mcp through the Service.
@@ -379,6 +382,8 @@ def test_every_surface_accepts_the_ingress_hosts_the_services_names_and_the_pod_
         "demo-agenthost.agents.svc.cluster.local",
         "agents.example.com",
         "mcp.example.org",
+        "lb.example.com",
+        "203.0.113.7",
         "$(AGENTHOST_POD_IP)",
         "extra.example.net",
     ]

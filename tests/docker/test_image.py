@@ -30,7 +30,8 @@ def served(image: str) -> Iterator[str]:
 
 def test_the_image_is_small_non_root_and_checks_its_port(image: str) -> None:
     config = inspect(image)
-    assert config["Size"] <= 600 * 1000 * 1000, f"{config['Size'] / 1e6:.0f} MB"
+    # 597 MB before the CLI and code-generation tools went (Dockerfile); 572 MB after.
+    assert config["Size"] <= 580 * 1000 * 1000, f"{config['Size'] / 1e6:.0f} MB"
     assert config["Config"]["User"] == "10001:10001"
     assert config["Config"]["StopSignal"] == "SIGTERM"
     assert "AGENTHOST_PORT" in " ".join(config["Config"]["Healthcheck"]["Test"])
@@ -47,6 +48,12 @@ def test_no_build_tool_or_package_cache_is_left_in_it(image: str) -> None:
         ' && test -z "$(find /var/lib/apt/lists -type f ! -name lock)"'
         # Installed as a wheel: no .pth file points back at the sources.
         " && ! grep -sl /src /app/.venv/lib/python3*/site-packages/*.pth"
+        # Tools dependencies' extras bring that the server never imports (Dockerfile).
+        " && ! python -c 'import grpc_tools' 2>/dev/null"
+        " && ! python -c 'import fastapi_cloud_cli' 2>/dev/null"
+        " && ! python -c 'import setuptools' 2>/dev/null"
+        # What the A2A gRPC server needs is still there.
+        " && python -c 'import grpc.aio, agenthost.adapters.a2a.grpc_server'"
     )
     docker("run", "--rm", "--user", "0", "--entrypoint", "sh", image, "-c", script)
 

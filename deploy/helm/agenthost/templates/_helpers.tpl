@@ -82,6 +82,15 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- fail "more than one replica (replicaCount > 1 or autoscaling) with the a2a adapter needs a2aTaskStore.backend: postgresql: with memory each pod keeps its own A2A tasks" }}
 {{- end }}
 {{- end }}
+{{- if and (eq .Values.service.type "LoadBalancer") (not .Values.service.hosts) }}
+{{- fail "service.type LoadBalancer needs service.hosts: the IP or DNS name clients use to reach it (`kubectl get svc` shows the address after the first install; then `helm upgrade --set 'service.hosts={ADDRESS}'`). Without it every request through the load balancer gets 421 host_not_allowed. `service.hosts={*}` accepts any Host header and turns the DNS-rebinding protection off" }}
+{{- end }}
+{{- if and .Values.autoscaling.enabled (kindIs "invalid" .Values.autoscaling.targetCPUUtilizationPercentage) (not .Values.autoscaling.runsInFlight.enabled) }}
+{{- fail "autoscaling needs a metric: targetCPUUtilizationPercentage or runsInFlight.enabled" }}
+{{- end }}
+{{- if gt (len (compact (list (ternary "files" "" (not (empty .Values.agentCode.files))) .Values.agentCode.existingConfigMap (ternary "volume" "" (not (empty .Values.agentCode.volume)))))) 1 }}
+{{- fail "agentCode: give one of files, existingConfigMap or volume" }}
+{{- end }}
 {{- if and (eq .Values.sessionStore.backend "redis") (not (or .Values.sessionStore.redis.existingSecret .Values.sessionStore.redis.url)) }}
 {{- fail "sessionStore.backend: redis needs sessionStore.redis.existingSecret or sessionStore.redis.url" }}
 {{- end }}
@@ -129,6 +138,9 @@ in-cluster names, every ingress host, and settings.mcp_allowed_hosts. */}}
 {{- $hosts = append $hosts .host }}
 {{- end }}
 {{- end }}
+{{- range (.Values.service.hosts | default list) }}
+{{- $hosts = append $hosts . }}
+{{- end }}
 {{- range (.Values.settings.mcp_allowed_hosts | default list) }}
 {{- $hosts = append $hosts . }}
 {{- end }}
@@ -147,6 +159,9 @@ $(AGENTHOST_POD_IP) from the env entry before it) and settings.allowed_hosts. */
 {{- range .Values.ingress.hosts }}
 {{- $hosts = append $hosts .host }}
 {{- end }}
+{{- end }}
+{{- range (.Values.service.hosts | default list) }}
+{{- $hosts = append $hosts . }}
 {{- end }}
 {{- $hosts = append $hosts "$(AGENTHOST_POD_IP)" }}
 {{- range (.Values.settings.allowed_hosts | default list) }}
@@ -169,5 +184,45 @@ ingress host (https when a TLS entry lists it); empty = from each request. */}}
 {{- end }}
 {{- end }}
 {{- printf "%s://%s" (ternary "https" "http" $tls) $host }}
+{{- end }}
+{{- end }}
+
+{{/* Whether a PodDisruptionBudget is rendered: podDisruptionBudget.enabled,
+or when it is null (the default), whenever more than one pod runs. */}}
+{{- define "agenthost.pdbEnabled" -}}
+{{- $on := .Values.podDisruptionBudget.enabled }}
+{{- if kindIs "invalid" $on }}
+{{- if or .Values.autoscaling.enabled (gt (int .Values.replicaCount) 1) }}true{{ end }}
+{{- else if $on }}true
+{{- end }}
+{{- end }}
+
+{{/* The Ingress's annotations as YAML: the ingress-nginx ones the app needs
+(ingress.nginxAnnotations), then ingress.annotations over them. The body
+limit is the app's (settings.max_body_bytes, default 4 MiB) plus 1 MiB, so an
+oversized body reaches the app and gets its protocol's error. */}}
+{{- define "agenthost.ingressAnnotations" -}}
+{{- $annotations := dict }}
+{{- if .Values.ingress.nginxAnnotations }}
+{{- $body := .Values.settings.max_body_bytes | default 4194304 | int64 }}
+{{- $_ := set $annotations "nginx.ingress.kubernetes.io/proxy-buffering" "off" }}
+{{- $_ := set $annotations "nginx.ingress.kubernetes.io/proxy-read-timeout" "3600" }}
+{{- $_ := set $annotations "nginx.ingress.kubernetes.io/proxy-send-timeout" "3600" }}
+{{- $_ := set $annotations "nginx.ingress.kubernetes.io/proxy-body-size" (printf "%d" (add $body 1048576)) }}
+{{- end }}
+{{- toYaml (merge (deepCopy (.Values.ingress.annotations | default dict)) $annotations) }}
+{{- end }}
+
+{{/* The volume source of agentCode (a ConfigMap of the chart's, yours, or
+any volume source) as YAML; empty when there is none. */}}
+{{- define "agenthost.agentCodeVolume" -}}
+{{- if .Values.agentCode.files }}
+configMap:
+  name: {{ include "agenthost.fullname" . }}-code
+{{- else if .Values.agentCode.existingConfigMap }}
+configMap:
+  name: {{ .Values.agentCode.existingConfigMap }}
+{{- else if .Values.agentCode.volume }}
+{{- toYaml .Values.agentCode.volume }}
 {{- end }}
 {{- end }}
