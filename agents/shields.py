@@ -56,4 +56,3 @@ def cancel(task: asyncio.Task[object]) -> None:
         _deferred.add(task)
     else:
         task.cancel()
-
