@@ -207,11 +207,12 @@ class _Watch:
             return
         assert self._lock is not None
         async with self._lock:
-            body = message.get("body", b"")
-            if body:
-                self._boundary = body.endswith((b"\n\n", b"\r\n\r\n", b"\r\r"))
-            if not message.get("more_body", False):
-                self.stop()
+            if message["type"] == "http.response.body":
+                body = message.get("body", b"")
+                if body:
+                    self._boundary = body.endswith((b"\n\n", b"\r\n\r\n", b"\r\r"))
+                if not message.get("more_body", False):
+                    self.stop()
             self._last = asyncio.get_running_loop().time()
             await self._send(message)
 
