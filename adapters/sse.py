@@ -155,6 +155,12 @@ def event_stream(
     return EventStream(events, headers, keepalive=keepalive)
 
 
+def keepalive_seconds(scope: Scope) -> float | None:
+    """The interval the :class:`KeepAlive` layer gives this request, None without one."""
+    watch = scope.get(SCOPE_KEY)
+    return watch.seconds if isinstance(watch, _Watch) else None
+
+
 class KeepAlive:
     """Keep-alive comments every ``seconds`` of silence on the SSE answers of ``app``.
 

@@ -52,6 +52,14 @@ PRIVATE = [
         '"uvicorn[standard]>=0.32,<0.55"',
     ),
     Private(
+        "mcp.server._streamable_http_modern",
+        ("_SSE_PING_INTERVAL",),
+        "adapters/mcp/keepalive.py (set to the stream keep-alive at each request)",
+        "the SDK waits that long before it sends the head of a 2026-07-28 streamed answer; "
+        "until then nothing can keep the request alive behind a proxy, and no option sets it.",
+        'mcp = ["mcp>=2.3,<2.4"',
+    ),
+    Private(
         "httpx",
         ("_main",),
         "app/unused_modules.py (None in sys.modules for httpx._main)",
