@@ -232,6 +232,8 @@ class _Watch:
                 return
 
     def _due(self) -> None:
+        if not self._watching:
+            return
         loop = asyncio.get_running_loop()
         silent = loop.time() - self._last
         if silent >= self.seconds and self._boundary and self._ping is None:
