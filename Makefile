@@ -39,6 +39,7 @@ lint:
 	$(RUN) ruff format --check .
 	$(RUN) ruff check .
 	$(RUN) hadolint Dockerfile
+	cd src && ../$(RUN) lint-imports ../pyproject.toml
 
 # From src/: mypy puts the working directory first on its search path, where
 # agents/ would shadow the OpenAI Agents SDK's `agents`.

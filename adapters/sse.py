@@ -1,106 +1,112 @@
-"""Server-sent event responses with keep-alive comments, for the streams agenthost writes.
+"""Server-sent event streams with keep-alive comments, on Starlette's public API.
 
-sse-starlette's :class:`EventSourceResponse` sends a comment line every
-``EventSourceResponse.DEFAULT_PING_INTERVAL`` seconds while a stream is
-silent (a long tool call, a slow first token), so that a proxy's read
-time-out (nginx: 60 s) or a load balancer's idle time-out never cuts a live
-stream. The app sets that interval from ``AGENTHOST_STREAM_KEEPALIVE_SECONDS``
-for every stream of the process, the A2A and MCP SDKs' too (they stream
-through the same class, but for one MCP path: :func:`set_keepalive`); SSE
-clients ignore comment lines.
+A stream sends a comment line (``: keep-alive``) after every ``keepalive``
+seconds of silence (a long tool call, a slow first token), so that a
+proxy's read time-out (nginx: 60 s) or a load balancer's idle time-out never
+cuts a live stream; SSE clients ignore comment lines.
 
-The events are written as given (``\\n`` line ends, as before), and the
-keep-alive is ``: keep-alive\\n\\n``. The server's drain (``app/serving.py``)
-ends these streams, not sse-starlette's shutdown signal: a stream ends when
-its run does (interrupted runs write their last event first), or when
+- :class:`EventStream` is the response agenthost's own streams use: the
+  events are sent from the request's task, one task watches for the
+  client's disconnect, one timer sends the keep-alive (bench/README.md: the
+  per-chunk cost of this path was tuned; a task group per stream, a cancel
+  scope or a lock with a checkpoint per event cost a third more).
+- :class:`KeepAlive` is an ASGI layer the app puts around its routes, with
+  the interval of ``AGENTHOST_STREAM_KEEPALIVE_SECONDS``. It gives that
+  interval to each :class:`EventStream` beneath it (which then keeps itself
+  alive, at no cost per chunk to the layer), and keeps alive any other
+  ``text/event-stream`` answer (the A2A and MCP SDKs' streams) by writing the
+  comment between two events when the app has been silent that long.
+
+The server's drain (``app/serving.py``) ends these streams: a stream ends
+when its run does (interrupted runs write their last event first), or when
 uvicorn cancels what is left.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
-import math
-import sys
 from collections.abc import AsyncIterator, Mapping
 
-import anyio
-from sse_starlette import EventSourceResponse, ServerSentEvent
-from sse_starlette.event import ensure_bytes
-from starlette.types import Message, Receive, Scope, Send
+from starlette.background import BackgroundTask
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agenthost.agents.shields import cancel
 
 KEEPALIVE = b": keep-alive\n\n"
+DEFAULT_KEEPALIVE_SECONDS = 15.0  # sse-starlette's, where no layer gives one
+SCOPE_KEY = "agenthost.keepalive"  # the request's KeepAlive watch, in its ASGI scope
 
-_logger = logging.getLogger("sse_starlette.sse")  # the one sse-starlette logs each chunk to
 
+class EventStream(Response):
+    """``events`` (whole SSE events, as bytes) as a ``text/event-stream`` response.
 
-class _EventStream(EventSourceResponse):
-    """sse-starlette's response, cheaper per event and per stream.
-
-    - No cancel scope around every send when there is no send time-out (ours
-      never sets one): ``anyio.move_on_after(None)`` per event was about a third
-      of what a streamed chunk cost the server beyond the socket write.
-    - The events are sent from the request's own task, with one task watching
-      for the disconnect (it cancels the stream, as sse-starlette's task group
-      does) and a timer for the keep-alive, instead of a task group of four
-      tasks per stream (the shutdown listener does nothing when the grace
-      period is infinite, as ours is). HEAD and anything unusual take
-      sse-starlette's own path.
-    - On that path, an event that is already bytes (ours always are) is sent
-      as it is: no ``ensure_bytes``, debug-log and time-out wrapper calls per
-      event (sse-starlette's ``_stream_response`` otherwise, with the same
-      clean-up when a send fails), and the lock between a keep-alive and the
-      last event is asyncio's (anyio's takes a checkpoint even when free).
+    ``keepalive``: seconds of silence before a comment (0: none); None takes
+    the :class:`KeepAlive` layer's, or :data:`DEFAULT_KEEPALIVE_SECONDS`.
     """
 
-    async def _send_with_timeout(self, send: Send, message: Message) -> None:
-        if self.send_timeout is None:
-            await send(message)
-        else:
-            await super()._send_with_timeout(send, message)
+    media_type = "text/event-stream"
+
+    def __init__(
+        self,
+        events: AsyncIterator[bytes],
+        headers: Mapping[str, str] | None = None,
+        *,
+        keepalive: float | None = None,
+        background: BackgroundTask | None = None,
+    ) -> None:
+        self.events = events
+        self.keepalive = keepalive
+        self.status_code = 200
+        self.background = background
+        sent = {"Cache-Control": "no-store", **(headers or {})}
+        sent |= {"Connection": "keep-alive", "X-Accel-Buffering": "no"}
+        self.init_headers(sent)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        plain = (
-            scope["type"] == "http"
-            and scope["method"].upper() != "HEAD"
-            and self.send_timeout is None
-            and self._shutdown_grace_period == math.inf
-            and self._shutdown_event is None
-            and self.data_sender_callable is None
-            and self.client_close_handler_callable is None
-        )
-        if not plain:
-            await super().__call__(scope, receive, send)
+        interval = self.keepalive
+        watch = scope.get(SCOPE_KEY)
+        if isinstance(watch, _Watch):
+            send = watch.hand_over(send)
+            if interval is None:
+                interval = watch.seconds
+        if interval is None:
+            interval = DEFAULT_KEEPALIVE_SECONDS
+        start = {"type": "http.response.start", "status": self.status_code}
+        await send({**start, "headers": self.raw_headers})
+        if scope.get("method") == "HEAD":
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            await _close(self.events)
             return
+        await self._stream(receive, send, interval)
+        if self.background is not None:
+            await self.background()
+
+    async def _stream(self, receive: Receive, send: Send, interval: float) -> None:
         task = asyncio.current_task()
         assert task is not None
         loop = asyncio.get_running_loop()
-        gone = False
+        # active: the stream still sends; gone: the client left.
+        state = {"active": True, "gone": False}
+        # Keeps a ping and the end of the body apart; asyncio's lock costs no
+        # checkpoint (a trip through the loop) when it is free.
+        lock = asyncio.Lock()
 
         async def watch() -> None:
-            nonlocal gone
-            while self.active:
+            while state["active"]:
                 if (await receive())["type"] == "http.disconnect":
-                    self.active, gone = False, True
+                    state["active"], state["gone"] = False, True
                     cancel(task)  # after a save under way, if any
                     return
 
         pings: set[asyncio.Task[None]] = set()
         timer: list[asyncio.TimerHandle] = []
-        interval = self._ping_interval
-        # Keeps a ping and the last event apart, as sse-starlette's anyio lock does; an
-        # asyncio lock costs no checkpoint (a trip through the loop) when it is free.
-        lock = asyncio.Lock()
 
         async def send_ping() -> None:
-            factory = self.ping_message_factory
-            ping = ensure_bytes(factory() if factory else _keepalive(), self.sep)
             async with lock:
-                if self.active:
-                    await send({"type": "http.response.body", "body": ping, "more_body": True})
-            if self.active:
+                if state["active"]:
+                    await send({"type": "http.response.body", "body": KEEPALIVE, "more_body": True})
+            if state["active"]:
                 timer[0] = loop.call_later(interval, ping_due)
 
         def ping_due() -> None:
@@ -112,85 +118,147 @@ class _EventStream(EventSourceResponse):
         if interval > 0:
             timer.append(loop.call_later(interval, ping_due))
         try:
-            await self._send_events(send, lock)
+            async for chunk in self.events:
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            async with lock:
+                state["active"] = False
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
         except asyncio.CancelledError:
-            # The client left: the stream ends quietly, as sse-starlette's does.
-            if gone and task.uncancel() == 0:
+            # The client left: the stream ends quietly.
+            await _close(self.events)
+            if state["gone"] and task.uncancel() == 0:
                 return
             raise
+        except BaseException:
+            await _close(self.events)
+            raise
         finally:
-            self.active = False
+            state["active"] = False
             watcher.cancel()
             for handle in timer:
                 handle.cancel()
             for ping in list(pings):
                 ping.cancel()
-        if self.background is not None:
-            await self.background()
-
-    async def _send_events(self, send: Send, lock: asyncio.Lock) -> None:
-        """sse-starlette's ``_stream_response`` without a send time-out (the plain path)."""
-        await send(
-            {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
-        )
-        sep, debug = self.sep, _logger.isEnabledFor(logging.DEBUG)
-        async for data in self.body_iterator:
-            try:
-                chunk = data if type(data) is bytes else ensure_bytes(data, sep)
-                if debug:
-                    _logger.debug("chunk: %s", chunk)
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            except BaseException:
-                await self._close_events()
-                raise
-        async with lock:
-            self.active = False
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
-
-    async def _close_events(self) -> None:
-        # The iterator is suspended at its yield: close it before the error escapes.
-        aclose = getattr(self.body_iterator, "aclose", None)
-        if aclose is None:
-            return
-        with anyio.move_on_after(self._cleanup_timeout, shield=True) as cleanup:
-            try:
-                await aclose()
-            except Exception:
-                _logger.exception("Error closing body iterator after encoding or send failure")
-        if cleanup.cancel_called:
-            _logger.warning(
-                "Body iterator cleanup cancelled after %s seconds", self._cleanup_timeout
-            )
 
 
-def _keepalive() -> ServerSentEvent:
-    return ServerSentEvent(comment="keep-alive", sep="\n")
+async def _close(events: AsyncIterator[bytes]) -> None:
+    # The iterator may be suspended at its yield: close it before the error escapes.
+    aclose = getattr(events, "aclose", None)
+    if aclose is not None:
+        await aclose()
 
 
-def event_stream(events: AsyncIterator[bytes], headers: Mapping[str, str]) -> EventSourceResponse:
+def event_stream(
+    events: AsyncIterator[bytes], headers: Mapping[str, str], *, keepalive: float | None = None
+) -> EventStream:
     """``events`` (whole SSE events, as bytes) as a ``text/event-stream`` response."""
-    return _EventStream(
-        events,
-        headers=headers,
-        sep="\n",
-        ping_message_factory=_keepalive,
-        shutdown_grace_period=math.inf,
-    )
+    return EventStream(events, headers, keepalive=keepalive)
 
 
-def set_keepalive(seconds: float) -> None:
-    """Every SSE stream of the process sends a keep-alive after ``seconds`` of silence (0: none).
+def keepalive_seconds(scope: Scope) -> float | None:
+    """The interval the :class:`KeepAlive` layer gives this request, None without one."""
+    watch = scope.get(SCOPE_KEY)
+    return watch.seconds if isinstance(watch, _Watch) else None
 
-    The MCP SDK answers a 2026-07-28 (stateless era) request with its own
-    SSE writer, which pings after its module's ``_SSE_PING_INTERVAL`` (read
-    at each request): that one follows the setting too, while it exists,
-    if the MCP server is loaded (call this once the adapters are built: a
-    process that serves no MCP does not import the MCP SDK for it).
+
+class KeepAlive:
+    """Keep-alive comments every ``seconds`` of silence on the SSE answers of ``app``.
+
+    An :class:`EventStream` beneath takes the interval and its own send back
+    (:meth:`_Watch.hand_over`); any other ``text/event-stream`` answer gets
+    ``: keep-alive`` between two events after ``seconds`` without a send.
     """
-    EventSourceResponse.DEFAULT_PING_INTERVAL = seconds  # type: ignore[assignment]
-    if "mcp.server" not in sys.modules:
-        return
-    from mcp.server import _streamable_http_modern as modern
 
-    if hasattr(modern, "_SSE_PING_INTERVAL"):
-        modern._SSE_PING_INTERVAL = seconds or math.inf
+    def __init__(self, app: ASGIApp, seconds: float) -> None:
+        self.app = app
+        self.seconds = seconds
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        watch = _Watch(send, self.seconds, scope.get("method") == "HEAD")
+        scope[SCOPE_KEY] = watch
+        try:
+            await self.app(scope, receive, watch.send)
+        finally:
+            watch.stop()
+
+
+class _Watch:
+    """One request's keep-alive: passes messages through, pings a silent SSE answer."""
+
+    def __init__(self, send: Send, seconds: float, head: bool) -> None:
+        self.seconds = seconds
+        self._send = send
+        self._watching = False  # an SSE answer of another app is under way
+        self._off = head or seconds <= 0
+        self._last = 0.0  # loop time of the last send
+        self._boundary = True  # the last body ended an event: a comment may follow
+        self._lock: asyncio.Lock | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._ping: asyncio.Task[None] | None = None
+
+    def hand_over(self, send: Send) -> Send:
+        """For an :class:`EventStream`: it keeps itself alive; its send, past this layer if
+        nothing stands between."""
+        self._off = True
+        return self._send if send == self.send else send
+
+    async def send(self, message: Message) -> None:
+        if message["type"] == "http.response.start" and not self._off:
+            self._watch_if_sse(message)
+        if not self._watching:
+            await self._send(message)
+            return
+        assert self._lock is not None
+        async with self._lock:
+            if message["type"] == "http.response.body":
+                body = message.get("body", b"")
+                if body:
+                    self._boundary = body.endswith((b"\n\n", b"\r\n\r\n", b"\r\r"))
+                if not message.get("more_body", False):
+                    self.stop()
+            self._last = asyncio.get_running_loop().time()
+            await self._send(message)
+
+    def _watch_if_sse(self, message: Message) -> None:
+        for name, value in message.get("headers", ()):
+            if name.lower() == b"content-type" and value.startswith(b"text/event-stream"):
+                loop = asyncio.get_running_loop()
+                self._watching, self._lock = True, asyncio.Lock()
+                self._last = loop.time()
+                self._timer = loop.call_later(self.seconds, self._due)
+                return
+
+    def _due(self) -> None:
+        if not self._watching:
+            return
+        loop = asyncio.get_running_loop()
+        silent = loop.time() - self._last
+        if silent >= self.seconds and self._boundary and self._ping is None:
+            self._ping = loop.create_task(self._send_ping())
+            silent = 0.0
+        self._timer = loop.call_later(max(self.seconds - silent, 0.01), self._due)
+
+    async def _send_ping(self) -> None:
+        assert self._lock is not None
+        try:
+            async with self._lock:
+                if self._watching:
+                    self._last = asyncio.get_running_loop().time()
+                    ping = {"type": "http.response.body", "body": KEEPALIVE, "more_body": True}
+                    await self._send(ping)
+        except Exception:  # the client left: the app's own send will say so
+            self.stop()
+        finally:
+            self._ping = None
+
+    def stop(self) -> None:
+        """No more keep-alives (the answer ended, or the request did)."""
+        self._watching = False
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._ping is not None and self._ping is not asyncio.current_task():
+            self._ping.cancel()

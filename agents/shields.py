@@ -2,11 +2,11 @@
 
 Two kinds of cancel reach a request's task while it saves a turn:
 
-- an anyio cancel scope around it (a task group of an SDK, sse-starlette's):
-  ``anyio.CancelScope(shield=True)`` holds those off. Entering and leaving
-  one costs ~9 µs (paid twice per ``/v1/responses`` request, ~9 % of the
-  server's samples), so :func:`save_shield` opens one only when an anyio
-  scope holds the task;
+- an anyio cancel scope around it (a task group of an SDK):
+  ``anyio.CancelScope(shield=True)`` holds those off. :func:`save_shield`
+  always opens one: anyio has no public way to tell whether a scope holds
+  the task (asking its backend's private task table saved the ~5 µs a
+  shield costs where none does, uvicorn's bare request task on ``/v1``);
 - a plain ``task.cancel()`` from agenthost's own disconnect watches
   (``adapters/disconnect.py``, ``adapters/sse.py``), which no anyio shield
   stops: they cancel through :func:`cancel`, which waits for the task's
@@ -20,14 +20,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import contextmanager
 
 import anyio
-
-try:  # where anyio's asyncio backend keeps each task's innermost scope
-    from anyio._backends._asyncio import _task_states
-except ImportError:  # another anyio layout: always shield
-    _task_states = None  # type: ignore[assignment]
 
 # Tasks inside a save section (how deep), and those whose cancel waits for its end.
 _saving: dict[asyncio.Task[object], int] = {}
@@ -44,7 +39,7 @@ def save_shield() -> Iterator[None]:
         return
     _saving[task] = _saving.get(task, 0) + 1
     try:
-        with _anyio_shield(task):
+        with anyio.CancelScope(shield=True):
             yield
     finally:
         depth = _saving.pop(task) - 1
@@ -61,11 +56,3 @@ def cancel(task: asyncio.Task[object]) -> None:
         _deferred.add(task)
     else:
         task.cancel()
-
-
-def _anyio_shield(task: asyncio.Task[object]) -> AbstractContextManager[object]:
-    if _task_states is not None:
-        state = _task_states.get(task)
-        if state is None or state.cancel_scope is None:
-            return nullcontext()
-    return anyio.CancelScope(shield=True)

@@ -21,7 +21,7 @@ from starlette.routing import Route
 
 from agenthost.adapters.base import Adapter
 from agenthost.adapters.routing import allowed_methods
-from agenthost.adapters.sse import set_keepalive
+from agenthost.adapters.sse import KeepAlive
 from agenthost.agents import Agent
 from agenthost.app.docs_ui import ASSET_PATHS, REDOC_PATHS, add_docs
 from agenthost.app.fairness import InFlightLimit
@@ -68,7 +68,6 @@ def create_app(
                 raise
             # Not asked for by name: serve the protocols that are installed.
             logger.warning("not serving %s: %s", name, exc)
-    set_keepalive(settings.stream_keepalive_seconds)  # after the adapters: it reaches MCP's too
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -190,6 +189,8 @@ def create_app(
     }
     if lanes:
         app.add_middleware(ExactRoutes, routes=lanes)
+    # Keep-alive comments on every SSE answer, the SDKs' too (adapters/sse.py).
+    app.add_middleware(KeepAlive, seconds=settings.stream_keepalive_seconds)
     app.add_middleware(
         BodyLimitGuard,
         max_bytes=settings.max_body_bytes,

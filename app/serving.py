@@ -12,9 +12,10 @@ That is the one drain for every protocol. sse-starlette, which streams the
 A2A SDK's and the MCP SDK's SSE bodies, would cancel each of its streams as
 soon as uvicorn sees the signal (it patches ``Server.handle_exit``), cutting
 A2A JSON-RPC, HTTP+JSON and MCP streams mid-body 0.1 s after SIGTERM: its
-automatic drain is turned off here, and its streams told to stop only after
-the interrupted runs have had :data:`FINAL_EVENTS_SECONDS` for their last
-events (which ends the streams no run feeds, such as MCP's GET stream).
+automatic drain is turned off here (``AppStatus``'s documented switch), and
+its streams told to stop (``AppStatus.should_exit``) only after the
+interrupted runs have had :data:`FINAL_EVENTS_SECONDS` for their last events
+(which ends the streams no run feeds, such as MCP's GET stream).
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ import asyncio
 import gc
 import logging
 import resource
+import signal
 import socket
+import threading
 from collections.abc import Generator
 from contextlib import contextmanager
 from types import FrameType
@@ -40,6 +43,8 @@ logger = logging.getLogger("agenthost")
 FINAL_EVENTS_SECONDS = 5.0
 # Of which, before SSE streams that are still open (no run feeds them) are closed.
 SSE_CLOSE_SECONDS = 1.0
+# What uvicorn's Server.capture_signals listens to.
+HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 def _sse_streams(should_exit: bool | None = None) -> None:
@@ -48,7 +53,7 @@ def _sse_streams(should_exit: bool | None = None) -> None:
         from sse_starlette.sse import AppStatus
     except ImportError:  # no protocol that streams through it is installed
         return
-    AppStatus.enable_automatic_graceful_drain = False
+    AppStatus.disable_automatic_graceful_drain()  # type: ignore[no-untyped-call]
     if should_exit is not None:
         AppStatus.should_exit = should_exit
 
@@ -154,8 +159,18 @@ class DrainingServer(uvicorn.Server):
 
     @contextmanager
     def capture_signals(self) -> Generator[None, None, None]:
-        with super().capture_signals():
+        """uvicorn's, without raising the signal again once the server has stopped.
+
+        uvicorn re-raises a captured signal after a graceful shutdown, so the
+        process would end "killed by SIGTERM"; a completed drain is a clean exit.
+        """
+        if threading.current_thread() is not threading.main_thread():
+            yield  # signals reach the main thread only
+            return
+        # signal.signal rather than the loop's handlers: the previous ones come back after.
+        previous = {sig: signal.signal(sig, self.handle_exit) for sig in HANDLED_SIGNALS}
+        try:
             yield
-            # uvicorn re-raises the signal after a graceful shutdown, so the
-            # process would end "killed by SIGTERM"; a completed drain is a clean exit.
-            self._captured_signals.clear()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)

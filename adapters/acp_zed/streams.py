@@ -38,7 +38,9 @@ async def open_streams(
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
     except ValueError:  # a regular file
         _read_in_thread(loop, reader, stdin.fileno())
-    protocol = _WriteProtocol()
+    # StreamReaderProtocol (public) brings the flow control StreamWriter.drain
+    # needs; its reader is never fed (nothing is read from ``out``).
+    protocol = asyncio.StreamReaderProtocol(asyncio.StreamReader(loop=loop), loop=loop)
     transport: asyncio.WriteTransport
     try:
         transport, _ = await loop.connect_write_pipe(lambda: protocol, out)
@@ -63,10 +65,6 @@ def _read_in_thread(loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReade
             loop.call_soon_threadsafe(reader.feed_eof)
 
     threading.Thread(target=read, name="stdin-reader", daemon=True).start()
-
-
-class _WriteProtocol(asyncio.streams.FlowControlMixin):
-    """Flow control for the protocol's stdout, as ``asyncio.StreamWriter.drain`` needs."""
 
 
 class _FileTransport(asyncio.WriteTransport):

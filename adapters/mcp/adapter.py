@@ -42,6 +42,7 @@ from agenthost.adapters.mcp.backchannel import (
 )
 from agenthost.adapters.mcp.cancels import RunningCalls, cancelled_id
 from agenthost.adapters.mcp.events import RecentEvents
+from agenthost.adapters.mcp.keepalive import follow_keepalive
 from agenthost.adapters.mcp.requests import refuse_invalid
 from agenthost.adapters.mcp.server import ServerOptions, build_server
 from agenthost.adapters.mcp.tasks import NAMESPACE as TASKS
@@ -219,6 +220,7 @@ class _Endpoint:
         self.relay = relay
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        follow_keepalive(scope)
         scope = {**scope, "headers": trimmed(scope["headers"])}
         principal = principal_of(scope)
         # The SDK binds a handshake-era session to the user that opened it.

@@ -5,8 +5,10 @@ headers, URL building, httpx2 on top of aiohttp, its SSE decoder) cost about
 three quarters of a relayed call's provider CPU (``bench/relay.py``, py-spy);
 this sends the same request (the SDK's headers and key, built once) straight
 through one ``aiohttp`` session and decodes the answer with orjson. Failures
-are the SDK's exception types, built by the SDK itself from the answer, so
-:mod:`agenthost.agents.models.openai_errors` reads them as before.
+are the SDK's public exception types, chosen by status code with the table
+:data:`STATUS_ERRORS` (as the SDK's client does, and httpx's ``map_exceptions``
+maps its transport's errors), so :mod:`agenthost.agents.models.openai_errors`
+reads them as before.
 """
 
 from __future__ import annotations
@@ -19,6 +21,18 @@ import aiohttp
 import httpx2
 import openai
 import orjson
+
+# The SDK's exception for each status code it names; any other 5xx is an
+# InternalServerError, any other 4xx a plain APIStatusError (the SDK's own rule).
+STATUS_ERRORS: dict[int, type[openai.APIStatusError]] = {
+    400: openai.BadRequestError,
+    401: openai.AuthenticationError,
+    403: openai.PermissionDeniedError,
+    404: openai.NotFoundError,
+    409: openai.ConflictError,
+    422: openai.UnprocessableEntityError,
+    429: openai.RateLimitError,
+}
 
 
 class ChatClient:
@@ -81,7 +95,7 @@ class ChatClient:
             content=body,
             request=self._request(),
         )
-        raise self._sdk._make_status_error_from_response(answer)
+        raise status_error(answer)
 
     async def complete(
         self, params: Mapping[str, Any], headers: Mapping[str, str] | None = None
@@ -130,6 +144,31 @@ class ChatClient:
             raise openai.APIConnectionError(request=self._request()) from exc
         finally:
             response.release()
+
+
+def status_error(response: httpx2.Response) -> openai.APIStatusError:
+    """The SDK's exception for an error answer, with the message and body the SDK gives it.
+
+    The message is ``Error code: N``, followed by the answer's ``error.message``
+    when it has one; ``body`` is the answer's ``error`` object (or the whole
+    decoded answer, or its text when it is not JSON).
+    """
+    status = response.status_code
+    message = f"Error code: {status}"
+    text = response.text.strip()
+    body: object = text
+    try:
+        body = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        pass
+    else:
+        error = body.get("error", body) if isinstance(body, dict) else None
+        detail = error.get("message") if isinstance(error, dict) else None
+        if isinstance(detail, str) and detail:
+            message += f" - {detail}"
+    data = body.get("error", body) if isinstance(body, dict) else body
+    default = openai.InternalServerError if status >= 500 else openai.APIStatusError
+    return STATUS_ERRORS.get(status, default)(message, response=response, body=data)
 
 
 def _data(block: bytes) -> bytes | None:

@@ -7,13 +7,14 @@ several ``data:`` lines, comments and error events mid-stream.
 
 from collections.abc import AsyncIterator
 
+import openai
 import pytest
 from aiohttp import web
 
 from agenthost.agents import Message, ModelError
 from agenthost.agents.models.base import ModelRequest, ModelResponse
 from agenthost.agents.models.openai import OpenAIModel
-from agenthost.agents.models.openai_http import _data
+from agenthost.agents.models.openai_http import ChatClient, _data
 from agenthost.agents.options import ModelSettings
 from agenthost.agents.results import TextDelta
 from tests.aiohttp_upstream import chat_upstream
@@ -76,3 +77,41 @@ def test_data_of_an_event() -> None:
     assert _data(b"data:x") == b"x"
     assert _data(b"event: e\ndata: a\ndata: b") == b"a\nb"
     assert _data(b": comment") is None
+
+
+# (status, body): an error envelope, a bare JSON object, text, an unnamed 4xx and 5xx.
+ANSWERS = [
+    (400, b'{"error": {"message": "bad", "type": "invalid_request_error"}}'),
+    (401, b'{"error": {"message": "no key"}}'),
+    (403, b'{"error": {"message": ""}}'),
+    (404, b'{"detail": "not here"}'),
+    (409, b"conflict"),
+    (422, b"[1, 2]"),
+    (429, b'{"error": {"message": "slow down"}}'),
+    (418, b'{"error": {"message": "teapot"}}'),
+    (500, b""),
+    (503, b'{"error": "overloaded"}'),
+]
+
+
+@pytest.mark.parametrize(("status", "body"), ANSWERS)
+async def test_an_error_answer_is_the_exception_the_sdk_raises(status: int, body: bytes) -> None:
+    # The table in openai_http against the SDK's own client on the same answer.
+    async def chat(request: web.Request) -> web.StreamResponse:
+        return web.Response(status=status, body=body, content_type="application/json")
+
+    async with chat_upstream(chat) as url:
+        sdk = openai.AsyncOpenAI(base_url=url, api_key="k", max_retries=0)
+        with pytest.raises(openai.APIStatusError) as expected:
+            await sdk.chat.completions.create(model="m", messages=[])
+        client = ChatClient(openai.AsyncOpenAI(base_url=url, api_key="k"), timeout=5)
+        try:
+            with pytest.raises(openai.APIStatusError) as ours:
+                await client.open({"model": "m", "messages": []})
+        finally:
+            await client.aclose()
+            await sdk.close()
+    assert type(ours.value) is type(expected.value)
+    assert str(ours.value) == str(expected.value)
+    assert ours.value.body == expected.value.body
+    assert ours.value.status_code == status
