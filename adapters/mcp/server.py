@@ -72,8 +72,8 @@ def build_server(context: AdapterContext, options: ServerOptions) -> Server[Any]
         return context.find_agent(caller(ctx), name)
 
     levels = LogLevels(options.max_sessions, options.session_idle_timeout)
-    declared = Declared(context.mcp)
-    inputs = tool_inputs(context.mcp)
+    declared = Declared(context.config)
+    inputs = tool_inputs(context.config)
 
     def input_of(agent: Agent) -> ToolInput:
         return inputs.get(agent.name) or ToolInput()
