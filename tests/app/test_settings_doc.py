@@ -19,7 +19,10 @@ def test_every_setting_is_described_once_in_its_own_row() -> None:
     # The process's own settings, then each protocol's (from its adapter package).
     models = [Settings, *PROTOCOL_SETTINGS.values()]
     undescribed = [
-        name for model in models for name, field in model.model_fields.items() if not field.description
+        name
+        for model in models
+        for name, field in model.model_fields.items()
+        if not field.description
     ]
     assert undescribed == []
     rows = [line for line in render().splitlines() if line.startswith("| `AGENTHOST_")]

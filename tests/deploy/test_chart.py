@@ -348,7 +348,8 @@ def test_mcp_accepts_the_ingress_hosts_and_the_services_names() -> None:
     )
     values["settings"]["mcp_allowed_hosts"] = ["extra.example.net"]
     env = env_of(container(render(values)))
-    hosts = Settings(mcp_allowed_hosts=env["AGENTHOST_MCP_ALLOWED_HOSTS"]).mcp_allowed_hosts  # type: ignore[arg-type]
+    hosts = Settings(mcp_allowed_hosts=env["AGENTHOST_MCP_ALLOWED_HOSTS"]).protocol("mcp")
+    hosts = hosts.allowed_hosts  # type: ignore[attr-defined]
     assert hosts == [
         "demo-agenthost",
         "demo-agenthost.agents",
