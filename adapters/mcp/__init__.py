@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from agenthost.adapters.mcp.settings import Settings
 from agenthost.adapters.mcp import specs
+from agenthost.adapters.mcp.settings import Settings
 from agenthost.adapters.mcp.specs import AgentOptions, ConfigSection
 
 if TYPE_CHECKING:
@@ -31,8 +31,8 @@ def require_sdk() -> None:
 
 
 def with_declared(context: AdapterContext) -> AdapterContext:
-    """``context`` whose ``config`` is the JSON the MCP server reads (:func:`~agenthost.adapters.mcp.specs.declared`):
-    the config's ``mcp:`` section and the agents' ``mcp:`` options together."""
+    """``context`` whose ``config`` is the JSON the MCP server reads: the config's ``mcp:``
+    section and the agents' ``mcp:`` options together (:func:`.specs.declared`)."""
     return replace(context, config=specs.declared(context.config, context.agent_options))
 
 
