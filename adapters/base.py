@@ -84,10 +84,17 @@ class AdapterContext:
     """Agents whose conversations every protocol shares: ``memory`` keeps their sessions
     (``SessionKey(agent, id, principal)``) in one namespace common to all adapters."""
     agent_options: Mapping[str, Any] = field(default_factory=dict)
+    """Agent → this adapter's own ``AgentOptions`` (the agent's ``<protocol>:`` section,
+    defaults filled; absent for agents not built from a config file)."""
     config: Any = None
+    """This adapter's ``ConfigSection`` of the config file (files read); None without a
+    config file or when the protocol declares none."""
     lease_seconds: float = 15.0
+    """``AGENTHOST_RUN_LEASE_SECONDS``: a detached run's lease with a shared store."""
     max_body_bytes: int = 4 * 1024 * 1024
+    """``AGENTHOST_MAX_BODY_BYTES``: the largest request body."""
     keepalive_seconds: float = 15.0
+    """``AGENTHOST_STREAM_KEEPALIVE_SECONDS``: silence before an SSE keep-alive comment."""
 
     def may_use(self, principal: str, agent: str) -> bool:
         allowed = self.allow.get(agent)

@@ -1,7 +1,8 @@
 """The A2A adapter's configuration, importable without the A2A SDK.
 
 :class:`Settings` are the ``AGENTHOST_A2A_…`` environment variables;
-:class:`A2AAgentSpec` (exported as ``AgentOptions``) an agent's ``a2a:`` section in the config file.
+:class:`A2AAgentSpec` (exported as ``AgentOptions``) an agent's ``a2a:``
+section in the config file.
 """
 
 from __future__ import annotations
