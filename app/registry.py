@@ -6,6 +6,10 @@ factory, and duplicate agent names, are refused when they are added (at
 start-up), never at the first request. Third-party frameworks plug in
 through the ``agenthost.factories`` entry-point group: each entry point names
 a function ``register(registry)``.
+
+Each served agent has one record, :class:`ServedAgent`: the agent and how its
+config says to serve it (who may use it, over which protocols, its skills,
+its sessions mode, and each protocol's own options).
 """
 
 from __future__ import annotations

@@ -69,11 +69,13 @@ class Settings(BaseSettings):
 
     def protocol(self, name: str) -> BaseSettings:
         """The settings of protocol ``name`` (its adapter package's ``Settings``)."""
-        return self._protocols[name]
+        return self.protocols[name]
 
     @property
     def protocols(self) -> Mapping[str, BaseSettings]:
         """Every protocol's settings, by protocol name."""
+        if not self._protocols:  # made without __init__ (model_validate): from the environment
+            self._protocols = {name: model() for name, model in PROTOCOL_SETTINGS.items()}
         return self._protocols
 
     config: Path = Field(Path("config/agents.yaml"), description="The agents' YAML file.")

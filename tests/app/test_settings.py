@@ -80,3 +80,12 @@ def test_agenthost_check_warns_of_a_misspelt_variable(tmp_path: Path) -> None:
         "AGENTHOST_API_KEY is not a setting and is ignored; did you mean AGENTHOST_API_KEYS?"
     ]
     assert "AGENTHOST_PORT" not in done.stderr
+
+
+def test_settings_validated_from_a_mapping_read_each_protocols_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("AGENTHOST_A2A_TASK_MAX", "3")
+    settings = Settings.model_validate({"port": 9000})
+    assert settings.port == 9000
+    assert settings.protocol("a2a").task_max == 3  # type: ignore[attr-defined]
