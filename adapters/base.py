@@ -11,11 +11,17 @@ also serve a few routes at the root (``root_router``: discovery documents),
 and declares whether its root route also answers at the bare prefix
 (``at_bare_prefix``: ``/mcp`` as well as ``/mcp/``).
 
-Each adapter package exports its options type as ``Options`` (a dataclass
-whose fields the app fills from the settings named ``<protocol>_<field>``,
-or ``<field>`` for a setting all protocols share) and
-``create(context, options)``. The app owns the memory managers it hands
-over, and closes them; an adapter closes only what it made itself.
+Each adapter package owns its configuration (:class:`AdapterPackage`): its
+``Settings`` (environment variables ``AGENTHOST_<PROTOCOL>_<FIELD>``), the
+model of an agent's ``<protocol>:`` section (``AgentOptions``) and of the
+config file's top-level ``<protocol>:`` section (``ConfigSection``), all
+importable without the protocol's SDK; ``create(context, settings)`` makes
+the adapter (and imports the SDK). Settings every protocol shares reach it
+through the context. The app owns the memory managers it hands over, and
+closes them; an adapter closes only what it made itself.
+
+What an adapter may also do is declared, not probed: :class:`HasAsgiRoutes`,
+:class:`HasStoreHealth`, :class:`HasBoundedStores`.
 
 Every adapter keys what it stores (sessions, tasks, runs) by the request's
 principal (:func:`principal_of`), and shows a principal only the agents it
@@ -28,12 +34,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
 
 from fastapi import APIRouter
 from starlette.requests import HTTPConnection
 from starlette.responses import Response
-from starlette.types import Scope
+from starlette.types import ASGIApp, Scope
 
 from agenthost.agents import ANONYMOUS, Agent, MemoryManager
 from agenthost.agents.skills import Skill
@@ -73,13 +80,21 @@ class AdapterContext:
     prefix: str = ""
     principal_for_key: PrincipalForKey | None = None
     protocols: Mapping[str, Sequence[str]] = field(default_factory=dict)
-    message_replies: frozenset[str] = frozenset()
-    """Agents whose A2A answers are direct Messages when the run needs no task."""
     shared_sessions: frozenset[str] = frozenset()
     """Agents whose conversations every protocol shares: ``memory`` keeps their sessions
     (``SessionKey(agent, id, principal)``) in one namespace common to all adapters."""
-    mcp: Mapping[str, Any] = field(default_factory=dict)
-    """The config's MCP declarations (typed tool inputs, resources, prompts), as JSON."""
+    agent_options: Mapping[str, Any] = field(default_factory=dict)
+    """Agent → this adapter's own ``AgentOptions`` (the agent's ``<protocol>:`` section,
+    defaults filled; absent for agents not built from a config file)."""
+    config: Any = None
+    """This adapter's ``ConfigSection`` of the config file (files read); None without a
+    config file or when the protocol declares none."""
+    lease_seconds: float = 15.0
+    """``AGENTHOST_RUN_LEASE_SECONDS``: a detached run's lease with a shared store."""
+    max_body_bytes: int = 4 * 1024 * 1024
+    """``AGENTHOST_MAX_BODY_BYTES``: the largest request body."""
+    keepalive_seconds: float = 15.0
+    """``AGENTHOST_STREAM_KEEPALIVE_SECONDS``: silence before an SSE keep-alive comment."""
 
     def may_use(self, principal: str, agent: str) -> bool:
         allowed = self.allow.get(agent)
@@ -119,9 +134,83 @@ class Adapter(Protocol):
         ...
 
 
+@runtime_checkable
+class HasAsgiRoutes(Protocol):
+    """An adapter that serves its hottest routes as plain ASGI apps (:mod:`agenthost.app.lanes`)."""
+
+    @property
+    def asgi_routes(self) -> Mapping[tuple[str, str], ASGIApp]:
+        """(method, path under the prefix) → the ASGI app answering it."""
+        ...
+
+
+@runtime_checkable
+class HasStoreHealth(Protocol):
+    """An adapter with a store it prepares at start-up (A2A's task tables), for ``/readyz``."""
+
+    async def store_health(self) -> dict[str, str]:
+        """Store name → ``up`` or ``down``."""
+        ...
+
+    @property
+    def store_seen_up(self) -> bool:
+        """Whether the store has answered since start (down since start: not ready)."""
+        ...
+
+
+@runtime_checkable
+class HasBoundedStores(Protocol):
+    """An adapter keeping stores bounded in bytes besides sessions (A2A tasks, ACP runs)."""
+
+    def bounded_stores(self) -> list[tuple[str, Any]]:
+        """(name, store) pairs whose evictions the metrics count."""
+        ...
+
+
+@runtime_checkable
+class HasSiteAllowances(Protocol):
+    """A protocol's ``Settings`` that widen what every surface's Host and Origin checks
+    accept (MCP's allowed hosts, A2A's public URL)."""
+
+    def site_hosts(self) -> list[str]:
+        """Host headers to accept (a name without a port: any port)."""
+        ...
+
+    def site_origins(self) -> list[str]:
+        """Browser origins to accept."""
+        ...
+
+
+@runtime_checkable
+class HasPublicURL(Protocol):
+    """A protocol's ``Settings`` naming the base URL clients reach the server at."""
+
+    public_url: str | None
+
+
+@runtime_checkable
+class ReadsFiles(Protocol):
+    """A ``ConfigSection`` naming files relative to the config file (MCP resources)."""
+
+    def read_files(self, base_dir: Path | None) -> Any:
+        """A copy with every file read in; OSError or UnicodeDecodeError for a bad one."""
+        ...
+
+
 class AdapterPackage(Protocol):
-    """What each package under ``adapters/`` exports for the app to register it."""
+    """What each package under ``adapters/`` exports for the app to register it.
 
-    Options: type[Any]
+    The package's ``__init__`` imports no protocol SDK: the app reads
+    ``Settings``, ``AgentOptions`` and ``ConfigSection`` of every protocol (for
+    the settings, the config schema and the docs), and ``create`` imports the
+    SDK only for a protocol served.
+    """
 
-    def create(self, context: AdapterContext, options: Any) -> Adapter: ...
+    Settings: type[Any]
+    """A pydantic-settings model with ``env_prefix="AGENTHOST_<PROTOCOL>_"``."""
+    AgentOptions: type[Any] | None
+    """The pydantic model of an agent's ``<protocol>:`` section, or None."""
+    ConfigSection: type[Any] | None
+    """The pydantic model of the config file's top-level ``<protocol>:`` section, or None."""
+
+    def create(self, context: AdapterContext, settings: Any) -> Adapter: ...

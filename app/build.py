@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from agenthost.adapters.base import ReadsFiles
 from agenthost.agents import Agent, ChatAgent, ModelSettings, UserError
 from agenthost.agents.agent import serving
 from agenthost.agents.hosting import Hosting
@@ -17,7 +18,6 @@ from agenthost.agents.skills import Skill
 from agenthost.app import compose
 from agenthost.app.config import ConfigError, load_config
 from agenthost.app.imports import import_path
-from agenthost.app.mcp_specs import declared
 from agenthost.app.registry import Registry, RegistryError
 from agenthost.app.specs import (
     AgentSpec,
@@ -28,6 +28,8 @@ from agenthost.app.specs import (
     PipelineAgentSpec,
     SkillSpec,
     WorkflowAgentSpec,
+    config_sections,
+    protocol_options,
 )
 from agenthost.app.tool_build import Tooling
 
@@ -168,17 +170,20 @@ def build_registry(
                 allow=spec.allow,
                 expose=spec.expose,
                 skills=to_skills(spec.skills),
+                sessions=spec.sessions,
+                options=protocol_options(spec),
             )
-            if spec.a2a.reply == "message":
-                registry.message_replies.add(spec.name)
-            if spec.sessions is not None:
-                registry.sessions[spec.name] = spec.sessions
         except RegistryError as exc:
             raise ConfigError(f"agent {spec.name!r}: {exc}") from exc
-    try:
-        registry.mcp = declared(config.mcp, {s.name: s.mcp for s in config.agents}, base_dir)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"mcp: {exc}") from exc
+    for protocol, section in config_sections(config).items():
+        try:
+            # A section naming files (MCP resources) has them read now: a missing one
+            # stops start-up (and `agenthost check`), not the first request.
+            registry.sections[protocol] = (
+                section.read_files(base_dir) if isinstance(section, ReadsFiles) else section
+            )
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{protocol}: {exc}") from exc
     return registry
 
 

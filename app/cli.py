@@ -6,7 +6,8 @@ import argparse
 import json
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from importlib.metadata import version
 from pathlib import Path
 from typing import IO
@@ -18,7 +19,7 @@ from agenthost.app.config import ConfigError
 from agenthost.app.host import Host
 from agenthost.app.principals import KeysError, check_allow
 from agenthost.app.registry import Registry
-from agenthost.app.settings import Settings
+from agenthost.app.settings import Settings, warn_unknown_variables
 from agenthost.app.specs import ConfigSpec
 from agenthost.app.unused_modules import skip as skip_unused_modules
 
@@ -76,6 +77,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigError, KeysError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if args.command != "serve":  # serve warns once its log is set up
+        warn_unknown_variables()
     if args.command == "check":
         for spec in config.agents:
             print(f"{spec.name}\t{spec.source}\t{spec.description}")
@@ -86,9 +89,48 @@ def main(argv: Sequence[str] | None = None) -> int:
     host = Host(settings, registry)
     if protocol_out is not None:
         return _acp_stdio(host, args.agent, protocol_out)
-    from agenthost.app.mcp_stdio import serve_mcp_stdio
+    return _mcp_stdio(host)
 
-    return serve_mcp_stdio(host)
+
+def _mcp_stdio(host: Host) -> int:
+    from agenthost.adapters.mcp.command import serve_mcp_stdio
+    from agenthost.adapters.mcp.settings import Settings as MCPSettings
+    from agenthost.app.metrics import current_protocol
+
+    log_to_stderr(host)
+    context = host.context("mcp")
+    settings = host.settings.protocol("mcp")
+    assert isinstance(settings, MCPSettings)
+
+    @asynccontextmanager
+    async def running() -> AsyncIterator[None]:
+        async with host.running():
+            logging.getLogger("agenthost").info(
+                "serving %d agents over MCP stdio: %s",
+                len(context.agents),
+                ", ".join(context.agents),
+            )
+            yield
+
+    current_protocol.set("mcp")  # the run's task inherits it: the metrics' label
+    try:
+        return serve_mcp_stdio(context, settings, running())
+    except ImportError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def log_to_stderr(host: Host) -> None:
+    """stdout carries a stdio protocol: every log line goes to stderr."""
+    from agenthost.app.logs import use_json
+
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=host.settings.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    if host.settings.log_format == "json":
+        use_json()
 
 
 def _serve(settings: Settings, registry: Registry) -> int:
@@ -102,6 +144,7 @@ def _serve(settings: Settings, registry: Registry) -> int:
 
     if settings.log_format == "json":
         use_json()
+    warn_unknown_variables()
     before, after = raise_open_files_limit()
     logging.getLogger("agenthost").info("open files limit: %d (was %d)", after, before)
     try:
@@ -129,7 +172,6 @@ def _acp_stdio(host: Host, name: str, out: IO[bytes]) -> int:
     import asyncio
 
     from agenthost.adapters.acp_zed import serve_stdio
-    from agenthost.app.mcp_stdio import log_to_stderr
 
     context = host.context("acp_zed")
     agent = context.agents.get(name)

@@ -16,15 +16,13 @@ and on exit closes them in reverse and then the stores.
 
 from __future__ import annotations
 
-import dataclasses
-import importlib
 import logging
 import os
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
-from agenthost.adapters.base import Adapter, AdapterContext, AdapterPackage
+from agenthost.adapters.base import Adapter, AdapterContext, HasBoundedStores
 from agenthost.agents import Agent, MemoryManager
 from agenthost.agents.hosting import Hosting
 from agenthost.agents.limits import LiveRuns, RunLimits
@@ -33,7 +31,7 @@ from agenthost.app.build import hosted, load_agents
 from agenthost.app.memory import LRUMemoryManager, memory_factory
 from agenthost.app.metrics import Metrics, current_protocol, serve_metrics_port
 from agenthost.app.principals import check_allow
-from agenthost.app.protocols import ADAPTERS
+from agenthost.app.protocols import ADAPTERS, package
 from agenthost.app.settings import Settings
 from agenthost.app.shared_sessions import NAMESPACE as SHARED_NAMESPACE
 from agenthost.app.shared_sessions import SessionRouter, shared_agents
@@ -122,8 +120,10 @@ class Host:
         return SessionRouter(own, self._common, self.shared_sessions, protocol)
 
     def context(self, protocol: str, *, prefix: str = "") -> AdapterContext:
-        """What an adapter of ``protocol`` gets: the agents exposed over it, and the rest."""
+        """What an adapter of ``protocol`` gets: the agents exposed over it, its own
+        per-agent options and config section, and the settings all protocols share."""
         served = list(dict.fromkeys(self.settings.adapters))
+        settings = self.settings
         return AdapterContext(
             self.registry.exposed_by(protocol),
             self.sessions_of(protocol),
@@ -136,33 +136,25 @@ class Host:
                 name: [p for p in served if name in self.registry.exposed_by(p)]
                 for name in self.registry
             },
-            message_replies=frozenset(self.registry.message_replies),
             shared_sessions=self.shared_sessions,
-            mcp=self.registry.mcp,
+            agent_options=self.registry.options_for(protocol),
+            config=self.registry.sections.get(protocol),
+            lease_seconds=settings.run_lease_seconds,
+            max_body_bytes=settings.max_body_bytes,
+            keepalive_seconds=settings.stream_keepalive_seconds,
         )
 
     def adapter(self, protocol: str) -> Adapter:
-        """The HTTP adapter of ``protocol``, its options filled from the settings.
+        """The HTTP adapter of ``protocol``, made with its own settings.
 
         Raises ImportError (naming the extra) when the protocol's extra is missing.
         """
-        package = cast(AdapterPackage, importlib.import_module(ADAPTERS[protocol].package))
-        options = self.options(protocol, package.Options)
-        adapter = package.create(self.context(protocol, prefix=ADAPTERS[protocol].prefix), options)
+        context = self.context(protocol, prefix=ADAPTERS[protocol].prefix)
+        adapter = package(protocol).create(context, self.settings.protocol(protocol))
         # Stores bounded in bytes besides the sessions (A2A tasks, ACP runs): their evictions.
-        if (bounded := getattr(adapter, "bounded_stores", None)) is not None:
-            self._bounded.append((protocol, bounded))
+        if isinstance(adapter, HasBoundedStores):
+            self._bounded.append((protocol, adapter.bounded_stores))
         return adapter
-
-    def options(self, protocol: str, options_type: type[Any]) -> Any:
-        """``options_type`` filled from the settings ``<protocol>_<field>`` (or ``<field>``)."""
-        values = {}
-        for field in dataclasses.fields(options_type):
-            for name in (f"{protocol}_{field.name}", field.name):
-                if name in Settings.model_fields:
-                    values[field.name] = getattr(self.settings, name)
-                    break
-        return options_type(**values)
 
     @asynccontextmanager
     async def running(self, adapters: Iterable[Adapter] = ()) -> AsyncIterator[None]:

@@ -20,7 +20,7 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 
-from agenthost.adapters.base import principal_of
+from agenthost.adapters.base import HasPublicURL, principal_of
 from agenthost.agents import Agent
 from agenthost.app.protocols import ADAPTERS
 
@@ -77,7 +77,12 @@ def describe(request: Request) -> dict[str, Any]:
         "base_url": str(request.base_url).rstrip("/"),
         "auth": bool(host.principals),
         "prefixes": {name: ADAPTERS[name].prefix for name in served},
-        "a2a_public_url": settings.a2a_public_url,
+        # Where a protocol's clients reach the server, when its settings say (A2A's cards).
+        **{
+            f"{name}_public_url": protocol.public_url
+            for name, protocol in settings.protocols.items()
+            if isinstance(protocol, HasPublicURL)
+        },
         "config": str(Path(settings.config).resolve()),
         "command": _command(),
         "agents": agents,

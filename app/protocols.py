@@ -1,15 +1,22 @@
 """The protocols the app serves over HTTP: one line each.
 
-Adding a protocol is one folder under ``adapters/`` (exporting ``Options`` and
-``create``, see :mod:`agenthost.adapters.base`), one line in :data:`ADAPTERS`,
-one extra in ``pyproject.toml``, and one test folder.
+Adding a protocol is one folder under ``adapters/`` (exporting ``Settings``,
+``AgentOptions``, ``ConfigSection`` and ``create`` without importing its SDK,
+see :class:`agenthost.adapters.base.AdapterPackage`), one line in
+:data:`ADAPTERS`, one extra in ``pyproject.toml``, and one test folder. The
+app assembles the settings, the config file's schema and the settings
+reference from this table.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Final, NamedTuple
+import importlib
+from functools import cache
+from typing import Annotated, Final, NamedTuple, cast
 
 from pydantic import AfterValidator, WithJsonSchema
+
+from agenthost.adapters.base import AdapterPackage
 
 
 class Mount(NamedTuple):
@@ -26,6 +33,13 @@ ADAPTERS: Final = {
     "acp": Mount("agenthost.adapters.acp", "/acp"),
 }
 """The HTTP protocols, in the order they are served by default."""
+
+
+@cache
+def package(name: str) -> AdapterPackage:
+    """The adapter package of protocol ``name`` (imports no protocol SDK)."""
+    return cast(AdapterPackage, importlib.import_module(ADAPTERS[name].package))
+
 
 STDIO_ONLY: Final = ("acp_zed",)
 """Protocols served only by a stdio command (``acp-stdio``); ``mcp-stdio`` is MCP."""

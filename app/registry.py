@@ -6,6 +6,10 @@ factory, and duplicate agent names, are refused when they are added (at
 start-up), never at the first request. Third-party frameworks plug in
 through the ``agenthost.factories`` entry-point group: each entry point names
 a function ``register(registry)``.
+
+Each served agent has one record, :class:`ServedAgent`: the agent and how its
+config says to serve it (who may use it, over which protocols, its skills,
+its sessions mode, and each protocol's own options).
 """
 
 from __future__ import annotations
@@ -14,8 +18,9 @@ import copy
 import inspect
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field, replace
 from importlib.metadata import entry_points
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from agenthost.agents import Agent, BaseAgent, FunctionAgent
 from agenthost.agents.skills import Skill
@@ -36,6 +41,30 @@ class Resource(Protocol):
     def health(self) -> Mapping[str, str]:
         """Component → ``up``, or ``down: <why>``."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class ServedAgent:
+    """One served agent and how it is served, as its config says.
+
+    ``allow``: the principals that may use it (None: every caller);
+    ``expose``: the protocols serving it (None: every one served);
+    ``skills``: what it advertises (None: one skill made from its description);
+    ``sessions``: 'shared' or 'isolated' (None: ``AGENTHOST_SESSIONS``);
+    ``options``: per protocol, that protocol's ``AgentOptions`` (its ``<protocol>:``
+    section; absent: the protocol has none).
+    """
+
+    agent: Agent
+    allow: frozenset[str] | None = None
+    expose: frozenset[str] | None = None
+    skills: tuple[Skill, ...] | None = None
+    sessions: Literal["isolated", "shared"] | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def exposed_by(self, protocol: str) -> bool:
+        """Whether ``protocol`` serves this agent."""
+        return self.expose is None or protocol in self.expose
 
 
 class RegistryError(Exception):
@@ -61,21 +90,31 @@ class Registry(Mapping[str, Agent]):
         self._factories: dict[type, Factory] = {}
         self._plugins_pending = False
         """Whether the plugins are still to be loaded (at the first object no factory serves)."""
-        self._agents: dict[str, Agent] = {}
-        self.allow: dict[str, frozenset[str]] = {}
-        """Agent → the principals that may use it (agents not listed are open to all)."""
-        self.skills: dict[str, tuple[Skill, ...]] = {}
-        """Agent → the skills it advertises (agents not listed advertise a default one)."""
-        self.message_replies: set[str] = set()
-        """Agents that answer A2A requests with a direct Message when they can (``a2a.reply``)."""
-        self.sessions: dict[str, str] = {}
-        """Agent → 'shared' or 'isolated' where its config says (else the setting)."""
-        self.expose: dict[str, frozenset[str]] = {}
-        """Agent → the adapters that serve it (agents not listed are served by all)."""
+        self.served: dict[str, ServedAgent] = {}
+        """Agent name → its record."""
         self.resources: list[Resource] = []
-        self.mcp: dict[str, Any] = {}
-        """The config's MCP declarations, as JSON (:func:`agenthost.app.mcp_specs.declared`)."""
         """What agents share (MCP server connections): started before them, stopped after."""
+        self.sections: dict[str, Any] = {}
+        """Protocol → its ``ConfigSection`` of the config file (files read)."""
+
+    @property
+    def allow(self) -> dict[str, frozenset[str]]:
+        """Agent → the principals that may use it (agents not listed are open to all)."""
+        return {n: s.allow for n, s in self.served.items() if s.allow is not None}
+
+    @property
+    def skills(self) -> dict[str, tuple[Skill, ...]]:
+        """Agent → the skills it advertises (agents not listed advertise a default one)."""
+        return {n: s.skills for n, s in self.served.items() if s.skills is not None}
+
+    @property
+    def sessions(self) -> dict[str, str]:
+        """Agent → 'shared' or 'isolated' where its config says (else the setting)."""
+        return {n: s.sessions for n, s in self.served.items() if s.sessions is not None}
+
+    def options_for(self, protocol: str) -> dict[str, Any]:
+        """Agent → its ``protocol`` options, for the agents whose config has them."""
+        return {n: s.options[protocol] for n, s in self.served.items() if protocol in s.options}
 
     @classmethod
     def with_defaults(cls, *, plugins: bool = True) -> Registry:
@@ -97,14 +136,16 @@ class Registry(Mapping[str, Agent]):
     def of(cls, agents: Mapping[str, Agent]) -> Registry:
         """A registry serving agents built elsewhere (scripts, tests) as they are."""
         registry = cls()
-        registry._agents = dict(agents)
+        registry.served = {name: ServedAgent(agent) for name, agent in agents.items()}
         return registry
 
     def with_agents(self, agents: Mapping[str, Agent]) -> Registry:
         """A registry like this one (allow lists, skills, resources...) serving ``agents``,
         the same names in other forms (served copies); this one is left as it was."""
         registry = copy.copy(self)
-        registry._agents = dict(agents)
+        registry.served = {
+            name: replace(record, agent=agents[name]) for name, record in self.served.items()
+        }
         return registry
 
     def register_type(self, kind: type, factory: Factory) -> None:
@@ -131,35 +172,38 @@ class Registry(Mapping[str, Agent]):
         allow: Iterable[str] | None = None,
         expose: Iterable[str] | None = None,
         skills: Iterable[Skill] | None = None,
+        sessions: Literal["isolated", "shared"] | None = None,
+        options: Mapping[str, Any] | None = None,
     ) -> Agent:
-        """Wrap ``obj`` and serve it as ``name``.
+        """Wrap ``obj`` and serve it as ``name`` (see :class:`ServedAgent` for the rest).
 
         Only to the ``allow`` principals and over the ``expose`` adapters, if given.
         """
-        if name in self._agents:
+        if name in self.served:
             raise RegistryError(f"duplicate agent name {name!r}")
         agent = self.factory_for(obj)(obj, name, description)
-        self._agents[name] = agent
-        if allow is not None:
-            self.allow[name] = frozenset(allow)
-        if expose is not None:
-            self.expose[name] = frozenset(expose)
-        if skills is not None:
-            self.skills[name] = tuple(skills)
+        self.served[name] = ServedAgent(
+            agent,
+            allow=frozenset(allow) if allow is not None else None,
+            expose=frozenset(expose) if expose is not None else None,
+            skills=tuple(skills) if skills is not None else None,
+            sessions=sessions,
+            options=dict(options or {}),
+        )
         return agent
 
     def exposed_by(self, adapter: str) -> dict[str, Agent]:
         """The agents that ``adapter`` serves."""
-        return {n: a for n, a in self._agents.items() if adapter in self.expose.get(n, (adapter,))}
+        return {n: s.agent for n, s in self.served.items() if s.exposed_by(adapter)}
 
     def __getitem__(self, name: str) -> Agent:
-        return self._agents[name]
+        return self.served[name].agent
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._agents)
+        return iter(self.served)
 
     def __len__(self) -> int:
-        return len(self._agents)
+        return len(self.served)
 
 
 def _qualname(kind: type) -> str:

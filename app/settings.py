@@ -1,21 +1,82 @@
-"""Settings from the environment (prefix ``AGENTHOST_``); CLI flags override them."""
+"""Settings from the environment (prefix ``AGENTHOST_``); CLI flags override them.
+
+:class:`Settings` holds what the whole process shares, and each protocol's own
+settings, which its adapter package declares (``AGENTHOST_<PROTOCOL>_<FIELD>``,
+:attr:`agenthost.adapters.base.AdapterPackage.Settings`), assembled from the
+:data:`~agenthost.app.protocols.ADAPTERS` table: ``settings.protocol("a2a")``.
+Code may give a protocol's setting by its flat name, as the environment does:
+``Settings(a2a_grpc_port=50051)`` is ``AGENTHOST_A2A_GRPC_PORT=50051``.
+"""
 
 from __future__ import annotations
 
+import difflib
+import logging
+import os
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, PrivateAttr, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from agenthost.app.principals import KeysError, build_principals, read_keys_file_lines
-from agenthost.app.protocols import ADAPTERS, AdapterName
+from agenthost.app.protocols import ADAPTERS, AdapterName, package
+
+PREFIX = "AGENTHOST_"
+
+PROTOCOL_SETTINGS: Mapping[str, type[BaseSettings]] = {
+    name: package(name).Settings for name in ADAPTERS
+}
+"""Each served-over-HTTP protocol's own settings model, from its adapter package."""
+
+OTHER_VARIABLES = ("AGENTHOST_POD_IP",)
+"""``AGENTHOST_`` variables that are not settings: the Helm chart's pod address, which
+``AGENTHOST_ALLOWED_HOSTS`` refers to."""
+
+logger = logging.getLogger("agenthost")
+
+
+def _check_prefixes() -> None:
+    for name, model in PROTOCOL_SETTINGS.items():
+        prefix = model.model_config.get("env_prefix")
+        if prefix != f"{PREFIX}{name.upper()}_":
+            raise TypeError(
+                f"{model.__module__}.Settings: env_prefix must be {PREFIX}{name.upper()}_"
+            )
+
+
+_check_prefixes()
 
 
 class Settings(BaseSettings):
     """Everything about the process that is not an agent definition."""
 
-    model_config = SettingsConfigDict(env_prefix="AGENTHOST_", extra="forbid")
+    model_config = SettingsConfigDict(env_prefix=PREFIX, extra="forbid")
+
+    _protocols: dict[str, BaseSettings] = PrivateAttr(default_factory=dict)
+
+    def __init__(self, **values: Any) -> None:
+        """``values`` override the environment; ``<protocol>_<field>`` ones go to that
+        protocol's settings (an unknown field of a protocol is refused, as any other)."""
+        own: dict[str, dict[str, Any]] = {name: {} for name in PROTOCOL_SETTINGS}
+        for key in list(values):
+            protocol = _protocol_of(key)
+            if protocol is not None:
+                own[protocol][key.removeprefix(f"{protocol}_")] = values.pop(key)
+        super().__init__(**values)
+        self._protocols = {name: model(**own[name]) for name, model in PROTOCOL_SETTINGS.items()}
+
+    def protocol(self, name: str) -> BaseSettings:
+        """The settings of protocol ``name`` (its adapter package's ``Settings``)."""
+        return self.protocols[name]
+
+    @property
+    def protocols(self) -> Mapping[str, BaseSettings]:
+        """Every protocol's settings, by protocol name."""
+        if not self._protocols:  # made without __init__ (model_validate): from the environment
+            self._protocols = {name: model() for name, model in PROTOCOL_SETTINGS.items()}
+        return self._protocols
 
     config: Path = Field(Path("config/agents.yaml"), description="The agents' YAML file.")
     host: str = Field("127.0.0.1", description="Address to bind.")
@@ -191,62 +252,6 @@ class Settings(BaseSettings):
         "naming the task that held the loop; 0 turns it off.",
     )
 
-    # A2A (adapters/a2a): public URLs, gRPC, task store.
-    a2a_public_url: str | None = Field(
-        None,
-        description="A2A: base URL clients reach this server at (e.g. https://agents.example.com), "
-        "used in agent cards; unset means taken from each request.",
-    )
-    a2a_trust_forwarded: bool = Field(
-        False,
-        description="A2A: build card URLs from X-Forwarded-Proto/Host/Prefix (only behind a "
-        "proxy that sets them).",
-    )
-    a2a_default_agent: str | None = Field(
-        None,
-        description="A2A: the agent whose card /.well-known/agent-card.json serves, and that "
-        "gRPC calls without a tenant reach; unset means the only agent if there is one, "
-        "else 404.",
-    )
-    a2a_grpc_port: int = Field(
-        0, ge=0, le=65535, description="A2A: gRPC port serving every agent; 0 disables gRPC."
-    )
-    a2a_grpc_host: str = Field("127.0.0.1", description="A2A: interface the gRPC server binds.")
-    a2a_grpc_public_host: str | None = Field(
-        None,
-        description="A2A: host:port of the gRPC server in agent cards; unset means the "
-        "request's host and the gRPC port.",
-    )
-    a2a_task_store: str = Field(
-        "memory",
-        description="A2A: where tasks live: 'memory', 'sqlite:///path/to/tasks.db' or "
-        "'postgresql+asyncpg://user:password@host/db' (shared by replicas; tables made at "
-        "start-up).",
-    )
-    a2a_task_max: int = Field(
-        10_000, ge=1, description="A2A: finished tasks kept in memory per agent (oldest dropped)."
-    )
-    a2a_task_ttl: float = Field(
-        3600.0, gt=0, description="A2A: seconds a finished in-memory task is kept."
-    )
-    a2a_task_max_bytes: int = Field(
-        64 * 1024 * 1024,
-        ge=1024,
-        description="A2A: bytes of in-memory tasks kept per agent (their serialized size, "
-        "history included; finished ones dropped oldest first beyond), and the same again for "
-        "their push-notification configs (at most 10 per task, gone with the task).",
-    )
-    a2a_push_private_networks: bool = Field(
-        False,
-        description="A2A: allow push-notification webhooks on loopback/private addresses "
-        "(off: only public hosts, so clients cannot reach into your network).",
-    )
-    a2a_card_v03: bool = Field(
-        True,
-        description="A2A: list the 0.3 interfaces (and the 0.3 card fields 0.3 clients read) in "
-        "agent cards; off gives a strict 1.0 card.",
-    )
-
     @field_validator("adapters", "api_keys", "cors_origins", "allowed_hosts", mode="before")
     @classmethod
     def _split_commas(cls, value: object) -> object:
@@ -270,81 +275,6 @@ class Settings(BaseSettings):
                 raise KeysError(f"the API keys file {self.api_keys_file} holds no key")
             entries += [(f"{self.api_keys_file} line {n}", entry) for n, entry in from_file]
         return build_principals(entries)
-
-    # MCP (adapters/mcp): the /mcp endpoint and the mcp-stdio command.
-    mcp_stateless: bool = Field(
-        True,
-        description="Serve handshake-era MCP clients without Mcp-Session-Id sessions, so any "
-        "replica answers any request (no sticky sessions). Off: sessions live in this process "
-        "and allow elicitation inside a call and logging/setLevel per session.",
-    )
-    mcp_allowed_hosts: Annotated[list[str], NoDecode] = Field(
-        default_factory=list,
-        description="Host headers /mcp accepts besides localhost, 127.0.0.1 and [::1] (any "
-        "port), comma-separated; a name without a port allows any port. Other hosts get 421 "
-        "(DNS-rebinding protection).",
-    )
-    mcp_allowed_origins: Annotated[list[str], NoDecode] = Field(
-        default_factory=list,
-        description="Browser Origin headers /mcp accepts besides local ones, comma-separated; "
-        "other origins get 403.",
-    )
-    mcp_progress_interval: float = Field(
-        0.1, ge=0, description="Least seconds between two progress notifications of a tool call."
-    )
-    mcp_session_idle_timeout: float = Field(
-        1800.0, gt=0, description="Seconds an idle MCP session is kept (stateful mode only)."
-    )
-
-    mcp_max_sessions: int = Field(
-        1000,
-        ge=1,
-        description="Open MCP transport sessions at most (stateful mode only); a request that "
-        "would open another gets 503 until one ends or idles out.",
-    )
-
-    mcp_sse_retry_ms: int = Field(
-        1000,
-        ge=0,
-        description="The retry field (milliseconds) of the priming event each MCP SSE stream "
-        "opens with: how long a client waits before it reconnects a dropped stream.",
-    )
-
-    mcp_max_tasks: int = Field(
-        1000,
-        ge=1,
-        description="MCP tasks (2026-07-28 tasks extension) kept in this process at most; past "
-        "it the oldest finished task is dropped, and when all are running a call runs "
-        "without a task.",
-    )
-
-    mcp_task_ttl: float = Field(
-        3600.0,
-        gt=0,
-        description="Seconds a finished MCP task (and its result) stays readable by tasks/get.",
-    )
-
-    @field_validator("mcp_allowed_hosts", "mcp_allowed_origins", mode="before")
-    @classmethod
-    def _split_mcp_lists(cls, value: object) -> object:
-        return cls._split_commas(value)
-
-    # IBM ACP (adapter "acp"): runs kept for GET /runs/{id}; running ones are never dropped.
-    acp_max_runs: int = Field(
-        1000,
-        ge=1,
-        description="IBM ACP: runs kept for GET /acp/runs/{id}; beyond it finished and awaiting "
-        "runs go, oldest first (running ones are never dropped).",
-    )
-    acp_max_run_bytes: int = Field(
-        64 * 1024 * 1024,
-        ge=1024,
-        description="IBM ACP: bytes of kept runs (their event logs as JSON); beyond it finished "
-        "and awaiting runs go, oldest first.",
-    )
-    acp_run_ttl: float = Field(
-        3600.0, gt=0, description="IBM ACP: seconds a finished or awaiting run is kept."
-    )
 
     # The web playground (app/playground.py).
     playground: bool = Field(
@@ -375,3 +305,42 @@ class Settings(BaseSettings):
         description="'json': one JSON object per log line (time, level, logger, message, "
         "request_id, protocol, trace_id and span_id when tracing).",
     )
+
+
+def _protocol_of(key: str) -> str | None:
+    if key in Settings.model_fields:
+        return None
+    return next((name for name in PROTOCOL_SETTINGS if key.startswith(f"{name}_")), None)
+
+
+def known_variables() -> list[str]:
+    """Every settings variable: the process's own, then each protocol's."""
+    models: list[type[BaseSettings]] = [Settings, *PROTOCOL_SETTINGS.values()]
+    return [
+        f"{model.model_config.get('env_prefix', '')}{name}".upper()
+        for model in models
+        for name in model.model_fields
+    ]
+
+
+def unknown_variables(environ: Iterable[str]) -> list[tuple[str, str | None]]:
+    """``AGENTHOST_…`` names in ``environ`` that are no setting, each with the closest known
+    name (or None): a misspelt variable would otherwise be ignored without a word."""
+    known = known_variables()
+    # Compared without the prefix every name shares, which would make any two look alike.
+    stems = {name.removeprefix(PREFIX): name for name in known}
+    unknown = []
+    for name in sorted(environ):
+        upper = name.upper()
+        if not upper.startswith(PREFIX) or upper in known or upper in OTHER_VARIABLES:
+            continue
+        close = difflib.get_close_matches(upper.removeprefix(PREFIX), stems, n=1, cutoff=0.6)
+        unknown.append((name, stems[close[0]] if close else None))
+    return unknown
+
+
+def warn_unknown_variables(environ: Iterable[str] | None = None) -> None:
+    """Log a warning for each unknown ``AGENTHOST_…`` variable (default: the environment)."""
+    for name, close in unknown_variables(os.environ if environ is None else environ):
+        hint = f"; did you mean {close}?" if close else ""
+        logger.warning("%s is not a setting and is ignored%s", name, hint)

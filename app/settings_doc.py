@@ -1,4 +1,5 @@
-"""The settings reference, ``docs/settings.md``, rendered from :class:`Settings`.
+"""The settings reference, ``docs/settings.md``, rendered from :class:`Settings`
+and each protocol's settings (its adapter package's ``Settings``).
 
 Run ``python -m agenthost.app.settings_doc > docs/settings.md`` (``make
 settings-doc``); a test fails when the committed file is stale, as one does
@@ -16,13 +17,15 @@ import annotated_types
 from pydantic import SecretStr, WithJsonSchema
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
+from pydantic_settings import BaseSettings
 
-from agenthost.app.settings import Settings
+from agenthost.app.settings import PROTOCOL_SETTINGS, Settings
 
 HEADER = """\
 # Settings
 
-<!-- Generated from app/settings.py by `make settings-doc`; edit the descriptions there. -->
+<!-- Generated from app/settings.py and adapters/<protocol>/settings.py by `make settings-doc`;
+edit the descriptions there. -->
 
 Every setting is an environment variable with the `AGENTHOST_` prefix (read
 once at start-up); lists are comma-separated (`openai,a2a`). `agenthost
@@ -51,12 +54,15 @@ _BOUNDS = (
 
 
 def render() -> str:
-    """The whole Markdown document, one table row per field of ``Settings``."""
-    prefix = str(Settings.model_config.get("env_prefix", ""))
+    """The whole Markdown document: one table row per field of ``Settings``, then of each
+    protocol's settings."""
+    models: list[type[BaseSettings]] = [Settings, *PROTOCOL_SETTINGS.values()]
     rows = [
         f"| `{prefix}{name.upper()}` | {_type(field)} | {_default(field)} | "
         f"{_cell(field.description or '')} |\n"
-        for name, field in Settings.model_fields.items()
+        for model in models
+        for prefix in (str(model.model_config.get("env_prefix", "")),)
+        for name, field in model.model_fields.items()
     ]
     return HEADER + "".join(rows)
 

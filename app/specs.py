@@ -1,14 +1,17 @@
 """The agents' config file, as validated pydantic specs.
 
 ``config/agents.schema.json`` is generated from :class:`ConfigSpec`
-(``agenthost schema``) for editor completion.
+(``agenthost schema``) for editor completion. The sections a protocol owns
+(an agent's ``a2a:``, ``mcp:``; the top-level ``mcp:``) are its adapter
+package's models (``AgentOptions``, ``ConfigSection``), added here from the
+:data:`~agenthost.app.protocols.ADAPTERS` table.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, SecretStr, Tag
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, SecretStr, Tag, create_model
 
 from agenthost.app.compose_specs import (
     InstructionsSpec,
@@ -17,8 +20,7 @@ from agenthost.app.compose_specs import (
     UnconstrainedSpec,
     WorkflowStepSpec,
 )
-from agenthost.app.mcp_specs import MCPAgentField, MCPAgentSpec, MCPConfigField, MCPConfigSpec
-from agenthost.app.protocols import ProtocolName
+from agenthost.app.protocols import ADAPTERS, ProtocolName, package
 from agenthost.app.tool_specs import (
     MCPServerName,
     MCPServersField,
@@ -30,6 +32,46 @@ from agenthost.app.tool_specs import (
 
 class _Spec(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+AGENT_OPTIONS: dict[str, type[BaseModel]] = {
+    name: options for name in ADAPTERS if (options := package(name).AgentOptions) is not None
+}
+"""Protocol → the model of an agent's ``<protocol>:`` section."""
+
+CONFIG_SECTIONS: dict[str, type[BaseModel]] = {
+    name: section for name in ADAPTERS if (section := package(name).ConfigSection) is not None
+}
+"""Protocol → the model of the config file's top-level ``<protocol>:`` section."""
+
+
+def _sections(models: dict[str, type[BaseModel]]) -> dict[str, Any]:
+    return {
+        name: (model, Field(default_factory=model, description=_summary(model)))
+        for name, model in models.items()
+    }
+
+
+def _summary(model: type[BaseModel]) -> str:
+    return (model.__doc__ or "").strip().split("\n\n")[0].replace("\n", " ")
+
+
+if TYPE_CHECKING:  # the fields are known at run time only; code reads them by protocol name
+    _AgentBase = _Spec
+    _ConfigBase = _Spec
+else:
+    _AgentBase = create_model("_AgentBase", __base__=_Spec, **_sections(AGENT_OPTIONS))
+    _ConfigBase = create_model("_ConfigBase", __base__=_Spec, **_sections(CONFIG_SECTIONS))
+
+
+def protocol_options(spec: BaseModel) -> dict[str, BaseModel]:
+    """An agent spec's per-protocol options, by protocol."""
+    return {name: getattr(spec, name) for name in AGENT_OPTIONS}
+
+
+def config_sections(config: BaseModel) -> dict[str, BaseModel]:
+    """A config's top-level protocol sections, by protocol."""
+    return {name: getattr(config, name) for name in CONFIG_SECTIONS}
 
 
 class ModelSettingsSpec(_Spec):
@@ -101,19 +143,6 @@ Skills = Field(
 )
 
 
-class A2AAgentSpec(_Spec):
-    """How the agent answers over A2A."""
-
-    reply: Literal["task", "message"] = Field(
-        "task",
-        description="'task': every answer is a Task (default); 'message': an answer that "
-        "finishes in one go is a direct Message (no task kept), while a run that asks the "
-        "user something or fails still becomes a Task.",
-    )
-
-
-A2AField = Field(default_factory=A2AAgentSpec, description="A2A options of the agent.")
-
 SessionsField = Field(
     None,
     description="'shared': this agent's conversations are one namespace on every protocol "
@@ -123,7 +152,7 @@ SessionsField = Field(
 SessionsMode = Literal["isolated", "shared"] | None
 
 
-class ChatAgentSpec(_Spec):
+class ChatAgentSpec(_AgentBase):
     """An agent driven by a chat model (the default kind)."""
 
     kind: Literal["chat"] = "chat"
@@ -146,9 +175,7 @@ class ChatAgentSpec(_Spec):
     allow: list[str] | None = Allow
     expose: list[ProtocolName] | None = Expose
     skills: list[SkillSpec] | None = Skills
-    a2a: A2AAgentSpec = A2AField
     sessions: SessionsMode = SessionsField
-    mcp: MCPAgentSpec = MCPAgentField
     # Composition (memory, handoff) ---------------------------------------
     memory: MemorySpec = Field(
         default_factory=UnconstrainedSpec,
@@ -166,7 +193,7 @@ class ChatAgentSpec(_Spec):
         return self.model
 
 
-class ImportAgentSpec(_Spec):
+class ImportAgentSpec(_AgentBase):
     """An agent object from code: ``package.module:attribute``."""
 
     kind: Literal["import"] = "import"
@@ -176,9 +203,7 @@ class ImportAgentSpec(_Spec):
     allow: list[str] | None = Allow
     expose: list[ProtocolName] | None = Expose
     skills: list[SkillSpec] | None = Skills
-    a2a: A2AAgentSpec = A2AField
     sessions: SessionsMode = SessionsField
-    mcp: MCPAgentSpec = MCPAgentField
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -190,7 +215,7 @@ class ImportAgentSpec(_Spec):
 # Composition kinds ---------------------------------------------------------
 
 
-class PipelineAgentSpec(_Spec):
+class PipelineAgentSpec(_AgentBase):
     """Agents in a row: each step works on the previous step's answer."""
 
     kind: Literal["pipeline"]
@@ -200,16 +225,14 @@ class PipelineAgentSpec(_Spec):
     allow: list[str] | None = Allow
     expose: list[ProtocolName] | None = Expose
     skills: list[SkillSpec] | None = Skills
-    a2a: A2AAgentSpec = A2AField
     sessions: SessionsMode = SessionsField
-    mcp: MCPAgentSpec = MCPAgentField
 
     @property
     def source(self) -> str:
         return "pipeline: " + " -> ".join(self.steps)
 
 
-class WorkflowAgentSpec(_Spec):
+class WorkflowAgentSpec(_AgentBase):
     """A state machine over a pydantic state from code; steps are functions or agents."""
 
     kind: Literal["workflow"]
@@ -223,9 +246,7 @@ class WorkflowAgentSpec(_Spec):
     allow: list[str] | None = Allow
     expose: list[ProtocolName] | None = Expose
     skills: list[SkillSpec] | None = Skills
-    a2a: A2AAgentSpec = A2AField
     sessions: SessionsMode = SessionsField
-    mcp: MCPAgentSpec = MCPAgentField
 
     @property
     def source(self) -> str:
@@ -248,7 +269,7 @@ AgentSpec = Annotated[
 AGENT_KINDS = ("chat", "import", "pipeline", "workflow")
 
 
-class ConfigSpec(_Spec):
+class ConfigSpec(_ConfigBase):
     """The whole config file."""
 
     agents: list[AgentSpec] = Field(min_length=1)
@@ -256,4 +277,3 @@ class ConfigSpec(_Spec):
     templates: dict[str, TemplateSpec] = Field(
         default_factory=dict, description="The prompt template library agents refer to by name."
     )
-    mcp: MCPConfigSpec = MCPConfigField

@@ -1,35 +1,53 @@
 """A2A 1.0 (JSON-RPC, HTTP+JSON, gRPC) with 0.3 compatibility, via ``a2a-sdk``.
 
-Needs the ``a2a`` extra: ``pip install 'agenthost[a2a]'``.
+Needs the ``a2a`` extra: ``pip install 'agenthost[a2a]'``. Importing this
+package imports no SDK: the app reads :class:`Settings` and
+:class:`AgentOptions` of every protocol; :func:`create` loads the SDK.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from agenthost.adapters.a2a import sdk_databases
+from agenthost.adapters.a2a.settings import AgentOptions, Settings
 
-# Before the SDK's first import: its database stores only when a URL asks (sdk_databases).
-sdk_databases.defer()
+if TYPE_CHECKING:
+    from agenthost.adapters.a2a.adapter import A2AAdapter
+    from agenthost.adapters.base import AdapterContext
 
-try:
-    import a2a.server  # noqa: F401
-except ImportError as exc:  # pragma: no cover - depends on the install
-    raise ImportError("the A2A adapter needs the a2a extra: pip install 'agenthost[a2a]'") from exc
-
-from agenthost.adapters.a2a.adapter import A2AAdapter  # noqa: E402
-from agenthost.adapters.a2a.options import A2AOptions  # noqa: E402
-from agenthost.adapters.base import AdapterContext  # noqa: E402
-
-Options = A2AOptions
+ConfigSection = None
+"""A2A has no top-level section in the config file."""
 
 
-def create(context: AdapterContext, options: A2AOptions) -> A2AAdapter:
+def create(context: AdapterContext, settings: Settings) -> A2AAdapter:
     """The adapter the app mounts; cards name its prefix, gRPC checks the app's keys."""
+    from agenthost.adapters.a2a import sdk_databases
+
+    # Before the SDK's first import: its database stores only when a URL asks (sdk_databases).
+    sdk_databases.defer()
+    try:
+        import a2a.server  # noqa: F401
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise ImportError(
+            "the A2A adapter needs the a2a extra: pip install 'agenthost[a2a]'"
+        ) from exc
+    from agenthost.adapters.a2a.adapter import A2AAdapter
+    from agenthost.adapters.a2a.options import A2AOptions
+
+    replies = frozenset(
+        name
+        for name, options in context.agent_options.items()
+        if isinstance(options, AgentOptions) and options.reply == "message"
+    )
     return A2AAdapter(
         context,
-        replace(options, prefix=context.prefix, principal_for_key=context.principal_for_key),
+        A2AOptions(
+            **settings.model_dump(),
+            prefix=context.prefix,
+            principal_for_key=context.principal_for_key,
+            message_replies=replies,
+        ),
     )
 
 
-__all__ = ["A2AAdapter", "A2AOptions", "Options", "create"]
+__all__ = ["AgentOptions", "ConfigSection", "Settings", "create"]

@@ -165,7 +165,7 @@ class A2AAdapter:
         )
         handler = ClusterRequestHandler(
             AgentRunExecutor(
-                agent, memory, reply_message=agent.name in self.context.message_replies
+                agent, memory, reply_message=agent.name in self.options.message_replies
             ),
             self.stores.tasks(agent.name),
             static_card,

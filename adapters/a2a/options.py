@@ -1,4 +1,4 @@
-"""What the app tells the A2A adapter (from its settings)."""
+"""What the A2A adapter works with: its settings, where it is mounted, the app's key check."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ class A2AOptions:
     push_private_networks: bool = False
     card_v03: bool = True
     principal_for_key: PrincipalForKey | None = None
+    message_replies: frozenset[str] = frozenset()
 
     @property
     def auth(self) -> bool:

@@ -1,46 +1,39 @@
-"""IBM's Agent Communication Protocol over REST (``pip install agenthost[acp]``)."""
+"""IBM's Agent Communication Protocol over REST (``pip install agenthost[acp]``).
+
+Importing this package imports no SDK; :func:`create` loads acp-sdk.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-try:
-    import acp_sdk  # noqa: F401
-except ImportError as exc:  # pragma: no cover
-    raise ImportError("the ACP adapter needs acp-sdk: pip install 'agenthost[acp]'") from exc
+from agenthost.adapters.acp.settings import Settings
 
-from agenthost.adapters.acp.adapter import (
-    DEFAULT_MAX_RUN_BYTES,
-    DEFAULT_MAX_RUNS,
-    DEFAULT_RUN_TTL,
-    ACPAdapter,
-)
-from agenthost.adapters.base import AdapterContext
-from agenthost.adapters.leases import DEFAULT_LEASE_SECONDS
+if TYPE_CHECKING:
+    from agenthost.adapters.acp.adapter import ACPAdapter
+    from agenthost.adapters.base import AdapterContext
+
+AgentOptions = None
+"""IBM ACP has no per-agent section in the config file."""
+ConfigSection = None
+"""IBM ACP has no top-level section in the config file."""
 
 
-@dataclass(frozen=True, slots=True)
-class ACPOptions:
-    """How many runs are kept, in count and bytes, and for how long after they end."""
-
-    max_runs: int = DEFAULT_MAX_RUNS
-    run_ttl: float = DEFAULT_RUN_TTL
-    run_lease_seconds: float = DEFAULT_LEASE_SECONDS
-    max_run_bytes: int = DEFAULT_MAX_RUN_BYTES
-
-
-Options = ACPOptions
-
-
-def create(context: AdapterContext, options: ACPOptions) -> ACPAdapter:
+def create(context: AdapterContext, settings: Settings) -> ACPAdapter:
     """The adapter the app mounts (at ``/acp``)."""
+    try:
+        import acp_sdk  # noqa: F401
+    except ImportError as exc:  # pragma: no cover
+        raise ImportError("the ACP adapter needs acp-sdk: pip install 'agenthost[acp]'") from exc
+    from agenthost.adapters.acp.adapter import ACPAdapter
+
     return ACPAdapter(
         context,
-        max_runs=options.max_runs,
-        run_ttl=options.run_ttl,
-        lease_seconds=options.run_lease_seconds,
-        max_run_bytes=options.max_run_bytes,
+        max_runs=settings.max_runs,
+        run_ttl=settings.run_ttl,
+        lease_seconds=context.lease_seconds,
+        max_run_bytes=settings.max_run_bytes,
     )
 
 
-__all__ = ["ACPAdapter", "ACPOptions", "Options", "create"]
+__all__ = ["AgentOptions", "ConfigSection", "Settings", "create"]

@@ -62,7 +62,8 @@ if _transport_log.level == logging.NOTSET:
 
 @dataclass(frozen=True, slots=True)
 class MCPOptions:
-    """Transport and behaviour settings (the app fills them from its settings)."""
+    """Transport and behaviour options: the MCP settings, and from the context the request
+    body bound, the run lease and the protocols serving each agent (``create`` fills them)."""
 
     stateless: bool = True
     allowed_hosts: Sequence[str] = ()

@@ -1,7 +1,7 @@
 """What the config's ``mcp:`` section declares besides the agents: resources,
 resource templates and prompts (with argument completions).
 
-The app hands them over as JSON (``AdapterContext.mcp``, files already
+The app hands them over as JSON (``AdapterContext.config``, files already
 read); this module maps them to MCP and answers ``resources/read``,
 ``prompts/get`` and ``completion/complete`` for them. ``{name}`` in a
 template's text or a prompt's messages is replaced by the value of that URI

@@ -79,8 +79,8 @@ class Handlers:
         self.context = context
         self.options = options
         self.levels = LogLevels(options.max_sessions, options.session_idle_timeout)
-        self.declared = Declared(context.mcp)
-        self.inputs = tool_inputs(context.mcp)
+        self.declared = Declared(context.config)
+        self.inputs = tool_inputs(context.config)
         if clash := sorted(set(self.declared.prompts) & set(context.agents)):
             raise ValueError(f"mcp.prompts: {', '.join(clash)} is also an agent's prompt")
 

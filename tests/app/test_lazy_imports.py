@@ -105,23 +105,29 @@ import httpx
 modules = ("mcp", "mcp_types", "a2a", "acp_sdk", "rich", "pygments")
 print(",".join(name for name in modules if sys.modules.get(name) is not None))
 print(type(httpx.main).__name__)
+# Every protocol's settings and config models are read (settings, schema), served or not.
+protocols = ("openai", "a2a", "mcp", "acp")
+loaded = [f"agenthost.adapters.{name}.settings" in sys.modules for name in protocols]
+print(",".join(name for name, is_loaded in zip(protocols, loaded) if is_loaded))
 """
 
 
 def run_protocols(tmp_path: Path, adapters: str) -> list[str]:
-    return run_fresh(tmp_path, PROTOCOLS, adapters)[-2:]  # after `check`'s own lines
+    return run_fresh(tmp_path, PROTOCOLS, adapters)[-3:]  # after `check`'s own lines
 
 
 def test_a_protocol_not_served_is_not_imported(tmp_path: Path) -> None:
     # The stream keep-alive setting used to import the MCP SDK (1.3 s of
-    # -X importtime) to reach its SSE writer, served or not.
-    imported, _ = run_protocols(tmp_path, "openai")
+    # -X importtime) to reach its SSE writer, served or not. Each protocol's
+    # settings and config models are loaded all the same: they import no SDK.
+    imported, _, settings = run_protocols(tmp_path, "openai")
     assert imported == "", f"imported at start-up: {imported}"
+    assert settings == "openai,a2a,mcp,acp"
 
 
 def test_the_command_leaves_out_httpx_command_line_client(tmp_path: Path) -> None:
     # httpx imports click, rich and pygments for its CLI whenever they are
     # installed (acp-sdk installs them); `agenthost` never runs it.
-    imported, main_type = run_protocols(tmp_path, "openai,a2a,mcp,acp")
+    imported, main_type, _ = run_protocols(tmp_path, "openai,a2a,mcp,acp")
     assert imported.split(",") == ["mcp", "mcp_types", "a2a", "acp_sdk"]
     assert main_type == "function"  # httpx's stub; its CLI is a click Command

@@ -60,3 +60,37 @@ def test_duplicate_names_are_refused() -> None:
 def test_an_agent_object_must_carry_its_configured_name() -> None:
     with pytest.raises(RegistryError, match="named 'b' but configured as 'a'"):
         Registry.with_defaults(plugins=False).add("a", ChatAgent("b", EchoModel()))
+
+
+def test_one_record_per_agent_holds_how_the_config_serves_it(tmp_path: Any) -> None:
+    from agenthost.adapters.a2a.settings import A2AAgentSpec
+    from agenthost.adapters.mcp.specs import MCPAgentSpec
+    from agenthost.app.build import load_agents
+
+    config = tmp_path / "agents.yaml"
+    config.write_text(
+        "agents:\n"
+        "  - {name: open, model: echo}\n"
+        "  - name: kept\n"
+        "    model: echo\n"
+        "    allow: [alice]\n"
+        "    expose: [openai, a2a]\n"
+        "    sessions: shared\n"
+        "    a2a: {reply: message}\n"
+        "mcp:\n"
+        "  resources: [{uri: 'docs://a', name: a, file: a.txt}]\n"
+    )
+    (tmp_path / "a.txt").write_text("from a file")
+    _, registry = load_agents(config)
+    kept = registry.served["kept"]
+    assert kept.allow == frozenset({"alice"}) and kept.sessions == "shared"
+    assert kept.exposed_by("a2a") and not kept.exposed_by("mcp")
+    assert kept.options["a2a"] == A2AAgentSpec(reply="message")
+    assert kept.options["mcp"] == MCPAgentSpec()
+    assert registry.allow == {"kept": frozenset({"alice"})}
+    assert registry.sessions == {"kept": "shared"}
+    assert list(registry.exposed_by("mcp")) == ["open"]
+    assert registry.options_for("a2a")["open"] == A2AAgentSpec()
+    # A protocol's config section reaches the registry with its files read.
+    (resource,) = registry.sections["mcp"].resources
+    assert (resource.text, resource.file) == ("from a file", None)

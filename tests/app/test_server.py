@@ -225,11 +225,15 @@ async def test_by_default_every_installed_protocol_is_served() -> None:
 def test_a_protocol_whose_extra_is_missing_is_skipped_unless_asked_for(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    # None in sys.modules makes the import fail, as on an install without the extra.
-    monkeypatch.setitem(sys.modules, "agenthost.adapters.acp", None)
+    # None in sys.modules makes the SDK's import fail, as on an install without the extra
+    # (the adapter package itself imports no SDK: its settings are always known).
+    monkeypatch.setitem(sys.modules, "acp_sdk", None)
     with caplog.at_level("WARNING", logger="agenthost"):
         app = create_app(Settings(), echo())
     assert "/acp" not in app.state.adapters and "/v1" in app.state.adapters
-    assert any("not serving acp" in record.getMessage() for record in caplog.records)
-    with pytest.raises(ImportError):
+    assert any(
+        "not serving acp" in record.getMessage() and "agenthost[acp]" in record.getMessage()
+        for record in caplog.records
+    )
+    with pytest.raises(ImportError, match=r"agenthost\[acp\]"):
         create_app(Settings(adapters=["openai", "acp"]), echo())

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from agenthost.app.settings import Settings
+from agenthost.app.settings import PROTOCOL_SETTINGS, Settings, known_variables
 from agenthost.app.settings_doc import main, render
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -16,12 +16,18 @@ def test_the_committed_settings_reference_is_up_to_date() -> None:
 
 
 def test_every_setting_is_described_once_in_its_own_row() -> None:
-    undescribed = [name for name, field in Settings.model_fields.items() if not field.description]
+    # The process's own settings, then each protocol's (from its adapter package).
+    models = [Settings, *PROTOCOL_SETTINGS.values()]
+    undescribed = [
+        name
+        for model in models
+        for name, field in model.model_fields.items()
+        if not field.description
+    ]
     assert undescribed == []
     rows = [line for line in render().splitlines() if line.startswith("| `AGENTHOST_")]
-    assert [row.split("`")[1] for row in rows] == [
-        f"AGENTHOST_{name.upper()}" for name in Settings.model_fields
-    ]
+    assert [row.split("`")[1] for row in rows] == known_variables()
+    assert "AGENTHOST_MCP_STATELESS" in known_variables()
 
 
 def test_a_row_shows_type_bounds_and_default() -> None:

@@ -118,7 +118,7 @@ async def test_grpc_and_mcp_carry_the_callers_trace_in_and_out(
                     task_push_notification_config=TaskPushNotificationConfig(url=hook_url)
                 )
             )
-            target = f"127.0.0.1:{port_settings.a2a_grpc_port}"
+            target = f"127.0.0.1:{port_settings.protocol('a2a').grpc_port}"
             async with grpc.aio.insecure_channel(target) as channel:
                 stub = a2a_pb2_grpc.A2AServiceStub(channel)  # type: ignore[no-untyped-call]
                 answer = await stub.SendMessage(request, metadata=[("traceparent", TRACEPARENT)])

@@ -15,7 +15,7 @@ import yaml
 from agenthost.app.build import load_agents
 from agenthost.app.principals import read_keys_file
 from agenthost.app.server import PUBLIC_PATHS
-from agenthost.app.settings import Settings
+from agenthost.app.settings import Settings, known_variables, unknown_variables
 from tests.deploy.chart import (
     ALL_ON,
     CHART,
@@ -229,9 +229,8 @@ def test_model_keys_reach_the_environment_from_secrets() -> None:
 @VARIANTS
 def test_every_agenthost_variable_is_a_setting_the_app_reads(values: dict[str, Any]) -> None:
     env = env_of(container(render(values)))
-    fields = {f"AGENTHOST_{name.upper()}" for name in Settings.model_fields}
-    names = {name for name in env if name.startswith("AGENTHOST_")}
-    assert names - fields == set()
+    fields = set(known_variables())  # the process's settings and each protocol's
+    assert unknown_variables(env) == []  # what the app warns of at start
     # And the app accepts their values (paths aside, which exist only in the pod).
     known = {k[len("AGENTHOST_") :].lower(): v for k, v in env.items() if k in fields}
     known.pop("api_keys_file", None)
@@ -349,7 +348,8 @@ def test_mcp_accepts_the_ingress_hosts_and_the_services_names() -> None:
     )
     values["settings"]["mcp_allowed_hosts"] = ["extra.example.net"]
     env = env_of(container(render(values)))
-    hosts = Settings(mcp_allowed_hosts=env["AGENTHOST_MCP_ALLOWED_HOSTS"]).mcp_allowed_hosts  # type: ignore[arg-type]
+    hosts = Settings(mcp_allowed_hosts=env["AGENTHOST_MCP_ALLOWED_HOSTS"]).protocol("mcp")
+    hosts = hosts.allowed_hosts  # type: ignore[attr-defined]
     assert hosts == [
         "demo-agenthost",
         "demo-agenthost.agents",

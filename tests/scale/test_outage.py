@@ -46,13 +46,14 @@ def own_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]
         server.stop()
 
 
-def settings(url: str) -> Settings:
+def settings(url: str, **overrides: object) -> Settings:
     return Settings(
         adapters=["openai", "a2a", "mcp", "acp"],
         session_store=url,
         store_timeout=0.5,
         a2a_grpc_port=free_port(),
         mcp_allowed_hosts=["test"],
+        **overrides,
     )
 
 
@@ -145,7 +146,7 @@ async def test_a_server_started_without_its_redis_is_not_ready_until_it_answers(
 async def test_a_server_started_without_its_postgresql_serves_and_gets_ready_with_it() -> None:
     port = free_port()
     url = f"postgresql+asyncpg://agenthost@127.0.0.1:{port}/agenthost"
-    values = settings("memory").model_copy(update={"a2a_task_store": url})
+    values = settings("memory", a2a_task_store=url)
     async with running(AGENTS, values) as (_, client):
         ready = await client.get("/readyz")
         assert ready.status_code == 503, ready.text
@@ -189,7 +190,7 @@ async def test_postgresql_stopped_under_a_running_server_then_back(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     with postgres() as database:
-        values = settings("memory").model_copy(update={"a2a_task_store": database.url})
+        values = settings("memory", a2a_task_store=database.url)
         async with running(AGENTS, values) as (_, client):
             ready = await _readyz_within(client, 10)
             assert ready.status_code == 200, ready.text

@@ -311,7 +311,7 @@ async def test_a_2026_client_answers_a_form_through_an_input_required_round(app:
 def test_an_inconsistent_agent_mcp_section_is_a_config_error(mcp: dict[str, Any]) -> None:
     from pydantic import ValidationError
 
-    from agenthost.app.mcp_specs import MCPAgentSpec
+    from agenthost.adapters.mcp.specs import MCPAgentSpec
 
     with pytest.raises(ValidationError):
         MCPAgentSpec.model_validate(mcp)
@@ -320,7 +320,7 @@ def test_an_inconsistent_agent_mcp_section_is_a_config_error(mcp: dict[str, Any]
 def test_a_resource_needs_exactly_one_source() -> None:
     from pydantic import ValidationError
 
-    from agenthost.app.mcp_specs import ResourceSpec
+    from agenthost.adapters.mcp.specs import ResourceSpec
 
     with pytest.raises(ValidationError, match="exactly one"):
         ResourceSpec.model_validate({"uri": "a://b", "name": "b", "text": "x", "blob": "eA=="})

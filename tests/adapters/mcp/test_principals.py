@@ -15,8 +15,8 @@ from tests.principals import KEYS, bearer, check_isolation, transcript_model
 pytestmark = pytest.mark.anyio
 
 
-def keyed() -> object:
-    return mcp_settings(api_keys=[f"{n}:{k}" for n, k in KEYS.items()])
+def keyed(**overrides: object) -> object:
+    return mcp_settings(api_keys=[f"{n}:{k}" for n, k in KEYS.items()], **overrides)
 
 
 class SessionProbe:
@@ -105,8 +105,7 @@ async def test_an_agent_limited_to_a_principal_is_an_unknown_tool_to_others(mode
 
 async def test_a_stateful_mcp_session_cannot_be_used_with_another_key() -> None:
     agents = {"t": ChatAgent("t", EchoModel())}
-    settings = keyed()
-    settings.mcp_stateless = False  # type: ignore[attr-defined]
+    settings = keyed(mcp_stateless=False)
     async with running_app(agents, settings) as app, http(app) as client:  # type: ignore[arg-type]
         headers = {
             "accept": "application/json, text/event-stream",

@@ -6,15 +6,18 @@ its MCP task support. The top-level ``mcp:`` section declares what an MCP
 server user expects to serve besides tools: static resources (text or
 binary, inline or from a file), resource templates, and prompts with
 arguments (text, image and embedded-resource messages, argument
-completions). The MCP adapter receives them as JSON (:func:`declared`), with
-every ``file:`` already read.
+completions). Both are importable without the MCP SDK: the app builds the
+config schema from them. The app reads every ``file:`` when it loads the
+config (:meth:`MCPConfigSpec.read_files`); the adapter turns the section and
+the agents' options into the JSON its server reads (:func:`declared`).
 """
 
 from __future__ import annotations
 
 import base64
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -61,9 +64,6 @@ class MCPAgentSpec(_Spec):
         return self
 
 
-MCPAgentField = Field(default_factory=MCPAgentSpec, description="MCP options of the agent.")
-
-
 class _Content(_Spec):
     """Text or bytes: inline ``text``, inline base64 ``blob``, or a ``file`` (relative to
     the config file; read as text when the MIME type is textual, else as bytes)."""
@@ -79,6 +79,12 @@ class _Content(_Spec):
         if len(given) != 1:
             raise ValueError("give exactly one of text, blob or file")
         return self
+
+    def with_file_read(self, base_dir: Path | None) -> Self:
+        """A copy whose ``file`` is read into ``text`` or ``blob``."""
+        if self.file is None:
+            return self
+        return self.model_copy(update={**self.resolved(base_dir), "file": None})
 
     def resolved(self, base_dir: Path | None) -> dict[str, Any]:
         """``{text}`` or ``{blob}`` (file read), with ``mime_type``."""
@@ -179,19 +185,31 @@ class MCPConfigSpec(_Spec):
     resource_templates: list[ResourceTemplateSpec] = Field(default_factory=list)
     prompts: list[PromptSpec] = Field(default_factory=list)
 
+    def read_files(self, base_dir: Path | None) -> MCPConfigSpec:
+        """A copy with every ``file:`` read (relative to ``base_dir``, the config's folder)."""
+        prompts = [
+            prompt.model_copy(
+                update={
+                    "messages": [
+                        message.model_copy(update={"image": message.image.with_file_read(base_dir)})
+                        if message.image is not None
+                        else message
+                        for message in prompt.messages
+                    ]
+                }
+            )
+            for prompt in self.prompts
+        ]
+        resources = [resource.with_file_read(base_dir) for resource in self.resources]
+        return self.model_copy(update={"resources": resources, "prompts": prompts})
 
-MCPConfigField = Field(
-    default_factory=MCPConfigSpec,
-    description="MCP resources, resource templates and prompts to serve besides the agents.",
-)
 
-
-def declared(
-    section: MCPConfigSpec, agents: dict[str, MCPAgentSpec], base_dir: Path | None
-) -> dict[str, Any]:
-    """The JSON the MCP adapter reads (files read, defaults filled)."""
+def declared(section: MCPConfigSpec | None, agents: Mapping[str, MCPAgentSpec]) -> dict[str, Any]:
+    """The JSON the MCP server reads (defaults filled; files read already by
+    :meth:`MCPConfigSpec.read_files`, else relative to the working directory)."""
+    section = section if section is not None else MCPConfigSpec()
     resources = [
-        {**r.model_dump(exclude={"text", "blob", "file", "mime_type"}), **r.resolved(base_dir)}
+        {**r.model_dump(exclude={"text", "blob", "file", "mime_type"}), **r.resolved(None)}
         for r in section.resources
     ]
     prompts = []
@@ -199,7 +217,7 @@ def declared(
         dumped = prompt.model_dump()
         for message, spec in zip(dumped["messages"], prompt.messages, strict=True):
             if spec.image is not None:
-                message["image"] = spec.image.resolved(base_dir)
+                message["image"] = spec.image.resolved(None)
         prompts.append(dumped)
     return {
         "resources": resources,
@@ -209,3 +227,7 @@ def declared(
             name: spec.model_dump() for name, spec in agents.items() if spec != MCPAgentSpec()
         },
     }
+
+
+AgentOptions = MCPAgentSpec
+ConfigSection = MCPConfigSpec

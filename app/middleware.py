@@ -1,0 +1,160 @@
+"""The middleware stack every request passes, and the errors the app itself answers.
+
+From the outside in: tracing spans, the request's id and protocol, CORS, the
+Host/Origin check, API keys, the per-principal in-flight bound, HEAD as GET,
+the body limit, then the adapters' fast lanes. An error raised before an
+adapter is reached is answered in that adapter's protocol shape
+(:func:`error_responder`).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Callable, Mapping
+from http import HTTPStatus
+
+import orjson
+from fastapi import FastAPI
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import Response
+
+from agenthost.adapters.base import Adapter, HasAsgiRoutes, HasSiteAllowances
+from agenthost.adapters.routing import allowed_methods
+from agenthost.adapters.sse import KeepAlive
+from agenthost.app.docs_ui import ASSET_PATHS, REDOC_PATHS
+from agenthost.app.fairness import InFlightLimit
+from agenthost.app.guards import APIKeyGuard, BodyLimitGuard, SiteGuard
+from agenthost.app.head import HeadAsGet
+from agenthost.app.host import Host
+from agenthost.app.lanes import ExactRoutes
+from agenthost.app.logs import RequestContext
+from agenthost.app.playground import PAGE_PATHS
+from agenthost.app.settings import Settings
+
+# Swagger UI's own files too, or /docs would load blank with keys on.
+PUBLIC_PATHS = ("/healthz", "/readyz", "/docs", "/openapi.json", *ASSET_PATHS)
+PUBLIC_PATHS += REDOC_PATHS
+PUBLIC_PATHS += PAGE_PATHS  # the playground's page and files (its agents.json needs a key)
+# Agent cards are public (they declare how to authenticate), wherever they are.
+PUBLIC_SUFFIXES = ("/.well-known/agent-card.json",)
+
+ErrorFor = Callable[[str, int, str, str], Response]
+"""``error_for(path, status, message, code)``: the error in the shape of the path's protocol."""
+
+
+def error_responder(adapters: Mapping[str, Adapter]) -> ErrorFor:
+    """Errors in the protocol shape of the adapter whose prefix the path is under."""
+
+    def error_for(path: str, status: int, message: str, code: str) -> Response:
+        for prefix, adapter in adapters.items():
+            if path == prefix or path.startswith(prefix + "/"):
+                return adapter.error_response(status, message, code=code)
+        body = {"error": {"message": message, "code": code}}
+        return Response(orjson.dumps(body), status, media_type="application/json")
+
+    return error_for
+
+
+def handle_routing_errors(app: FastAPI, error_for: ErrorFor) -> None:
+    """Unknown paths and wrong methods (and any HTTPException a route raises),
+    in the protocol's own error shape."""
+
+    @app.exception_handler(StarletteHTTPException)
+    async def routing_error(request: Request, exc: StarletteHTTPException) -> Response:
+        codes = {404: "not_found", 405: "method_not_allowed"}
+        routing = {
+            404: f"no route {request.url.path}",
+            405: f"{request.method} is not allowed on {request.url.path}",
+        }
+        message = str(exc.detail)
+        if exc.detail == HTTPStatus(exc.status_code).phrase:  # the router's: say which route
+            message = routing.get(exc.status_code, message)
+        response = error_for(
+            request.url.path, exc.status_code, message, codes.get(exc.status_code, "http_error")
+        )
+        response.headers.update(exc.headers or {})
+        if exc.status_code == 405 and (allowed := allowed_methods(app.routes, request.scope)):
+            response.headers["allow"] = ", ".join(allowed)  # every route's, not the first's
+        return response
+
+
+def add_middleware(
+    app: FastAPI, host: Host, adapters: Mapping[str, Adapter], error_for: ErrorFor
+) -> None:
+    """The whole stack, added innermost first (Starlette wraps each added one around)."""
+    settings, principals = host.settings, host.principals
+    # Innermost: an adapter's hottest routes, past FastAPI's route matching (app/lanes.py).
+    lanes = {
+        (method, prefix + path): endpoint
+        for prefix, adapter in adapters.items()
+        if isinstance(adapter, HasAsgiRoutes)
+        for (method, path), endpoint in adapter.asgi_routes.items()
+    }
+    if lanes:
+        app.add_middleware(ExactRoutes, routes=lanes)
+    # Keep-alive comments on every SSE answer, the SDKs' too (adapters/sse.py).
+    app.add_middleware(KeepAlive, seconds=settings.stream_keepalive_seconds)
+    app.add_middleware(
+        BodyLimitGuard,
+        max_bytes=settings.max_body_bytes,
+        max_in_flight_bytes=settings.max_body_bytes_in_flight,
+        error_for=error_for,
+    )
+    app.add_middleware(HeadAsGet)
+    if principals and settings.max_requests_per_principal:
+        # Inside the key guard, which names the principal.
+        app.add_middleware(
+            InFlightLimit, max_requests=settings.max_requests_per_principal, error_for=error_for
+        )
+    if principals:
+        app.add_middleware(
+            APIKeyGuard,
+            principals=principals,
+            public=(*PUBLIC_PATHS, "/metrics") if settings.metrics_public else PUBLIC_PATHS,
+            public_suffixes=PUBLIC_SUFFIXES,
+            error_for=error_for,
+        )
+    hosts, origins = site_allowances(settings)
+    app.add_middleware(
+        SiteGuard,
+        hosts=hosts,
+        origins=origins,
+        check_host=bool(settings.allowed_hosts) or _is_loopback(settings.host),
+        exempt=("/healthz", "/readyz"),
+        error_for=error_for,
+    )
+    if settings.cors_origins:
+        # Outermost, so that browsers' preflight requests need no key.
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_origins,
+            allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
+            allow_headers=["*"],
+            expose_headers=["x-should-retry"],
+        )
+    # Outermost: every request has its id and protocol, whatever answers it.
+    app.add_middleware(RequestContext, prefixes={p: a.name for p, a in adapters.items()})
+    if host.tracing is not None:
+        from agenthost.app.tracing import ServerSpans
+
+        app.add_middleware(ServerSpans, tracing=host.tracing)
+
+
+def site_allowances(settings: Settings) -> tuple[list[str], list[str]]:
+    """The Host headers and browser origins every surface accepts: the settings' own, and
+    those each protocol's settings add (MCP's allowed hosts, A2A's public URL)."""
+    hosts, origins = list(settings.allowed_hosts), list(settings.cors_origins)
+    for protocol in settings.protocols.values():
+        if isinstance(protocol, HasSiteAllowances):
+            hosts += protocol.site_hosts()
+            origins += protocol.site_origins()
+    return hosts, origins
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return host == "localhost"
