@@ -111,6 +111,8 @@ def _check_cost(op: ast.operator, left: Any, right: Any) -> None:
 
 
 def _bounded(value: Any) -> Any:
+    if isinstance(value, complex):  # a fractional power of a negative number
+        raise FatalToolError("the result is not a real number")
     if isinstance(value, int) and _digits(value) > _MAX_DIGITS + 1:
         raise FatalToolError(f"result longer than {_MAX_DIGITS} digits")
     return value
@@ -134,8 +136,10 @@ def current_time(timezone: str = "UTC") -> str:
     """The current date and time in ISO 8601, in an IANA time zone such as "Europe/Paris"."""
     try:
         zone = ZoneInfo(timezone)
-    except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise FatalToolError(f"unknown time zone {timezone!r}") from exc
+    # OSError: a name that is a folder of the zone database ("America"); its
+    # message would tell the model the server's paths.
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        raise FatalToolError(f"unknown time zone {timezone!r}") from None
     return dt.datetime.now(zone).isoformat(timespec="seconds")
 
 
