@@ -1,6 +1,8 @@
 """Built-in tools, referred to by name in config: ``think``, ``calculator``,
 ``current_time``, ``ask_user`` (answered by the client). ``http_get`` needs
-options (its allowed hosts): see :mod:`agents.tools.http`."""
+options (its allowed hosts): see :mod:`agents.tools.http`. The sync ones run
+under a thread ceiling of their own (:data:`~agents.tools.threads.BUILTIN_THREADS`),
+so they never wait behind user tools."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from agenthost.agents.errors import FatalToolError
 from agenthost.agents.tools.base import BaseTool
 from agenthost.agents.tools.client import ASK_CLIENT_MODEL, ASK_USER, LIST_ROOTS, ClientTool
 from agenthost.agents.tools.functions import tool
+from agenthost.agents.tools.threads import BUILTIN_THREADS
 
 _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
@@ -118,7 +121,7 @@ def _bounded(value: Any) -> Any:
     return value
 
 
-@tool
+@tool(ceiling=BUILTIN_THREADS)
 def calculator(expression: str) -> str:
     """Evaluate an arithmetic expression such as "(17 + 25) * 2" or "sqrt(2) ** 2".
 
@@ -131,7 +134,7 @@ def calculator(expression: str) -> str:
     return str(result)
 
 
-@tool
+@tool(ceiling=BUILTIN_THREADS)
 def current_time(timezone: str = "UTC") -> str:
     """The current date and time in ISO 8601, in an IANA time zone such as "Europe/Paris"."""
     try:
