@@ -4,12 +4,17 @@ A key is given as ``name:KEY`` (the name is the principal, and becomes part
 of the key of everything the caller stores), or as a bare ``KEY``, whose
 principal is ``key-`` plus the first 12 hex digits of its SHA-256: stable
 across restarts and replicas, and telling nothing about the key. Many keys
-can come from a file, one ``name:KEY`` per line (``#`` starts a comment).
+can come from a file, UTF-8 text, one ``name:KEY`` per line; a ``#`` at the
+start of a line or after whitespace starts a comment (so a key may hold ``#``,
+but not whitespace followed by ``#``).
 
-A key must be at least :data:`MIN_KEY_LENGTH` characters: an empty key after
-a name (``alice:``, what ``alice:$UNSET`` expands to), a bare ``:`` or a
-short key stops start-up with an error that names the entry (its name, or
-its place in the list or the file), never the key.
+A key must be at least :data:`MIN_KEY_LENGTH` characters of printable ASCII
+(HTTP headers carry nothing else, so any other key could never
+authenticate). An empty key after a name (``alice:``, what ``alice:$UNSET``
+expands to), a bare ``:``, a short key, text before a ``:`` that is not a
+valid name (a bare key cannot hold ``:``), a file that is not UTF-8 or
+starts with a byte order mark, stops start-up with an error that names the
+entry (its name, or its place in the list or the file), never the key.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ from pathlib import Path
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
 MIN_KEY_LENGTH = 16
+_COMMENT = re.compile(r"(?:^|\s)#.*")
+_BOM = b"\xef\xbb\xbf"
 
 
 class KeysError(ValueError):
@@ -30,21 +37,34 @@ class KeysError(ValueError):
 def parse_key(entry: str, where: str = "an API key") -> tuple[str, str]:
     """``name:KEY`` or ``KEY`` → ``(principal, key)``; ``where`` names the entry in errors."""
     name, sep, key = entry.partition(":")
-    if sep and (NAME.match(name) or not name.strip()):
-        key = key.strip()
-        label = f"{where} (named {name!r})" if name else where
-        if not key:
-            raise KeysError(f"{label}: the key after ':' is empty")
-        if not name.strip():
-            raise KeysError(f"{where}: the name before ':' is empty")
-        if len(key) < MIN_KEY_LENGTH:
-            raise KeysError(f"{label}: the key is shorter than {MIN_KEY_LENGTH} characters")
-        if name:
-            return name, key
-    if len(entry) < MIN_KEY_LENGTH:
+    if not sep:
+        _check_key(entry, where)
+        digest = hashlib.sha256(entry.encode()).hexdigest()[:12]
+        return f"key-{digest}", entry
+    key = key.strip()
+    label = f"{where} (named {name!r})" if NAME.match(name) else where
+    if not key:
+        raise KeysError(f"{label}: the key after ':' is empty")
+    if not name.strip():
+        raise KeysError(f"{where}: the name before ':' is empty")
+    if not NAME.match(name):
+        # Not repeated: it may be part of a bare key holding a ':'.
+        raise KeysError(
+            f"{where}: the text before ':' is not a name (a letter or digit, then up to 63 "
+            "letters, digits, '.', '_', '@' or '-'); a bare key cannot hold ':'"
+        )
+    _check_key(key, label)
+    return name, key
+
+
+def _check_key(key: str, where: str) -> None:
+    if len(key) < MIN_KEY_LENGTH:
         raise KeysError(f"{where}: the key is shorter than {MIN_KEY_LENGTH} characters")
-    digest = hashlib.sha256(entry.encode()).hexdigest()[:12]
-    return f"key-{digest}", entry
+    if not (key.isascii() and key.isprintable()):
+        raise KeysError(
+            f"{where}: the key holds a character that is not printable ASCII; "
+            "HTTP headers cannot carry it, so it could never authenticate"
+        )
 
 
 def read_keys_file(path: Path) -> list[str]:
@@ -55,10 +75,22 @@ def read_keys_file(path: Path) -> list[str]:
 def read_keys_file_lines(path: Path) -> list[tuple[int, str]]:
     """``(line number, entry)`` of each entry of a keys file."""
     try:
-        text = path.read_text()
+        data = path.read_bytes()
     except OSError as exc:
         raise KeysError(f"cannot read the API keys file {path}: {exc.strerror}") from None
-    lines = ((n, line.split("#", 1)[0].strip()) for n, line in enumerate(text.splitlines(), 1))
+    if data.startswith(_BOM):
+        raise KeysError(
+            f"the API keys file {path} line 1 starts with a UTF-8 byte order mark; "
+            "save it as UTF-8 without one"
+        )
+    try:
+        text = data.decode()
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise KeysError(f"the API keys file {path} line {line} is not UTF-8 text") from None
+    # "\n" only: splitlines() also splits at control characters and U+2028,
+    # which would number lines unlike an editor does (the key check refuses them).
+    lines = ((n, _COMMENT.sub("", line).strip()) for n, line in enumerate(text.split("\n"), 1))
     return [(n, line) for n, line in lines if line]
 
 

@@ -322,7 +322,8 @@ class TaskStore:
         self, principal: str, task_id: str, responses: Mapping[str, Any], resume: Resume
     ) -> None:
         """``tasks/update``: take the responses to outstanding input requests; once all
-        are in, the run goes on with them. Responses for other keys (or tasks) are ignored."""
+        are in, the run goes on with them. Responses for other keys (or tasks) are ignored;
+        a task that is unknown, or another principal's, is refused as ``tasks/get`` does."""
         resumed = False
 
         def answered(record: TaskRecord) -> bool:
@@ -349,7 +350,9 @@ class TaskStore:
             return True
 
         record = await self.records.change(principal, task_id, answered)
-        if record is None or not resumed:
+        if record is None:
+            raise _unknown(task_id)
+        if not resumed:
             return
         prefix = f"{record.round}."
         call = {

@@ -1,6 +1,8 @@
 """Built-in tools, referred to by name in config: ``think``, ``calculator``,
 ``current_time``, ``ask_user`` (answered by the client). ``http_get`` needs
-options (its allowed hosts): see :mod:`agents.tools.http`."""
+options (its allowed hosts): see :mod:`agents.tools.http`. The sync ones run
+under a thread ceiling of their own (:data:`~agents.tools.threads.BUILTIN_THREADS`),
+so they never wait behind user tools."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from agenthost.agents.errors import FatalToolError
 from agenthost.agents.tools.base import BaseTool
 from agenthost.agents.tools.client import ASK_CLIENT_MODEL, ASK_USER, LIST_ROOTS, ClientTool
 from agenthost.agents.tools.functions import tool
+from agenthost.agents.tools.threads import BUILTIN_THREADS
 
 _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
@@ -111,12 +114,14 @@ def _check_cost(op: ast.operator, left: Any, right: Any) -> None:
 
 
 def _bounded(value: Any) -> Any:
+    if isinstance(value, complex):  # a fractional power of a negative number
+        raise FatalToolError("the result is not a real number")
     if isinstance(value, int) and _digits(value) > _MAX_DIGITS + 1:
         raise FatalToolError(f"result longer than {_MAX_DIGITS} digits")
     return value
 
 
-@tool
+@tool(ceiling=BUILTIN_THREADS)
 def calculator(expression: str) -> str:
     """Evaluate an arithmetic expression such as "(17 + 25) * 2" or "sqrt(2) ** 2".
 
@@ -129,13 +134,15 @@ def calculator(expression: str) -> str:
     return str(result)
 
 
-@tool
+@tool(ceiling=BUILTIN_THREADS)
 def current_time(timezone: str = "UTC") -> str:
     """The current date and time in ISO 8601, in an IANA time zone such as "Europe/Paris"."""
     try:
         zone = ZoneInfo(timezone)
-    except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise FatalToolError(f"unknown time zone {timezone!r}") from exc
+    # OSError: a name that is a folder of the zone database ("America"); its
+    # message would tell the model the server's paths.
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        raise FatalToolError(f"unknown time zone {timezone!r}") from None
     return dt.datetime.now(zone).isoformat(timespec="seconds")
 
 

@@ -6,8 +6,10 @@ from the signature: annotations, defaults and ``**kwargs`` (extra fields
 allowed and passed through). Sync functions run in a worker thread, never
 on the event loop, with a time-out (``ToolOptions.timeout``, else
 :data:`SYNC_TIMEOUT`): the thread is a daemon, so a call that never ends is
-abandoned on time-out and cannot hold the process at exit (SIGTERM). At most
-:data:`MAX_SYNC_THREADS` run at once, abandoned ones included.
+abandoned on time-out and cannot hold the process at exit (SIGTERM). Each
+tool runs at most ``max_threads`` at once (:data:`~agents.tools.threads.MAX_THREADS_PER_TOOL`),
+abandoned ones included, under a ceiling shared by every user tool
+(:mod:`agents.tools.threads`): one tool's hung calls make only that tool wait.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from agenthost.agents.errors import ToolError
 from agenthost.agents.tools.base import BaseTool, ToolOptions
+from agenthost.agents.tools.threads import MAX_THREADS_PER_TOOL, USER_THREADS, ThreadLimit
 
 if TYPE_CHECKING:
     from agenthost.agents.tools.events import ToolHooks
@@ -33,8 +36,6 @@ ToolFunction = Callable[..., Any]
 
 SYNC_TIMEOUT = 60.0
 """Seconds a sync tool may run when its options set no time-out."""
-MAX_SYNC_THREADS = 40
-_threads = threading.BoundedSemaphore(MAX_SYNC_THREADS)
 
 
 class Tool(BaseTool):
@@ -49,7 +50,11 @@ class Tool(BaseTool):
         retries: int = 0,
         options: ToolOptions | None = None,
         hooks: Sequence[ToolHooks] = (),
+        max_threads: int = MAX_THREADS_PER_TOOL,
+        ceiling: ThreadLimit = USER_THREADS,
     ) -> None:
+        """``max_threads``: calls of a sync function running at once (copies made by
+        :meth:`with_options` share them); ``ceiling``: the bound shared with other tools."""
         name = name or function.__name__
         description = description or _summary(function)
         if not description:
@@ -63,6 +68,7 @@ class Tool(BaseTool):
         self.input_model = _input_model(function, name)
         self._schema = self.input_model.model_json_schema()
         self._is_async = inspect.iscoroutinefunction(function)
+        self.threads = ThreadLimit(max_threads, ceiling)
 
     @property
     def parameters(self) -> dict[str, Any]:
@@ -85,19 +91,23 @@ class Tool(BaseTool):
             return await self.function(**arguments)
         # A sync function cannot be interrupted; on time-out the caller stops
         # waiting and the thread finishes in the background.
+        # Waiting for one of the tool's threads counts in its time-out.
         timeout = self.options.timeout or SYNC_TIMEOUT
         with anyio.move_on_after(timeout) as deadline:
-            return await in_daemon_thread(lambda: self.function(**arguments), self.name)
+            return await in_daemon_thread(
+                lambda: self.function(**arguments), self.name, self.threads
+            )
         if deadline.cancelled_caught:
             raise ToolError(f"{self.name} timed out after {timeout:g} s")
         raise AssertionError("unreachable")  # pragma: no cover
 
 
-async def in_daemon_thread(function: Callable[[], Any], name: str) -> Any:
-    """``function()`` in a new daemon thread; cancelling the wait abandons the thread."""
-    # A thread-safe semaphore (threads release it), so it is polled, not awaited.
-    while not _threads.acquire(blocking=False):  # noqa: ASYNC110
-        await anyio.sleep(0.01)
+async def in_daemon_thread(
+    function: Callable[[], Any], name: str, threads: ThreadLimit = USER_THREADS
+) -> Any:
+    """``function()`` in a new daemon thread holding a place in ``threads`` until it
+    ends; cancelling the wait (for the place or the result) abandons the thread."""
+    await threads.take()
     loop = asyncio.get_running_loop()
     future: asyncio.Future[Any] = loop.create_future()
     context = contextvars.copy_context()
@@ -117,7 +127,7 @@ async def in_daemon_thread(function: Callable[[], Any], name: str) -> Any:
         except BaseException as exc:  # handed to the awaiting task
             error = exc
         finally:
-            _threads.release()
+            threads.release()
         with contextlib.suppress(RuntimeError):  # the loop closed while the tool ran
             loop.call_soon_threadsafe(settle, result, error)
 
@@ -134,6 +144,8 @@ def tool(
     description: str | None = None,
     retries: int = 0,
     options: ToolOptions | None = None,
+    max_threads: int = MAX_THREADS_PER_TOOL,
+    ceiling: ThreadLimit = USER_THREADS,
 ) -> Callable[[ToolFunction], Tool]: ...
 def tool(
     function: ToolFunction | None = None,
@@ -143,15 +155,26 @@ def tool(
     description: str | None = None,
     retries: int = 0,
     options: ToolOptions | None = None,
+    max_threads: int = MAX_THREADS_PER_TOOL,
+    ceiling: ThreadLimit = USER_THREADS,
 ) -> Tool | Callable[[ToolFunction], Tool]:
     """Turn a typed, documented function into a :class:`Tool`.
 
     The parameters' annotations and defaults become the input schema; the
-    docstring's first paragraph becomes the description.
+    docstring's first paragraph becomes the description; ``max_threads`` and
+    ``ceiling`` bound a sync function's threads (:class:`Tool`).
     """
 
     def wrap(fn: ToolFunction) -> Tool:
-        return Tool(fn, name=name, description=description, retries=retries, options=options)
+        return Tool(
+            fn,
+            name=name,
+            description=description,
+            retries=retries,
+            options=options,
+            max_threads=max_threads,
+            ceiling=ceiling,
+        )
 
     return wrap(function) if function is not None else wrap
 

@@ -12,7 +12,7 @@ from agenthost.agents.models import EchoModel, ModelRequest
 from agenthost.agents.models.base import BaseChatModel, ModelStreamEvent
 from agenthost.agents.models.echo import word_response
 from agenthost.agents.models.testing import FunctionModel, Reply, call
-from agenthost.agents.tools import tool
+from agenthost.agents.tools import ToolOptions, tool
 from agenthost.agents.tools.builtin import calculator
 
 
@@ -85,3 +85,13 @@ calculating = ChatAgent(
     "calculating", _call_then_answer("calculator", "expression"), tools=(calculator,)
 )
 spinning = ChatAgent("spinning", _call_then_answer("spin", "seconds"), tools=(spin,))
+
+
+@tool(options=ToolOptions(timeout=5))
+def hang(seconds: str) -> str:
+    """Never answers in time (a lock never released): a hung sync tool, abandoned at 5 s."""
+    time.sleep(float(seconds))
+    return "late"
+
+
+hanging = ChatAgent("hanging", _call_then_answer("hang", "seconds"), tools=(hang,))

@@ -16,13 +16,17 @@ TOOLS = (
     "agents:\n"
     "  - {name: calculating, import: 'tests.app.sample_agents:calculating'}\n"
     "  - {name: spinning, import: 'tests.app.sample_agents:spinning'}\n"
+    "  - {name: hanging, import: 'tests.app.sample_agents:hanging'}\n"
 )
 
 
-def ask(url: str, agent: str, text: str, answers: list[str]) -> None:
+def ask(
+    url: str, agent: str, text: str, answers: list[str], client: httpx.Client | None = None
+) -> None:
     body = {"model": agent, "messages": [{"role": "user", "content": text}]}
     try:
-        reply = httpx.post(f"{url}/v1/chat/completions", json=body, timeout=120)
+        post = client.post if client is not None else httpx.post
+        reply = post(f"{url}/v1/chat/completions", json=body, timeout=120)
         answers.append(reply.text)
     except httpx.TransportError as exc:
         answers.append(repr(exc))
@@ -59,6 +63,36 @@ def test_healthz_answers_within_100_ms_while_a_tool_attacks(tmp_path: Path) -> N
     assert max(latencies) < 0.1, sorted(latencies)[-5:]
     assert any("result longer than 1000 digits" in answer for answer in answers), answers
     assert any("result: " in answer for answer in answers), answers
+
+
+def test_hung_sync_tools_do_not_slow_the_calculator(tmp_path: Path) -> None:
+    # Before, every sync tool shared one 40-thread pool: with 45 hung calls
+    # (each abandoned at its 5 s time-out) the calculator took 27.7 s (here,
+    # where they hang for good, it timed out at 60 s).
+    limits = httpx.Limits(max_connections=None)
+    with (
+        agenthost_serve(tmp_path, config=TOOLS) as (_, url),
+        # One client: 45 new ones would each build an SSL context, seconds of
+        # this process's CPU on a loaded machine, and time the test, not the server.
+        httpx.Client(limits=limits) as client,
+    ):
+        answers: list[str] = []
+        hung = [
+            threading.Thread(target=ask, args=(url, "hanging", "600", answers, client))
+            for _ in range(45)
+        ]
+        for thread in hung:
+            thread.start()
+        time.sleep(2)
+        calculated: list[str] = []
+        started = time.perf_counter()
+        ask(url, "calculating", "6 * 7", calculated, client)
+        took = time.perf_counter() - started
+        for thread in hung:
+            thread.join(timeout=60)
+    assert "result: 42" in calculated[0], calculated
+    assert took < 2, took
+    assert sum("hang timed out after 5 s" in answer for answer in answers) == 45, answers[:3]
 
 
 def test_sigterm_ends_the_process_within_the_grace_time_while_a_tool_spins(

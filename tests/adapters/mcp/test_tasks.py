@@ -212,13 +212,16 @@ async def test_another_keys_task_is_unknown_over_http() -> None:
             await alice.call_tool("slow", {"message": "go"})
             task_id = tasks.seen[0]["taskId"]
             codes = []
-            for method in ("tasks/get", "tasks/cancel"):
+            update = types.Request(
+                method="tasks/update", params=UpdateParams(task_id=task_id, input_responses={})
+            )
+            for sent in (request("tasks/get", task_id), request("tasks/cancel", task_id), update):
                 with pytest.raises(MCPError) as error:
-                    await bob.session.send_request(request(method, task_id), ANY)
+                    await bob.session.send_request(sent, ANY)
                 codes.append(error.value.error.code)
             mine = await alice.session.send_request(request("tasks/get", task_id), ANY)
             await alice.session.send_request(request("tasks/cancel", task_id), ANY)
-    assert codes == [types.INVALID_PARAMS, types.INVALID_PARAMS]
+    assert codes == [types.INVALID_PARAMS] * 3
     assert mine["status"] == "working"  # bob's cancel did nothing
 
 
@@ -257,6 +260,10 @@ async def test_another_principals_task_is_unknown() -> None:
     with pytest.raises(MCPError) as unknown:
         await store.get("bob", created["taskId"])
     assert unknown.value.error.code == types.INVALID_PARAMS
+    for task_id in (created["taskId"], "no-such-task"):
+        with pytest.raises(MCPError) as unknown:
+            await store.update("bob", task_id, {"1.x": {"action": "accept"}}, lambda _: None)
+        assert unknown.value.error.message == f"Unknown task: {task_id}"
     with anyio.fail_after(10):
         while (status := (await store.get("alice", created["taskId"]))["status"]) == "working":
             await anyio.lowlevel.checkpoint()

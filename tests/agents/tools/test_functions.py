@@ -159,3 +159,21 @@ async def test_current_time_in_a_zone() -> None:
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+09:00", text)
     with pytest.raises(ToolError, match="unknown time zone 'Mars/Base'"):
         await current_time.run('{"timezone": "Mars/Base"}')
+
+
+@pytest.mark.parametrize("timezone", ["America", "Europe/", "../../etc/passwd", "", "UTC\\u0000"])
+async def test_current_time_refuses_a_bad_zone_without_telling_the_servers_paths(
+    timezone: str,
+) -> None:
+    # "America" is a folder of the zone database: it was "[Errno 21] Is a
+    # directory: '…/site-packages/tzdata/zoneinfo/America'".
+    with pytest.raises(ToolError) as refused:
+        await current_time.run(f'{{"timezone": "{timezone}"}}')
+    assert str(refused.value).startswith("unknown time zone"), str(refused.value)
+    assert "/site-packages" not in str(refused.value) and "Errno" not in str(refused.value)
+
+
+@pytest.mark.parametrize("expression", ["(-1)**0.5", "(-8)**(1/3)", "1 + (-2)**-0.5"])
+async def test_calculator_refuses_results_that_are_not_real(expression: str) -> None:
+    with pytest.raises(ToolError, match="the result is not a real number"):
+        await calculator.run(f'{{"expression": "{expression}"}}')

@@ -1,0 +1,78 @@
+"""Keys-file parsing: what used to be misread silently, or crashed, is a start-up
+error naming the file and line, never the key."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from agenthost.app.principals import KeysError, parse_key
+from agenthost.app.settings import Settings
+
+SECRET = "s3cret-0123456789"
+
+
+def principals_of(path: Path, content: bytes) -> dict[str, str]:
+    path.write_bytes(content)
+    return Settings(api_keys_file=path).principals()
+
+
+def test_a_hash_inside_a_key_is_part_of_it_a_hash_after_whitespace_a_comment(
+    tmp_path: Path,
+) -> None:
+    # Before, "alice:ab#…" became the key "ab", which then failed as too short
+    # (or, longer, silently authenticated with a truncated key).
+    content = (
+        b"# team keys\n"
+        b"alice:key-a#0123456789ab\n"
+        b"bob:key-b-0123456789ab # on call\n"
+        b"carol:key-c-0123456789ab\t# tab before\n"
+        b"   # an indented comment\n"
+    )
+    principals = principals_of(tmp_path / "keys", content)
+    assert principals == {
+        "key-a#0123456789ab": "alice",
+        "key-b-0123456789ab": "bob",
+        "key-c-0123456789ab": "carol",
+    }
+
+
+@pytest.mark.parametrize(
+    ("content", "error"),
+    [
+        # Before, the BOM made the name invalid, and the entry a bare key.
+        (b"\xef\xbb\xbfalice:" + SECRET.encode(), "line 1 starts with a UTF-8 byte order mark"),
+        # Before, the whole entry silently became one bare key.
+        (b"# ok\nal ice:" + SECRET.encode(), "line 2: the text before ':' is not a name"),
+        (b"alice/admin:" + SECRET.encode(), "line 1: the text before ':' is not a name"),
+        # Before, a UnicodeDecodeError traceback.
+        (b"alice:" + SECRET.encode() + b"\n\n\xff\xfe\x00binary", "line 3 is not UTF-8 text"),
+        # Before, accepted: a key no HTTP header can carry never authenticates.
+        (
+            "alice:clé-" + SECRET,
+            "line 1 (named 'alice'): the key holds a character that is not printable ASCII",
+        ),
+        ("# x\n\nclé-bare-" + SECRET, "line 3: the key holds a character that is not printable"),
+        ("alice:" + SECRET + "\x00", "line 1 (named 'alice'): the key holds a character"),
+    ],
+)
+def test_a_misread_keys_file_is_an_error_naming_the_file_and_line_never_the_key(
+    tmp_path: Path, content: bytes | str, error: str
+) -> None:
+    path = tmp_path / "keys"
+    with pytest.raises(KeysError, match=re.escape(f"{path} {error}")) as caught:
+        principals_of(path, content if isinstance(content, bytes) else content.encode())
+    assert "s3cret" not in str(caught.value)
+    assert "al ice" not in str(caught.value) and "alice/admin" not in str(caught.value)
+
+
+def test_listed_keys_follow_the_same_rules() -> None:
+    with pytest.raises(KeysError, match="API key #2: the key holds a character"):
+        parse_key("clé-" + SECRET, "API key #2")
+    with pytest.raises(KeysError, match=r"API key #1: the text before ':' is not a name"):
+        parse_key("not a name:" + SECRET, "API key #1")
+    # A bare key of printable ASCII (with '#' and punctuation) is still a key.
+    name, key = parse_key("bare#key+/=-" + SECRET, "API key #3")
+    assert key == "bare#key+/=-" + SECRET and name.startswith("key-")
