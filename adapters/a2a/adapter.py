@@ -33,6 +33,7 @@ from agenthost.adapters.a2a.executor import AgentRunExecutor
 from agenthost.adapters.a2a.grpc_server import GrpcServer
 from agenthost.adapters.a2a.jsonrpc import install_log_filter
 from agenthost.adapters.a2a.options import A2AOptions
+from agenthost.adapters.a2a.rest import METHODS as FRONT_METHODS
 from agenthost.adapters.a2a.service import AgentService, card_response
 from agenthost.adapters.a2a.tasks import TaskStores
 from agenthost.adapters.base import AdapterContext, principal_of
@@ -222,7 +223,8 @@ class _AgentDispatch:
     """Hands a request under ``{prefix}/{agent}`` to that agent's app, or 404s.
 
     A ``POST`` at the agent's URL (``rpc``, or a path ending in ``/`` under
-    the Mount) goes to the agent's JSON-RPC front.
+    the Mount) goes to the agent's JSON-RPC front, ``message:send`` and
+    ``message:stream`` to its HTTP+JSON front.
     """
 
     def __init__(self, adapter: A2AAdapter, *, rpc: bool = False) -> None:
@@ -235,13 +237,17 @@ class _AgentDispatch:
         service = self.adapter.service_for(principal_of(scope), name)
         if service is None:
             await unknown_agent(name)(scope, receive, send)
-        elif scope["method"] == "POST" and (self.rpc or scope["path"].endswith("/")):
+        elif scope["method"] != "POST":
+            await service.app(scope, receive, send)
+        elif self.rpc or scope["path"].endswith("/"):
             await service.rpc(scope, receive, send)
+        elif scope["path"][len(scope.get("root_path", "")) :] in FRONT_METHODS:
+            await service.send(scope, receive, send)
         else:
             await service.app(scope, receive, send)
 
 
-LANE_METHODS = ("/message:send", "/message:stream")
+LANE_METHODS = FRONT_METHODS
 """The HTTP+JSON routes in the fast lane (the ones every exchange starts with)."""
 
 

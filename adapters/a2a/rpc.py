@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
 import orjson
@@ -37,6 +37,7 @@ from google.protobuf.message import Message as Proto
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from agenthost.adapters.a2a.events import Frames, error_frame, frames, stream_response
 from agenthost.adapters.a2a.jsonrpc import DISPATCHER_LOGGER, parse
 from agenthost.adapters.bodies import read_body, replaying, send_jsonrpc_error
 from agenthost.adapters.sse import event_stream
@@ -45,7 +46,6 @@ _logger = logging.getLogger(DISPATCHER_LOGGER)
 _VERSION_HEADER = VERSION_HEADER.lower().encode()
 _V1: Final = re.compile(rb"1(\.[0-9]+)*")
 _ENVELOPE: Final = frozenset({"jsonrpc", "method", "params", "id"})
-_SSE_HEADERS: Final[Mapping[str, str]] = {}
 _JSON_HEADERS: Final = [(b"content-type", b"application/json")]
 
 Call = Callable[[RequestHandler, Any, ServerCallContext], Awaitable[Any]]
@@ -120,14 +120,6 @@ STREAMING: Final[Mapping[str, type[Proto]]] = {
     "SubscribeToTask": pb.SubscribeToTaskRequest,
 }
 """The 1.0 methods answered with an SSE stream."""
-
-_EVENT_KEYS: Final[Mapping[type[Proto], str]] = {
-    pb.Task: "task",
-    pb.Message: "message",
-    pb.TaskStatusUpdateEvent: "statusUpdate",
-    pb.TaskArtifactUpdateEvent: "artifactUpdate",
-}
-"""A handler event → its field in ``StreamResponse`` (as JSON)."""
 
 
 def is_v1(scope: Scope) -> bool:
@@ -238,36 +230,26 @@ class JSONRPCFront:
         except Exception as exc:
             await _send_json(send, _internal_error(request_id, exc))
             return
-        sse = _sse(request_id, first, events)
-        await event_stream(sse, _SSE_HEADERS)(scope, receive, send)
+        sse = frames(first, events, _jsonrpc_events(request_id))
+        await event_stream(sse, {})(scope, receive, send)
 
 
-async def _sse(
-    request_id: str | int | None, first: Any, events: AsyncIterator[Any]
-) -> AsyncIterator[bytes]:
-    """Each handler event as one SSE event; an error as an ``error`` event, then the end."""
-    try:
-        if first is not None:
-            yield _event(request_id, first)
-        async for event in events:
-            yield _event(request_id, event)
-    except A2AError as exc:
-        yield _error_event(build_error_response(request_id, exc))
-    except Exception as exc:
-        _logger.exception("Unhandled error during JSON-RPC SSE stream")
-        yield _error_event(build_error_response(request_id, InternalError(message=str(exc))))
-    finally:
-        await events.aclose()  # type: ignore[attr-defined]
+def _jsonrpc_events(request_id: str | int | None) -> Frames:
+    """A stream's SSE frames inside JSON-RPC responses with the request's id."""
 
+    def event(event: Proto) -> bytes:
+        answer = {"result": stream_response(event), "id": request_id, "jsonrpc": "2.0"}
+        return b"data: " + orjson.dumps(answer) + b"\r\n\r\n"
 
-def _event(request_id: str | int | None, event: Proto) -> bytes:
-    result = {_EVENT_KEYS[type(event)]: _dict(event)}
-    data = orjson.dumps({"result": result, "id": request_id, "jsonrpc": "2.0"})
-    return b"data: " + data + b"\r\n\r\n"
+    def error(exc: Exception) -> bytes:
+        if isinstance(exc, A2AError):
+            answer = build_error_response(request_id, exc)
+        else:
+            _logger.exception("Unhandled error during JSON-RPC SSE stream")
+            answer = build_error_response(request_id, InternalError(message=str(exc)))
+        return error_frame(answer)
 
-
-def _error_event(answer: dict[str, Any]) -> bytes:
-    return b"event: error\r\ndata: " + orjson.dumps(answer) + b"\r\n\r\n"
+    return Frames(event, error)
 
 
 def _logged_error(request_id: str | int | None, error: A2AError | JSONRPCError) -> dict[str, Any]:

@@ -2,8 +2,9 @@
 
 Each agent gets its own SDK request handler (executor, task store, push
 configs), so tasks never cross agents. Its JSON-RPC endpoint (at the
-agent's URL itself) is our own front on that handler
-(:mod:`agenthost.adapters.a2a.rpc`); its HTTP app holds the card, the SDK's
+agent's URL itself) and its HTTP+JSON ``message:send``/``message:stream``
+are our own fronts on that handler (:mod:`agenthost.adapters.a2a.rpc`,
+:mod:`agenthost.adapters.a2a.rest`); its HTTP app holds the card, the SDK's
 JSON-RPC route (what the front hands on: 0.3 methods, malformed requests)
 and the HTTP+JSON routes,
 with the SDK's 0.3 compatibility on (HTTP+JSON errors as the spec's table
@@ -31,6 +32,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from agenthost.adapters.a2a.rest import HTTPJSONFront
 from agenthost.adapters.a2a.rpc import JSONRPCFront
 from agenthost.adapters.a2a.statuses import A2A_JSON, SpecErrors
 from agenthost.adapters.a2a.users import PrincipalContextBuilder
@@ -54,6 +56,8 @@ class AgentService:
         self.app = SpecErrors(UTF8Bodies(Starlette(routes=routes)))
         self.rpc = JSONRPCFront(handler, builder, _AtAgentURL(self.app))
         """The JSON-RPC endpoint (``POST`` at the agent's URL, with or without ``/``)."""
+        self.send = HTTPJSONFront(handler, builder, self.app)
+        """HTTP+JSON ``POST .../message:send`` and ``.../message:stream``."""
 
     async def card(self, request: Request) -> Response:
         return card_response(self.card_for(request), request)

@@ -1,9 +1,9 @@
-"""The JSON-RPC front answers as the SDK's own JSON-RPC route does, byte for byte.
+"""The JSON-RPC and HTTP+JSON fronts answer as the SDK's own routes do, byte for byte.
 
-The front (``adapters/a2a/rpc.py``) parses a 1.0 request once and calls the
-SDK's request handler itself; the SDK's route (still in the agent's app, for
-0.3 methods and malformed requests) is driven here directly on the same
-handler, so that each answer can be compared with what the SDK would send.
+The fronts (``adapters/a2a/rpc.py``, ``rest.py``) parse a 1.0 request once
+and call the SDK's request handler themselves; the SDK's routes (still in
+the agent's app, for 0.3 and malformed requests) are driven here directly
+on the same handler, so that each answer can be compared with the SDK's.
 """
 
 from __future__ import annotations
@@ -29,31 +29,39 @@ MESSAGE = {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "hÃ©llo â
 
 
 @asynccontextmanager
-async def front_and_sdk() -> AsyncIterator[tuple[httpx.AsyncClient, httpx.AsyncClient]]:
-    """Clients for the agent's JSON-RPC front and for the SDK's route, on one handler."""
+async def front_and_sdk(
+    front: str = "rpc",
+) -> AsyncIterator[tuple[httpx.AsyncClient, httpx.AsyncClient]]:
+    """Clients for one of the agent's fronts and for the SDK's routes, on one handler."""
     memory = LRUMemoryManager("a2a", max_sessions=10, ttl=60)
     adapter = A2AAdapter(
         AdapterContext(agents={"echo": ChatAgent("echo", EchoModel())}, memory=memory)
     )
     service = adapter.services["echo"]
     async with adapter.lifespan():
-        front = httpx.ASGITransport(app=service.rpc)
+        app = service.rpc if front == "rpc" else service.send
         sdk = httpx.ASGITransport(app=service.app)
         async with (
-            httpx.AsyncClient(transport=front, base_url="http://localhost") as ours,
+            httpx.AsyncClient(
+                transport=httpx.ASGITransport(app=app), base_url="http://localhost"
+            ) as ours,
             httpx.AsyncClient(transport=sdk, base_url="http://localhost") as theirs,
         ):
             yield ours, theirs
 
 
 async def _both(
-    ours: httpx.AsyncClient, theirs: httpx.AsyncClient, body: Any, headers: dict[str, str]
+    ours: httpx.AsyncClient,
+    theirs: httpx.AsyncClient,
+    body: Any,
+    headers: dict[str, str],
+    path: str = "/",
 ) -> tuple[httpx.Response, httpx.Response]:
     content = body if isinstance(body, bytes) else orjson.dumps(body)
     headers = {**headers, "content-type": "application/json"}
     return (
-        await ours.post("/", content=content, headers=headers),
-        await theirs.post("/", content=content, headers=headers),
+        await ours.post(path, content=content, headers=headers),
+        await theirs.post(path, content=content, headers=headers),
     )
 
 
@@ -139,3 +147,47 @@ async def test_a_stream_sends_the_sdk_routes_events() -> None:
         mine, sdk = await _both(ours, theirs, rpc("SubscribeToTask", {"id": first}), V1)
         assert (mine.status_code, mine.content) == (sdk.status_code, sdk.content)
         assert mine.json()["error"]["code"] < 0
+
+
+async def test_message_send_over_http_json_is_the_sdk_routes_answer() -> None:
+    async with front_and_sdk("rest") as (ours, theirs):
+        mine, sdk = await _both(ours, theirs, {"message": MESSAGE}, V1, "/message:send")
+        assert (mine.status_code, mine.headers["content-type"]) == (200, "application/a2a+json")
+        assert sdk.headers["content-type"] == "application/a2a+json"
+        assert _without_ids(mine.json()) == _without_ids(sdk.json())
+        assert mine.json()["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+        refused: list[tuple[Any, dict[str, str]]] = [
+            ({"message": {"role": "ROLE_USER"}}, V1),  # the handler's validation: 400
+            ({"message": MESSAGE}, {}),  # no A2A-Version: the SDK's route
+            (b"{oops", V1),
+            (b"\xff\xfe", V1),
+            (b"[1]", V1),
+            ({"message": {"messageId": 5}}, V1),
+        ]
+        for body, headers in refused:
+            for path in ("/message:send", "/message:stream"):
+                mine, sdk = await _both(ours, theirs, body, headers, path)
+                assert (mine.status_code, mine.headers.get("content-type"), mine.content) == (
+                    sdk.status_code,
+                    sdk.headers.get("content-type"),
+                    sdk.content,
+                ), (body, path)
+
+
+async def test_message_stream_over_http_json_sends_the_sdk_routes_events() -> None:
+    async with front_and_sdk("rest") as (ours, theirs):
+        streams = []
+        for client in (ours, theirs):
+            request = {"message": MESSAGE}
+            async with client.stream("POST", "/message:stream", json=request, headers=V1) as stream:
+                assert stream.status_code == 200
+                assert stream.headers["content-type"].startswith("text/event-stream")
+                streams.append(
+                    [
+                        _without_ids(orjson.loads(line.removeprefix("data:")))
+                        async for line in stream.aiter_lines()
+                        if line.startswith("data:")
+                    ]
+                )
+        assert streams[0] == streams[1]
+        assert len(streams[0]) >= 3
