@@ -127,7 +127,9 @@ class BoundedTaskStore(TaskStore):
     """The SDK's in-memory store, minus the idle tasks beyond a count, a byte budget and an age.
 
     Sizes are the tasks' serialized (protobuf) sizes, history and artifacts
-    included; ``evictions`` counts the tasks dropped for room or age.
+    included, taken when a task is first saved and whenever it is saved idle
+    (not on each save of a running task); ``evictions`` counts the tasks
+    dropped for room or age.
     """
 
     def __init__(
@@ -157,18 +159,27 @@ class BoundedTaskStore(TaskStore):
         await self._inner.save(task, context)
         key = (context.user.user_name, task.id)
         held = self._held.get(key)
+        idle = task.status.state in IDLE_STATES
         if held is None:  # one key per task, shared by both maps (a task is saved ~4 times)
             held = self._held[key] = _Held(key)
-        size = task.ByteSize()
-        self.bytes += size - held.size
-        held.size = size
-        if task.status.state in IDLE_STATES:
+            self._resize(held, task)
+        elif idle:
+            # A running task is saved once per streamed event, growing each time:
+            # sizing it then made a stream's saves quadratic. It is sized when it
+            # comes in and when it goes idle (the only tasks ever dropped).
+            self._resize(held, task)
+        if idle:
             held.since = time.monotonic()
             self._idle[held.key] = held
             self._idle.move_to_end(held.key)
         else:
             self._idle.pop(held.key, None)
         await self._evict()
+
+    def _resize(self, held: _Held, task: Task) -> None:
+        size = task.ByteSize()
+        self.bytes += size - held.size
+        held.size = size
 
     async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
         return await self._inner.get(task_id, context)
