@@ -329,6 +329,19 @@ def _bodies(chunks: int) -> dict[str, tuple[str, str, str, tuple[str, ...]]]:
             "TASK_STATE_COMPLETED",
             ("A2A-Version: 1.0",),
         ),
+        "a2a-rpc": (
+            "/a2a/{agent}",
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "SendStreamingMessage",
+                    "params": {"message": message},
+                }
+            ),
+            "TASK_STATE_COMPLETED",
+            ("A2A-Version: 1.0",),
+        ),
         "v1-plain": ("/v1/chat/completions", json.dumps(chat), '"finish_reason":"stop"', ()),
     }
 

@@ -31,8 +31,9 @@ from agenthost.adapters.a2a import cards, push
 from agenthost.adapters.a2a.cluster import ClusterRequestHandler
 from agenthost.adapters.a2a.executor import AgentRunExecutor
 from agenthost.adapters.a2a.grpc_server import GrpcServer
-from agenthost.adapters.a2a.jsonrpc import install_log_filter, refuse_unparsable
+from agenthost.adapters.a2a.jsonrpc import install_log_filter
 from agenthost.adapters.a2a.options import A2AOptions
+from agenthost.adapters.a2a.rest import METHODS as FRONT_METHODS
 from agenthost.adapters.a2a.service import AgentService, card_response
 from agenthost.adapters.a2a.tasks import TaskStores
 from agenthost.adapters.base import AdapterContext, principal_of
@@ -92,7 +93,7 @@ class A2AAdapter:
         for name in self.services:
             if "/" in name:
                 continue  # not one path segment: the router's {agent} never matches it
-            routes["POST", f"/{name}"] = _Lane(_JSONRPCAtAgentURL(self._dispatch), name, "")
+            routes["POST", f"/{name}"] = _Lane(self._rpc, name, "")
             for method in LANE_METHODS:
                 routes["POST", f"/{name}{method}"] = _Lane(self._dispatch, name, method)
         return routes
@@ -199,7 +200,8 @@ class A2AAdapter:
             body = orjson.dumps({"agents": listed})
             return Response(body, media_type="application/json")
 
-        router.routes.append(Route("/{agent}", _JSONRPCAtAgentURL(dispatch), methods=["POST"]))
+        self._rpc = _AgentDispatch(self, rpc=True)
+        router.routes.append(Route("/{agent}", self._rpc, methods=["POST"]))
         router.routes.append(Mount("/{agent}", app=dispatch))
         return router
 
@@ -218,26 +220,34 @@ class A2AAdapter:
 
 
 class _AgentDispatch:
-    """Hands a request under ``{prefix}/{agent}`` to that agent's app, or 404s."""
+    """Hands a request under ``{prefix}/{agent}`` to that agent's app, or 404s.
 
-    def __init__(self, adapter: A2AAdapter) -> None:
+    A ``POST`` at the agent's URL (``rpc``, or a path ending in ``/`` under
+    the Mount) goes to the agent's JSON-RPC front, ``message:send`` and
+    ``message:stream`` to its HTTP+JSON front.
+    """
+
+    def __init__(self, adapter: A2AAdapter, *, rpc: bool = False) -> None:
         self.adapter = adapter
+        self.rpc = rpc
         install_log_filter()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         name = scope["path_params"]["agent"]
         service = self.adapter.service_for(principal_of(scope), name)
-        app = service.app if service is not None else unknown_agent(name)
-        if service is not None and scope["method"] == "POST" and scope["path"].endswith("/"):
-            # The JSON-RPC endpoint: a body that is not JSON is -32700, not -32603.
-            replay = await refuse_unparsable(scope, receive, send)
-            if replay is None:
-                return
-            receive = replay
-        await app(scope, receive, send)
+        if service is None:
+            await unknown_agent(name)(scope, receive, send)
+        elif scope["method"] != "POST":
+            await service.app(scope, receive, send)
+        elif self.rpc or scope["path"].endswith("/"):
+            await service.rpc(scope, receive, send)
+        elif scope["path"][len(scope.get("root_path", "")) :] in FRONT_METHODS:
+            await service.send(scope, receive, send)
+        else:
+            await service.app(scope, receive, send)
 
 
-LANE_METHODS = ("/message:send", "/message:stream")
+LANE_METHODS = FRONT_METHODS
 """The HTTP+JSON routes in the fast lane (the ones every exchange starts with)."""
 
 
@@ -252,14 +262,3 @@ class _Lane:
         if self.suffix:  # under the Mount: its root_path is the agent's URL
             scope["root_path"] = scope["path"][: -len(self.suffix)]
         await self.app(scope, receive, send)
-
-
-class _JSONRPCAtAgentURL:
-    """``POST {prefix}/{agent}`` (no trailing slash): the agent's JSON-RPC endpoint."""
-
-    def __init__(self, dispatch: _AgentDispatch) -> None:
-        self.dispatch = dispatch
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        path = scope["path"]
-        await self.dispatch({**scope, "root_path": path, "path": path + "/"}, receive, send)

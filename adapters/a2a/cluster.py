@@ -28,7 +28,12 @@ logger = logging.getLogger("agenthost.a2a")
 
 
 class ClusterRequestHandler(DefaultRequestHandler):
-    """The SDK's handler, whose cancels also reach the replica that runs the task."""
+    """The SDK's handler, whose cancels also reach the replica that runs the task.
+
+    Reads the SDK's private ``_active_task_registry`` (which tasks run here,
+    and their ``cancel``): the handler neither takes the registry in its
+    constructor nor exposes it, so there is no public way (a2a-sdk 1.3).
+    """
 
     def __init__(self, *args: Any, cancels: CancelChannel | None, agent: str, **kwargs: Any):
         super().__init__(*args, **kwargs)

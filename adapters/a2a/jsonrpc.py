@@ -3,8 +3,9 @@
 The A2A SDK parses a request body with ``json.loads`` and answers -32603
 (internal error, logged at ERROR with a traceback) when that fails on a
 4,300-digit integer, 1,000-deep nesting or bytes that are not UTF-8. Those
-are the client's mistakes: :func:`refuse_unparsable` answers them -32700
-before the SDK sees the body, and :class:`ClientMistakes` turns the SDK's
+are the client's mistakes: :func:`parse` names the problem, which the
+JSON-RPC front (:mod:`agenthost.adapters.a2a.rpc`) answers -32700 before
+the SDK sees the body, and :class:`ClientMistakes` turns the SDK's
 ERROR-with-traceback for a request it refuses (-32600, -32601, -32602) into
 one INFO line.
 """
@@ -13,11 +14,9 @@ from __future__ import annotations
 
 import json
 import logging
+from typing import Any
 
 import orjson
-from starlette.types import Receive, Scope, Send
-
-from agenthost.adapters.bodies import read_body, replaying, send_jsonrpc_error
 
 DISPATCHER_LOGGER = "a2a.server.routes.jsonrpc_dispatcher"
 _CLIENT_MISTAKES = (
@@ -50,38 +49,25 @@ def install_log_filter() -> None:
         logger.addFilter(ClientMistakes())
 
 
-async def refuse_unparsable(scope: Scope, receive: Receive, send: Send) -> Receive | None:
-    """Read the body; answer -32700 and return None if it is not JSON, else a replaying receive."""
-    body = await read_body(receive)
-    if body is None:
-        return receive  # disconnected: let the app see it
-    problem = _parse_problem(body)
-    if problem is None:
-        return replaying(body, receive)
-    await send_jsonrpc_error(send, 200, -32700, f"Parse error: {problem}")
-    logging.getLogger(DISPATCHER_LOGGER).info("refused a JSON-RPC body: %s", problem)
-    return None
-
-
-def _parse_problem(body: bytes) -> str | None:
+def parse(body: bytes) -> tuple[Any, str | None]:
+    """The body's JSON value, or ``(None, problem)`` when it is not JSON the SDK could take."""
     try:
         # Fast; refuses nesting over 1,024 levels, but also valid ints over 64 bits.
         value = orjson.loads(body)
         if body.count(b"[") + body.count(b"{") > MAX_DEPTH and _deeper_than(value, MAX_DEPTH):
-            return f"nested deeper than {MAX_DEPTH} levels"
-        return None
+            return None, f"nested deeper than {MAX_DEPTH} levels"
+        return value, None
     except orjson.JSONDecodeError as exc:
         if "recursion" in str(exc).lower():
-            return "nested too deeply"
+            return None, "nested too deeply"
     try:
-        json.loads(body.decode())
+        return json.loads(body.decode()), None
     except UnicodeDecodeError:
-        return "the body is not UTF-8"
+        return None, "the body is not UTF-8"
     except RecursionError:
-        return "nested too deeply"
+        return None, "nested too deeply"
     except ValueError as exc:  # JSONDecodeError, or an integer of over 4,300 digits
-        return str(exc).split(";", 1)[0]
-    return None
+        return None, str(exc).split(";", 1)[0]
 
 
 def _deeper_than(value: object, limit: int) -> bool:

@@ -11,6 +11,11 @@ makes their import raise ``ImportError``) before the first ``a2a.server``
 import, so the SDK defines its placeholders instead, as it does without
 SQLAlchemy. :func:`load` removes the marks, imports the real modules and puts
 their classes back where the SDK's packages export them.
+
+No public way exists (a2a-sdk 1.3): ``a2a.server.tasks/__init__`` and
+``a2a.server.cluster/__init__`` import these modules eagerly, and every SDK
+module we use lives under them. The only other way is packaging: an ``a2a``
+extra without SQLAlchemy (the SQLite store in an extra of its own).
 """
 
 from __future__ import annotations

@@ -1,8 +1,12 @@
 """One agent served over A2A: its request handler and its HTTP app.
 
 Each agent gets its own SDK request handler (executor, task store, push
-configs), so tasks never cross agents. Its HTTP app holds the card, the
-JSON-RPC endpoint (at the agent's URL itself) and the HTTP+JSON routes,
+configs), so tasks never cross agents. Its JSON-RPC endpoint (at the
+agent's URL itself) and its HTTP+JSON ``message:send``/``message:stream``
+are our own fronts on that handler (:mod:`agenthost.adapters.a2a.rpc`,
+:mod:`agenthost.adapters.a2a.rest`); its HTTP app holds the card, the SDK's
+JSON-RPC route (what the front hands on: 0.3 methods, malformed requests)
+and the HTTP+JSON routes,
 with the SDK's 0.3 compatibility on (HTTP+JSON errors as the spec's table
 says: :mod:`agenthost.adapters.a2a.statuses`). The SDK's ``/{tenant}`` catch-all
 lives inside this app, under the agent's own prefix, so it can never
@@ -28,6 +32,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from agenthost.adapters.a2a.rest import HTTPJSONFront
+from agenthost.adapters.a2a.rpc import JSONRPCFront
 from agenthost.adapters.a2a.statuses import A2A_JSON, SpecErrors
 from agenthost.adapters.a2a.users import PrincipalContextBuilder
 from agenthost.adapters.bodies import read_body, replaying
@@ -48,9 +54,26 @@ class AgentService:
             *create_rest_routes(handler, builder, enable_v0_3_compat=True),
         ]
         self.app = SpecErrors(UTF8Bodies(Starlette(routes=routes)))
+        self.rpc = JSONRPCFront(handler, builder, _AtAgentURL(self.app))
+        """The JSON-RPC endpoint (``POST`` at the agent's URL, with or without ``/``)."""
+        self.send = HTTPJSONFront(handler, builder, self.app)
+        """HTTP+JSON ``POST .../message:send`` and ``.../message:stream``."""
 
     async def card(self, request: Request) -> Response:
         return card_response(self.card_for(request), request)
+
+
+class _AtAgentURL:
+    """``app`` seeing a ``POST`` at the agent's URL as its JSON-RPC route, ``/``."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope["path"]
+        if not path.endswith("/"):
+            scope = {**scope, "root_path": path, "path": path + "/"}
+        await self.app(scope, receive, send)
 
 
 class UTF8Bodies:

@@ -71,6 +71,7 @@ class BoundedPushConfigStore(InMemoryPushNotificationConfigStore):
 
     A task keeps its :data:`MAX_PUSH_CONFIGS_PER_TASK` newest configs; past
     ``max_bytes`` in all, the configs of the least recently set task go.
+    Only the store's public methods are used (a set or a delete is rare).
     """
 
     def __init__(self, agent: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
@@ -78,7 +79,7 @@ class BoundedPushConfigStore(InMemoryPushNotificationConfigStore):
         self.max_bytes = max_bytes
         self.bytes = 0
         self.evictions = 0
-        # (owner, task id) → bytes of its configs; least recently set first.
+        # (principal, task id) → bytes of its configs; least recently set first.
         self._sizes: OrderedDict[tuple[str, str], int] = OrderedDict()
 
     async def set_info(
@@ -88,36 +89,32 @@ class BoundedPushConfigStore(InMemoryPushNotificationConfigStore):
         context: ServerCallContext,
     ) -> TaskPushNotificationConfig:
         result = await super().set_info(task_id, notification_config, context)
-        owner = self.owner_resolver(context)
-        with self.lock:
-            configs = self._push_notification_infos.get(owner, {}).get(task_id, [])
-            del configs[:-MAX_PUSH_CONFIGS_PER_TASK]
-            self._resize(owner, task_id, sum(c.ByteSize() for c in configs))
-            while self.bytes > self.max_bytes and self._sizes:
-                (old_owner, old_task), _ = next(iter(self._sizes.items()))
-                self._push_notification_infos.get(old_owner, {}).pop(old_task, None)
-                self._resize(old_owner, old_task, 0)
-                self.evictions += 1
+        configs = await self.get_info(task_id, context)
+        for old in configs[:-MAX_PUSH_CONFIGS_PER_TASK]:
+            await super().delete_info(task_id, context, old.id)
+        kept = configs[-MAX_PUSH_CONFIGS_PER_TASK:]
+        self._resize((context.user.user_name, task_id), sum(c.ByteSize() for c in kept))
+        while self.bytes > self.max_bytes and self._sizes:
+            (principal, old_task), _ = next(iter(self._sizes.items()))
+            await self.forget(old_task, ServerCallContext(user=PrincipalUser(principal)))
+            self.evictions += 1
         return result
 
     async def delete_info(
         self, task_id: str, context: ServerCallContext, config_id: str | None = None
     ) -> None:
         await super().delete_info(task_id, context, config_id)
-        owner = self.owner_resolver(context)
-        with self.lock:
-            configs = self._push_notification_infos.get(owner, {}).get(task_id, [])
-            self._resize(owner, task_id, sum(c.ByteSize() for c in configs))
+        configs = await self.get_info(task_id, context)
+        self._resize((context.user.user_name, task_id), sum(c.ByteSize() for c in configs))
 
-    def forget(self, task_id: str, context: ServerCallContext) -> None:
+    async def forget(self, task_id: str, context: ServerCallContext) -> None:
         """Drop every config of a task that is gone."""
-        owner = self.owner_resolver(context)
-        with self.lock:
-            self._push_notification_infos.get(owner, {}).pop(task_id, None)
-            self._resize(owner, task_id, 0)
+        key = (context.user.user_name, task_id)
+        if key in self._sizes:  # else the SDK's store logs a warning for a task it lacks
+            await super().delete_info(task_id, context)
+            self._resize(key, 0)
 
-    def _resize(self, owner: str, task_id: str, size: int) -> None:
-        key = (owner, task_id)
+    def _resize(self, key: tuple[str, str], size: int) -> None:
         self.bytes += size - self._sizes.pop(key, 0)
         if size:
             self._sizes[key] = size
@@ -127,7 +124,9 @@ class BoundedTaskStore(TaskStore):
     """The SDK's in-memory store, minus the idle tasks beyond a count, a byte budget and an age.
 
     Sizes are the tasks' serialized (protobuf) sizes, history and artifacts
-    included; ``evictions`` counts the tasks dropped for room or age.
+    included, taken when a task is first saved and whenever it is saved idle
+    (not on each save of a running task); ``evictions`` counts the tasks
+    dropped for room or age.
     """
 
     def __init__(
@@ -157,18 +156,27 @@ class BoundedTaskStore(TaskStore):
         await self._inner.save(task, context)
         key = (context.user.user_name, task.id)
         held = self._held.get(key)
+        idle = task.status.state in IDLE_STATES
         if held is None:  # one key per task, shared by both maps (a task is saved ~4 times)
             held = self._held[key] = _Held(key)
-        size = task.ByteSize()
-        self.bytes += size - held.size
-        held.size = size
-        if task.status.state in IDLE_STATES:
+            self._resize(held, task)
+        elif idle:
+            # A running task is saved once per streamed event, growing each time:
+            # sizing it then made a stream's saves quadratic. It is sized when it
+            # comes in and when it goes idle (the only tasks ever dropped).
+            self._resize(held, task)
+        if idle:
             held.since = time.monotonic()
             self._idle[held.key] = held
             self._idle.move_to_end(held.key)
         else:
             self._idle.pop(held.key, None)
         await self._evict()
+
+    def _resize(self, held: _Held, task: Task) -> None:
+        size = task.ByteSize()
+        self.bytes += size - held.size
+        held.size = size
 
     async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
         return await self._inner.get(task_id, context)
@@ -193,7 +201,7 @@ class BoundedTaskStore(TaskStore):
             context = ServerCallContext(user=PrincipalUser(principal))
             await self.delete(task_id, context)
             if self._push_configs is not None:
-                self._push_configs.forget(task_id, context)
+                await self._push_configs.forget(task_id, context)
             self.evictions += 1
 
 

@@ -108,3 +108,17 @@ async def test_push_configs_are_bounded_per_task_and_in_bytes() -> None:
     assert pushes.bytes <= 5_000
     assert await pushes.get_info("t1", bob) == []
     assert await pushes.get_info("task-19", bob) != []
+
+
+async def test_a_running_task_is_sized_when_it_comes_in_and_when_it_goes_idle() -> None:
+    store = BoundedTaskStore("echo", max_tasks=100, ttl=3600, max_bytes=1_000_000)
+    alice = ServerCallContext(user=PrincipalUser("alice"))
+    first = big_task("t", TaskState.TASK_STATE_WORKING, 100)
+    await store.save(first, alice)
+    assert store.bytes == first.ByteSize()
+    for size in (1_000, 2_000, 3_000):  # a stream's saves: the task grows, not re-sized
+        await store.save(big_task("t", TaskState.TASK_STATE_WORKING, size), alice)
+    assert store.bytes == first.ByteSize()
+    done = big_task("t", TaskState.TASK_STATE_COMPLETED, 4_000)
+    await store.save(done, alice)
+    assert store.bytes == done.ByteSize()
