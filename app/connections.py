@@ -125,6 +125,7 @@ class LimitedHTTPProtocol(asyncio.Protocol):
         self.requests = 0  # heads parsed
         self.responses = 0  # responses ended (ResponseTracking)
         self.responding = False  # a response has started and not ended
+        self.answered = False  # the app answered (began to) the request whose head came last
         self.scope: Scope | None = None  # the request the app is handling
         self.idle_since = self.loop.time()
         self.client_host = ""
@@ -199,7 +200,7 @@ class LimitedHTTPProtocol(asyncio.Protocol):
             assert victim.transport is not None
             victim.transport.close()
         else:
-            slow = [c for c in others if c.in_body and not c.responding]
+            slow = [c for c in others if c.in_body and c.may_answer()]
             if not drop_slow or not slow:
                 return False
             held = Counter(c.owner() for c in slow)
@@ -208,6 +209,10 @@ class LimitedHTTPProtocol(asyncio.Protocol):
             victim._answer(408, "the request body was too slow for a full server")
         victim._uncount()
         return True
+
+    def may_answer(self) -> bool:
+        """No response is under way, nor was one begun for the request now arriving."""
+        return not (self.responding or self.answered)
 
     def owner(self) -> str:
         """Who holds this connection's request: its principal, else its client address."""
@@ -254,7 +259,7 @@ class LimitedHTTPProtocol(asyncio.Protocol):
         transport = self.transport
         if transport is None or transport.is_closing():
             return
-        if not self.responding:
+        if self.may_answer():
             body = message.encode()
             phrase = HTTPStatus(status).phrase.encode()
             transport.write(
@@ -307,6 +312,7 @@ class LimitedHTTPProtocol(asyncio.Protocol):
     # httptools parser callbacks (only these: it skips body bytes without calling back)
 
     def on_message_begin(self) -> None:
+        self.answered = False
         if not self.in_head:
             # The next request on a kept-alive connection: its head is timed from now.
             self.in_head, self.head_bytes, self.header_count = True, 0, 0
@@ -336,7 +342,7 @@ class LimitedHTTPProtocol(asyncio.Protocol):
         self.scope = scope
 
     def response_started(self) -> None:
-        self.responding = True
+        self.responding = self.answered = True
 
     def response_ended(self) -> None:
         self.responding, self.scope = False, None

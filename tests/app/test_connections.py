@@ -117,6 +117,20 @@ def test_a_trickled_body_is_cut_at_the_body_time_out(server: tuple[str, int]) ->
     healthy_within_a_second(url)
 
 
+def test_a_body_still_trickling_after_its_answer_is_cut_without_a_second_status_line(
+    server: tuple[str, int],
+) -> None:
+    _, port = server
+    with connect(port) as sock:
+        # /healthz answers a POST with 405 at once, without reading the body.
+        sock.sendall(b"POST /healthz HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\n{")
+        started = time.monotonic()
+        reply = answer(sock)
+    assert reply.startswith(b"HTTP/1.1 405 ")
+    assert reply.count(b"HTTP/1.1 ") == 1
+    assert time.monotonic() - started < 2
+
+
 def test_an_oversized_head_gets_431_without_parsing_it_all(server: tuple[str, int]) -> None:
     url, port = server
     with connect(port) as sock:
