@@ -339,12 +339,15 @@ class LimitedHTTPProtocol(asyncio.Protocol):
     # Told by ResponseTracking
 
     def request_started(self, scope: Scope) -> None:
+        """The app took a request of this connection (its scope will hold the principal)."""
         self.scope = scope
 
     def response_started(self) -> None:
+        """The app began its response: a refusal may no longer write a status line."""
         self.responding = self.answered = True
 
     def response_ended(self) -> None:
+        """The response ended (or the app did): the connection is idle from now."""
         self.responding, self.scope = False, None
         self.responses += 1
         self.idle_since = self.loop.time()

@@ -34,7 +34,7 @@ PRIVATE = [
     Private(
         "uvicorn.config",
         ("HTTP_PROTOCOLS",),
-        "app/connections.py (which class uvicorn's public http=\"httptools\" choice names; "
+        'app/connections.py (which class uvicorn\'s public http="httptools" choice names; '
         "LimitedHTTPProtocol wraps it)",
         "undocumented though not private: the table behind uvicorn's --http choices. "
         "A rename fails at start-up, not silently: no cap, this test notices.",
