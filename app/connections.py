@@ -1,11 +1,10 @@
-"""uvicorn's HTTP protocol with the limits a public server needs.
+"""Per-connection limits in front of uvicorn's HTTP protocol, through public parts only.
 
 uvicorn bounds the keep-alive wait and the body size (via the app), but a
 new connection may take forever to send its request head, a body may
 trickle in a byte at a time, a head may be hundreds of megabytes (parsing
-that is worse than linear) and connections are not capped. This subclass of
-uvicorn's ``httptools`` protocol, passed through uvicorn's ``http`` setting,
-adds, per connection:
+that is worse than linear) and connections are not capped. Per connection,
+this adds:
 
 - a time limit for the request head (from the connection's start, or from
   the first byte of the next request on a kept-alive connection) and one
@@ -22,18 +21,43 @@ adds, per connection:
   without a key): past it, that address's longest-idle connection is closed,
   else the new one gets 429.
 
-The principal is the one :class:`~agenthost.app.guards.APIKeyGuard` put in
-the request's scope state (uvicorn hands the app the protocol's own scope).
+How, with nothing of uvicorn's but its public ``http`` setting:
+
+- :class:`LimitedHTTPProtocol` (given to uvicorn as ``http=``) is an
+  ``asyncio.Protocol`` that wraps uvicorn's own ``httptools`` protocol,
+  made from the arguments uvicorn passes and never looked into. Every byte
+  reaches it first: it counts the head's bytes, runs httptools' public
+  parser alongside (headers, end of head, end of body; it skips body bytes
+  without a callback), arms its own timer, and answers a refusal itself on
+  the transport before closing it.
+- :class:`ResponseTracking`, a pure ASGI layer around the app, says when a
+  request's response starts and ends (so which connections are idle, and
+  whether a refusal may still write a status line) and holds the request's
+  scope, where :class:`~agenthost.app.guards.APIKeyGuard` puts the
+  principal. It finds its connection through a context variable that the
+  protocol sets while uvicorn parses the bytes: uvicorn creates the
+  request's task right then, and a task copies the context it was created
+  in (``scope["client"]`` would not do: behind a trusted proxy uvicorn
+  rewrites it from ``X-Forwarded-For``).
+
+Per request this costs a second (C) parse of the bytes, four parser
+callbacks and one per header, and one wrapped ``send`` per response message.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 from collections import Counter
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from functools import cache
+from http import HTTPStatus
+from typing import Any, ClassVar, cast
 
-from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+import httptools
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from uvicorn.config import HTTP_PROTOCOLS
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +72,26 @@ class ConnectionLimits:
     max_connections_per_client: int = 0  # 0: no cap
 
 
+@dataclass(eq=False)
+class _Connections:
+    """The open connections of one server, oldest first, and how many per client address."""
+
+    open: dict[LimitedHTTPProtocol, None] = field(default_factory=dict)
+    clients: Counter[str] = field(default_factory=Counter)
+
+
+# The connection whose bytes uvicorn is parsing: the request tasks it starts inherit it.
+_parsing: ContextVar[LimitedHTTPProtocol | None] = ContextVar("agenthost_connection", default=None)
+
+
+@cache
+def _uvicorn_protocol(name: str) -> type[asyncio.Protocol]:
+    """uvicorn's protocol class for its public ``http`` choice ``name``."""
+    module, _, attribute = HTTP_PROTOCOLS[name].partition(":")
+    protocol: type[asyncio.Protocol] = getattr(importlib.import_module(module), attribute)
+    return protocol
+
+
 class _Refused(Exception):
     """Raised from a parser callback to stop parsing and answer ``status``."""
 
@@ -56,62 +100,85 @@ class _Refused(Exception):
         self.status = status
 
 
-class LimitedHTTPProtocol(HttpToolsProtocol):
-    """``HttpToolsProtocol`` with head/body time-outs, head limits and a connection cap."""
+class LimitedHTTPProtocol(asyncio.Protocol):
+    """uvicorn's httptools protocol behind head/body time-outs, head limits and connection caps."""
 
-    limits = ConnectionLimits()
-    # Open connections per client address: one table per server (``with_limits``).
-    clients: ClassVar[Counter[str]] = Counter()
+    limits: ClassVar[ConnectionLimits] = ConnectionLimits()
+    connections: ClassVar[_Connections] = _Connections()
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._timer: asyncio.TimerHandle | None = None
-        self._timer_at = 0.0  # when the timer fires
-        self._deadline: float | None = None  # when the current time limit ends, if one runs
-        self._deadline_reason = ""
-        self._in_head = True
-        self._head_bytes = 0
-        self._head_tail = b""  # the last bytes of the head so far, where its end may start
-        self._header_count = 0
-        self._refusal: _Refused | None = None
-        self._idle_since = 0.0
-        self._in_body = False  # the head is in, the body is still arriving
-        self._body_since = 0.0
-        self._client_host = ""
-        self._counted = False  # in ``clients``
+        self.inner = _uvicorn_protocol("httptools")(*args, **kwargs)
+        self.loop = asyncio.get_running_loop()
+        self.transport: asyncio.Transport | None = None
+        self.parser = httptools.HttpRequestParser(self)
+        self.timer: asyncio.TimerHandle | None = None
+        self.timer_at = 0.0  # when the timer fires
+        self.deadline: float | None = None  # when the current time limit ends, if one runs
+        self.deadline_reason = ""
+        self.in_head = True
+        self.head_bytes = 0
+        self.head_tail = b""  # the last bytes of the head so far, where its end may start
+        self.header_count = 0
+        self.refusal: _Refused | None = None
+        self.in_body = False  # the head is in, the body is still arriving
+        self.body_since = 0.0
+        self.requests = 0  # heads parsed
+        self.responses = 0  # responses ended (ResponseTracking)
+        self.responding = False  # a response has started and not ended
+        self.answered = False  # the app answered (began to) the request whose head came last
+        self.scope: Scope | None = None  # the request the app is handling
+        self.idle_since = self.loop.time()
+        self.client_host = ""
+        self.counted = False  # in ``connections``
+        self.done = False  # refused, or handed to another protocol: nothing more is parsed
 
     @classmethod
     def with_limits(cls, limits: ConnectionLimits) -> type[LimitedHTTPProtocol]:
         """A protocol class bound to ``limits`` (uvicorn instantiates it per connection)."""
-        return type("LimitedHTTPProtocol", (cls,), {"limits": limits, "clients": Counter()})
+        attributes = {"limits": limits, "connections": _Connections()}
+        return type("LimitedHTTPProtocol", (cls,), attributes)
 
     # Connections
 
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
-        self._idle_since = self.loop.time()
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport = cast(asyncio.Transport, transport)
+        self.inner.connection_made(transport)
         self._arm(self.limits.header_timeout, "the request head took too long")
-        self._client_host = self.client[0] if self.client else ""
-        self.clients[self._client_host] += 1
-        self._counted = True
+        peer = transport.get_extra_info("peername")
+        self.client_host = str(peer[0]) if isinstance(peer, tuple) else ""
+        connections = self.connections
+        connections.open[self] = None
+        connections.clients[self.client_host] += 1
+        self.counted = True
         per_client = self.limits.max_connections_per_client
-        if per_client and self.clients[self._client_host] > per_client:
-            if not self._make_room(self._client_host, drop_slow=False):
+        if per_client and connections.clients[self.client_host] > per_client:
+            if not self._make_room(self.client_host, drop_slow=False):
                 self._answer(429, "too many connections from this address")
-        elif len(self.connections) > self.limits.max_connections and not self._make_room():
+        elif len(connections.open) > self.limits.max_connections and not self._make_room():
             self._answer(503, "too many connections")
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_timer()
         self._uncount()
-        super().connection_lost(exc)
+        self.inner.connection_lost(exc)
+
+    def eof_received(self) -> bool | None:
+        return self.inner.eof_received()
+
+    def pause_writing(self) -> None:
+        self.inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        self.inner.resume_writing()
 
     def _uncount(self) -> None:
-        if self._counted:
-            self._counted = False
-            self.clients[self._client_host] -= 1
-            if not self.clients[self._client_host]:
-                del self.clients[self._client_host]
+        if self.counted:
+            self.counted = False
+            self.connections.open.pop(self, None)
+            clients = self.connections.clients
+            clients[self.client_host] -= 1
+            if not clients[self.client_host]:
+                del clients[self.client_host]
 
     def _make_room(self, client: str | None = None, *, drop_slow: bool = True) -> bool:
         """Close another connection (of ``client`` only, if given); False if none may go.
@@ -121,32 +188,36 @@ class LimitedHTTPProtocol(HttpToolsProtocol):
         """
         others = [
             c
-            for c in self.connections
+            for c in self.connections.open
             if c is not self
-            and isinstance(c, LimitedHTTPProtocol)
+            and c.transport is not None
             and not c.transport.is_closing()
-            and (client is None or c._client_host == client)
+            and (client is None or c.client_host == client)
         ]
-        idle = [c for c in others if c.cycle is None or c.cycle.response_complete]
+        idle = [c for c in others if c.responses >= c.requests]
         if idle:
-            victim = min(idle, key=lambda c: c._idle_since)
+            victim = min(idle, key=lambda c: c.idle_since)
+            assert victim.transport is not None
             victim.transport.close()
         else:
-            slow = [c for c in others if c._in_body and not c.cycle.response_started]
+            slow = [c for c in others if c.in_body and c.may_answer()]
             if not drop_slow or not slow:
                 return False
-            held = Counter(c._owner() for c in slow)
+            held = Counter(c.owner() for c in slow)
             worst = max(held, key=held.__getitem__)
-            victim = min((c for c in slow if c._owner() == worst), key=lambda c: c._body_since)
+            victim = min((c for c in slow if c.owner() == worst), key=lambda c: c.body_since)
             victim._answer(408, "the request body was too slow for a full server")
         victim._uncount()
-        self.connections.discard(victim)
         return True
 
-    def _owner(self) -> str:
+    def may_answer(self) -> bool:
+        """No response is under way, nor was one begun for the request now arriving."""
+        return not (self.responding or self.answered)
+
+    def owner(self) -> str:
         """Who holds this connection's request: its principal, else its client address."""
         principal = (self.scope or {}).get("state", {}).get("principal")
-        return f"principal {principal}" if principal else f"address {self._client_host}"
+        return f"principal {principal}" if principal else f"address {self.client_host}"
 
     # Time-outs
 
@@ -156,109 +227,160 @@ class LimitedHTTPProtocol(HttpToolsProtocol):
 
     def _arm(self, seconds: float, reason: str) -> None:
         deadline = self.loop.time() + seconds
-        self._deadline, self._deadline_reason = deadline, reason
-        if self._timer is None or self._timer_at > deadline:
+        self.deadline, self.deadline_reason = deadline, reason
+        if self.timer is None or self.timer_at > deadline:
             self._schedule(deadline)
-
-    def _disarm(self) -> None:
-        self._deadline = None  # a pending timer finds nothing to do
 
     def _schedule(self, when: float) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-        self._timer, self._timer_at = self.loop.call_at(when, self._expire), when
+        if self.timer is not None:
+            self.timer.cancel()
+        self.timer, self.timer_at = self.loop.call_at(when, self._expire), when
 
     def _expire(self) -> None:
-        self._timer = None
-        deadline = self._deadline
+        self.timer = None
+        deadline = self.deadline
         if deadline is None:
             return
-        if deadline > self._timer_at:  # moved on since the timer was set
+        if deadline > self.timer_at:  # moved on since the timer was set
             self._schedule(deadline)
             return
-        self._answer(408, self._deadline_reason)
+        self._answer(408, self.deadline_reason)
 
     def _stop_timer(self) -> None:
-        self._deadline = None
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        self.deadline = None
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
 
     def _answer(self, status: int, message: str) -> None:
         """Answer ``status`` with a short text body and close, if no response has started."""
-        self._disarm()
-        if self.transport.is_closing():
+        self.deadline = None  # a pending timer finds nothing to do
+        self.done = True
+        transport = self.transport
+        if transport is None or transport.is_closing():
             return
-        if self.cycle is None or not self.cycle.response_started:
+        if self.may_answer():
             body = message.encode()
-            self.transport.write(
-                b"".join(
-                    [
-                        STATUS_LINE[status],
-                        b"content-type: text/plain; charset=utf-8\r\n",
-                        b"content-length: %d\r\nconnection: close\r\n\r\n" % len(body),
-                        body,
-                    ]
-                )
+            phrase = HTTPStatus(status).phrase.encode()
+            transport.write(
+                b"HTTP/1.1 %d %s\r\n" % (status, phrase)
+                + b"content-type: text/plain; charset=utf-8\r\n"
+                + b"content-length: %d\r\nconnection: close\r\n\r\n" % len(body)
+                + body
             )
-        self.transport.close()
+        transport.close()
 
-    # Parsing
+    # Bytes: through the limits and our parser first, then to uvicorn's protocol
 
     def data_received(self, data: bytes) -> None:
-        limit = self.limits.max_header_bytes
-        if self._in_head and self._head_bytes > limit:
+        if self.done:
             return
-        if self._in_head and self._head_bytes + len(data) > limit:
+        limit = self.limits.max_header_bytes
+        in_head_before = self.in_head
+        if in_head_before and self.head_bytes + len(data) > limit:
             # Count the head's bytes in this chunk too, up to where the head ends.
-            end = (self._head_tail + data).find(b"\r\n\r\n")
-            in_head = len(data) if end < 0 else end + 4 - len(self._head_tail)
-            if self._head_bytes + in_head > limit:
-                self._head_bytes += in_head
+            end = (self.head_tail + data).find(b"\r\n\r\n")
+            in_head = len(data) if end < 0 else end + 4 - len(self.head_tail)
+            if self.head_bytes + in_head > limit:
                 self._answer(431, f"request head larger than {limit} bytes")
                 return
-        in_head_before = self._in_head
-        super().data_received(data)
-        if in_head_before and self._in_head and not self.transport.is_closing():
+        upgrade = False
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            upgrade = True
+        except httptools.HttpParserError:
+            if self.refusal is not None:
+                self._answer(self.refusal.status, str(self.refusal))
+                return
+            self.done = True  # malformed: uvicorn's protocol answers 400 itself
+        token = _parsing.set(self)
+        try:
+            self.inner.data_received(data)
+        finally:
+            _parsing.reset(token)
+        if upgrade and self.transport is not None and self.transport.get_protocol() is not self:
+            # uvicorn handed the connection to its WebSocket protocol: no longer ours.
+            self.done = True
+            self._stop_timer()
+            self._uncount()
+        elif in_head_before and self.in_head:
             # The head did not end in this chunk: all of it counts against the limit.
-            self._head_bytes += len(data)
-            self._head_tail = (self._head_tail + data)[-3:]
+            self.head_bytes += len(data)
+            self.head_tail = (self.head_tail + data)[-3:]
 
-    def send_400_response(self, msg: str) -> None:
-        refusal, self._refusal = self._refusal, None
-        if refusal is not None:
-            self._answer(refusal.status, str(refusal))
-        else:
-            super().send_400_response(msg)
+    # httptools parser callbacks (only these: it skips body bytes without calling back)
 
     def on_message_begin(self) -> None:
-        super().on_message_begin()
-        if not self._in_head:
+        self.answered = False
+        if not self.in_head:
             # The next request on a kept-alive connection: its head is timed from now.
-            self._in_head, self._head_bytes, self._header_count = True, 0, 0
-            self._head_tail = b""
+            self.in_head, self.head_bytes, self.header_count = True, 0, 0
+            self.head_tail = b""
             self._arm(self.limits.header_timeout, "the request head took too long")
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        self._header_count += 1
-        if self._header_count > self.limits.max_headers:
-            self._refusal = _Refused(431, f"more than {self.limits.max_headers} headers")
-            raise self._refusal
-        super().on_header(name, value)
+        self.header_count += 1
+        if self.header_count > self.limits.max_headers:
+            self.refusal = _Refused(431, f"more than {self.limits.max_headers} headers")
+            raise self.refusal
 
     def on_headers_complete(self) -> None:
-        self._in_head = False
-        self._disarm()
-        super().on_headers_complete()
+        self.in_head = False
+        self.requests += 1
         # Disarmed by on_message_complete, at once for a request without a body.
         self._arm(self.limits.body_timeout, "the request body took too long")
-        self._in_body, self._body_since = True, self.loop.time()
+        self.in_body, self.body_since = True, self.loop.time()
 
     def on_message_complete(self) -> None:
-        self._disarm()
-        self._in_body = False
-        super().on_message_complete()
+        self.deadline = None
+        self.in_body = False
 
-    def on_response_complete(self) -> None:
-        self._idle_since = self.loop.time()
-        super().on_response_complete()
+    # Told by ResponseTracking
+
+    def request_started(self, scope: Scope) -> None:
+        """The app took a request of this connection (its scope will hold the principal)."""
+        self.scope = scope
+
+    def response_started(self) -> None:
+        """The app began its response: a refusal may no longer write a status line."""
+        self.responding = self.answered = True
+
+    def response_ended(self) -> None:
+        """The response ended (or the app did): the connection is idle from now."""
+        self.responding, self.scope = False, None
+        self.responses += 1
+        self.idle_since = self.loop.time()
+
+
+class ResponseTracking:
+    """Pure ASGI layer telling :class:`LimitedHTTPProtocol` when each response starts and ends."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        connection = _parsing.get()
+        if connection is None or scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        # Requests the app makes to itself in this task are not this connection's.
+        _parsing.set(None)
+        connection.request_started(scope)
+        ended = False
+
+        async def tracked(message: Message) -> None:
+            nonlocal ended
+            kind = message["type"]
+            if kind == "http.response.start":
+                connection.response_started()
+            elif kind == "http.response.body" and not message.get("more_body", False):
+                ended = True
+                connection.response_ended()
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracked)
+        finally:
+            if not ended:  # the app failed or was cancelled: uvicorn ends the response
+                connection.response_ended()

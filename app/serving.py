@@ -34,7 +34,7 @@ from types import FrameType
 import uvicorn
 from fastapi import FastAPI
 
-from agenthost.app.connections import ConnectionLimits, LimitedHTTPProtocol
+from agenthost.app.connections import ConnectionLimits, LimitedHTTPProtocol, ResponseTracking
 from agenthost.app.settings import Settings
 
 logger = logging.getLogger("agenthost")
@@ -82,7 +82,7 @@ def build_server(settings: Settings, app: FastAPI) -> DrainingServer:
         max_connections_per_client=settings.max_connections_per_client,
     )
     config = uvicorn.Config(
-        app,
+        ResponseTracking(app),  # tells LimitedHTTPProtocol when responses end
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level,

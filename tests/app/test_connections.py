@@ -117,6 +117,20 @@ def test_a_trickled_body_is_cut_at_the_body_time_out(server: tuple[str, int]) ->
     healthy_within_a_second(url)
 
 
+def test_a_body_still_trickling_after_its_answer_is_cut_without_a_second_status_line(
+    server: tuple[str, int],
+) -> None:
+    _, port = server
+    with connect(port) as sock:
+        # /healthz answers a POST with 405 at once, without reading the body.
+        sock.sendall(b"POST /healthz HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\n{")
+        started = time.monotonic()
+        reply = answer(sock)
+    assert reply.startswith(b"HTTP/1.1 405 ")
+    assert reply.count(b"HTTP/1.1 ") == 1
+    assert time.monotonic() - started < 2
+
+
 def test_an_oversized_head_gets_431_without_parsing_it_all(server: tuple[str, int]) -> None:
     url, port = server
     with connect(port) as sock:
@@ -173,6 +187,61 @@ def test_more_idle_connections_than_the_cap_cannot_lock_clients_out(tmp_path: Pa
             healthy_within_a_second(url)
         # The oldest stalled connections were closed to make room.
         assert closed_by_server(idle[0])
+
+
+def test_the_next_head_on_a_kept_alive_connection_is_timed_and_gets_408(
+    server: tuple[str, int],
+) -> None:
+    url, port = server
+    with connect(port) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        first = b""
+        while not first.endswith(b"}"):  # the whole first response: head, then JSON body
+            first += sock.recv(65536)
+        assert first.startswith(b"HTTP/1.1 200 ")
+        sock.sendall(b"GET /heal")  # the next request starts, then stalls
+        started = time.monotonic()
+        reply = answer(sock)
+    assert reply.startswith(b"HTTP/1.1 408 ")
+    assert 0.3 < time.monotonic() - started < 2
+    healthy_within_a_second(url)
+
+
+ECHO_AND_PACED = (
+    "agents:\n  - {name: echo, model: echo, description: Repeats.}\n"
+    "  - {name: paced, import: 'tests.app.sample_agents:paced'}\n"
+)
+
+
+def test_a_connection_streaming_a_response_is_not_closed_as_idle_at_the_cap(
+    tmp_path: Path,
+) -> None:
+    # The stream's connection is the oldest: closed first if it counted as idle.
+    # Behind a trusted proxy (X-Forwarded-For) uvicorn rewrites the request's
+    # client address; the server must still know which connection is busy.
+    limits = {**LIMITS, "AGENTHOST_HEADER_TIMEOUT": "60"}
+    body = {"model": "paced", "messages": [{"role": "user", "content": "go"}], "stream": True}
+    with (
+        agenthost_serve(tmp_path, config=ECHO_AND_PACED, **limits) as (_, url),
+        httpx.stream(
+            "POST",
+            f"{url}/v1/chat/completions",
+            json=body,
+            headers={"X-Forwarded-For": "203.0.113.7"},
+            timeout=10,
+        ) as reply,
+        ExitStack() as stack,
+    ):
+        lines = reply.iter_lines()
+        assert next(lines).startswith("data: ")
+        port = int(url.rsplit(":", 1)[1])
+        idle = [stack.enter_context(connect(port)) for _ in range(60)]  # cap is 40
+        for sock in idle:
+            sock.sendall(b"GET /heal")
+        healthy_within_a_second(url)
+        assert closed_by_server(idle[0])
+        events = [line for line, _ in zip(lines, range(20), strict=False) if line]
+        assert len(events) == 10 and all(e.startswith("data: ") for e in events)
 
 
 def test_the_soft_open_files_limit_is_raised_to_the_hard_one(tmp_path: Path) -> None:
