@@ -1,4 +1,5 @@
-"""Prometheus metrics of one host: runs, tokens, tools, upstream requests and sessions.
+"""Prometheus metrics of one host: runs, tokens, tools, upstream requests and sessions,
+and the process's own (memory, CPU, file descriptors, garbage collection).
 
 Each :class:`Metrics` has a registry of its own (never the process-wide
 default), so several apps in one process (tests) do not collide. Every
@@ -25,7 +26,10 @@ from prometheus_client import (
     CollectorRegistry,
     Counter,
     Gauge,
+    GCCollector,
     Histogram,
+    PlatformCollector,
+    ProcessCollector,
     generate_latest,
     start_http_server,
 )
@@ -75,6 +79,11 @@ class Metrics:
 
     def __init__(self, agents: Iterable[str] = (), tools: Iterable[str] = ()) -> None:
         self.registry = registry = CollectorRegistry(auto_describe=False)
+        # The process's own series (process_resident_memory_bytes, process_cpu_seconds_total,
+        # open fds; python_gc_*, python_info), read at scrape time: nothing on the hot path.
+        ProcessCollector(registry=registry)
+        PlatformCollector(registry=registry)
+        GCCollector(registry=registry)
         self.agents = frozenset(agents)
         self._tools = set(tools)
         self._dynamic_tools = 0
