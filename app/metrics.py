@@ -162,6 +162,11 @@ class Metrics:
         as ``(protocol, store name, store)`` with an int ``evictions`` (A2A tasks, ACP runs)."""
         self.registry.register(_StoreCollector(stores))
 
+    def watch_loop(self, watchdog: Callable[[], Any]) -> None:
+        """Report, at scrape time, the event loop stalls of the
+        :class:`~agenthost.app.watchdog.LoopWatchdog` ``watchdog()`` returns (None: off)."""
+        self.registry.register(_LoopCollector(watchdog))
+
     def exposition(self) -> bytes:
         """The Prometheus text format of every metric."""
         return generate_latest(self.registry)
@@ -327,6 +332,32 @@ class _StoreCollector(Collector):
         for (protocol, name), value in totals.items():
             counter.add_metric([protocol, name], value)
         yield counter
+
+
+class _LoopCollector(Collector):
+    def __init__(self, watchdog: Callable[[], Any]) -> None:
+        self.watchdog = watchdog
+
+    def collect(self) -> Iterator[Metric]:
+        watchdog = self.watchdog()
+        if watchdog is None:
+            return
+        stalls = CounterMetricFamily(
+            "agenthost_loop_stalls",
+            "Event loop stalls over the watchdog's threshold, by cause: blocked (by our code, "
+            "logged), starved (the process was short of CPU).",
+            labels=["cause"],
+        )
+        seconds = CounterMetricFamily(
+            "agenthost_loop_stall_seconds",
+            "Time the event loop lost to those stalls, by cause.",
+            labels=["cause"],
+        )
+        for cause, count in watchdog.counts.items():
+            stalls.add_metric([cause], count)
+            seconds.add_metric([cause], watchdog.seconds[cause])
+        yield stalls
+        yield seconds
 
 
 def metrics_endpoint(metrics: Metrics) -> Callable[[Request], Any]:
