@@ -21,6 +21,10 @@ def block_the_loop() -> None:
     time.sleep(0.3)
 
 
+def hang() -> None:
+    time.sleep(1.3)
+
+
 async def test_a_stall_of_ours_is_logged_once_naming_the_task_and_line_and_counted(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -67,13 +71,13 @@ async def test_a_long_block_is_named_while_it_lasts(caplog: pytest.LogCaptureFix
         assert watchdog is not None and watchdog.long_block == 1.0
 
         async def hung() -> None:
-            time.sleep(1.3)  # a loop that never comes back is named before it does
+            hang()  # a loop that never comes back is named before it does
 
         await asyncio.create_task(hung(), name="hung")
         await asyncio.sleep(0.05)
     still, after = [r.getMessage() for r in caplog.records]
     assert still.startswith("event loop blocked for over 1.") and "by task 'hung'" in still
-    assert still.endswith("in hung (still blocked)"), still
+    assert still.endswith("in hang (still blocked)"), still
     assert re.match(r"event loop blocked for 1\d\d\d ms by task 'hung'", after)
 
 
