@@ -77,7 +77,11 @@ class RequestContext:
             current_protocol.reset(protocol_token)
 
 
-_RESERVED = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message"}
+# ``color_message``: uvicorn's copy of its message with ANSI colours, for terminals only.
+_RESERVED = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
+    "message",
+    "color_message",
+}
 
 
 class JSONFormatter(logging.Formatter):

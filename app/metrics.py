@@ -1,4 +1,5 @@
-"""Prometheus metrics of one host: runs, tokens, tools, upstream requests and sessions.
+"""Prometheus metrics of one host: runs, tokens, tools, upstream requests and sessions,
+and the process's own (memory, CPU, file descriptors, garbage collection).
 
 Each :class:`Metrics` has a registry of its own (never the process-wide
 default), so several apps in one process (tests) do not collide. Every
@@ -25,7 +26,10 @@ from prometheus_client import (
     CollectorRegistry,
     Counter,
     Gauge,
+    GCCollector,
     Histogram,
+    PlatformCollector,
+    ProcessCollector,
     generate_latest,
     start_http_server,
 )
@@ -75,6 +79,11 @@ class Metrics:
 
     def __init__(self, agents: Iterable[str] = (), tools: Iterable[str] = ()) -> None:
         self.registry = registry = CollectorRegistry(auto_describe=False)
+        # The process's own series (process_resident_memory_bytes, process_cpu_seconds_total,
+        # open fds; python_gc_*, python_info), read at scrape time: nothing on the hot path.
+        ProcessCollector(registry=registry)
+        PlatformCollector(registry=registry)
+        GCCollector(registry=registry)
         self.agents = frozenset(agents)
         self._tools = set(tools)
         self._dynamic_tools = 0
@@ -152,6 +161,11 @@ class Metrics:
         """Report, at scrape time, the evictions of the bounded stores ``stores()`` returns,
         as ``(protocol, store name, store)`` with an int ``evictions`` (A2A tasks, ACP runs)."""
         self.registry.register(_StoreCollector(stores))
+
+    def watch_loop(self, watchdog: Callable[[], Any]) -> None:
+        """Report, at scrape time, the event loop stalls of the
+        :class:`~agenthost.app.watchdog.LoopWatchdog` ``watchdog()`` returns (None: off)."""
+        self.registry.register(_LoopCollector(watchdog))
 
     def exposition(self) -> bytes:
         """The Prometheus text format of every metric."""
@@ -318,6 +332,32 @@ class _StoreCollector(Collector):
         for (protocol, name), value in totals.items():
             counter.add_metric([protocol, name], value)
         yield counter
+
+
+class _LoopCollector(Collector):
+    def __init__(self, watchdog: Callable[[], Any]) -> None:
+        self.watchdog = watchdog
+
+    def collect(self) -> Iterator[Metric]:
+        watchdog = self.watchdog()
+        if watchdog is None:
+            return
+        stalls = CounterMetricFamily(
+            "agenthost_loop_stalls",
+            "Event loop stalls over the watchdog's threshold, by cause: blocked (by our code, "
+            "logged), starved (the process was short of CPU).",
+            labels=["cause"],
+        )
+        seconds = CounterMetricFamily(
+            "agenthost_loop_stall_seconds",
+            "Time the event loop lost to those stalls, by cause.",
+            labels=["cause"],
+        )
+        for cause, count in watchdog.counts.items():
+            stalls.add_metric([cause], count)
+            seconds.add_metric([cause], watchdog.seconds[cause])
+        yield stalls
+        yield seconds
 
 
 def metrics_endpoint(metrics: Metrics) -> Callable[[Request], Any]:

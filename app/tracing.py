@@ -9,7 +9,7 @@ On when ``OTEL_TRACES_EXPORTER`` names ``otlp`` (or ``console``) and
 Off, the OpenTelemetry SDK is not imported and nothing of ours calls OTel
 (FastAPI >= 0.165 imports the API itself; its telemetry is turned off).
 
-Spans: one ``SERVER`` span per HTTP request (its parent from the request's
+Spans: one ``SERVER`` span per HTTP request but probes (its parent from the request's
 W3C ``traceparent``); ``invoke_agent {agent}`` per run, current while the
 run works, so handoffs, pipeline steps and ``execute_tool {tool}`` spans
 nest in it; ``chat {model}`` per upstream model call, whose context goes
@@ -62,6 +62,9 @@ except ImportError as exc:  # pragma: no cover - the extra is missing
 _W3C = TraceContextTextMapPropagator()
 _ROOT = otel_context.Context()
 _TRACE_HEADERS = (b"traceparent", b"tracestate")
+# Liveness and readiness probes: one every few seconds per replica would be most
+# of the spans, and none of them tells anything the probe's own answer does not.
+UNTRACED_PATHS = frozenset(("/healthz", "/readyz"))
 
 
 def _exporters(environ: Mapping[str, str]) -> list[SpanExporter]:
@@ -307,7 +310,8 @@ class _ToolSpans:
 
 
 class ServerSpans:
-    """Pure ASGI: one ``SERVER`` span per HTTP request, its parent from ``traceparent``.
+    """Pure ASGI: one ``SERVER`` span per HTTP request (but the probes, :data:`UNTRACED_PATHS`),
+    its parent from ``traceparent``.
 
     Cheap on purpose (it runs on every request): only the two W3C headers are
     read (no baggage, no dict of every header), the status is set once, and
@@ -320,7 +324,7 @@ class ServerSpans:
         self.tracer = tracing.tracer
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or scope["path"] in UNTRACED_PATHS:
             await self.app(scope, receive, send)
             return
         carrier = {

@@ -1,13 +1,24 @@
-"""A loop-lag watchdog: every stall of the event loop over a threshold is
-logged and counted, naming the task (and the line) that held the loop.
+"""A loop-lag watchdog: a stall of the event loop over a threshold that our own code
+caused is logged, naming the task (and the line) that held the loop; every stall
+is counted, by cause, for ``/metrics``.
 
 A heartbeat on the loop marks the time every ``interval``; a daemon thread
 watches it. When the heartbeat is late by more than ``threshold`` the thread
-logs a warning with the loop's current task and the frame it is running
-(read from another thread, so it sees the culprit while it blocks), and when
-the loop comes back the heartbeat logs how long the stall lasted. A C call
-that holds the GIL (one huge integer power) also stops the thread; the stall
-is then reported, with its length, when the loop comes back.
+notes the loop's current task and the frame it is running (read from another
+thread, so it sees the culprit while it blocks); when the loop comes back the
+heartbeat decides whose the stall was:
+
+- ``blocked``, ours: the loop thread computed for most of it (a C call that
+  holds the GIL, such as one huge integer power, also stops the watching
+  thread: the loop thread's CPU time tells), or a task was seen holding the
+  loop while the watching thread itself kept time (a blocking call: ``time.sleep``,
+  synchronous I/O). Logged, with the culprit.
+- ``starved``, not ours: the whole process was short of CPU (a busy machine, a
+  CPU limit, a paused container), which nothing in the code can fix. Counted only
+  (and logged at DEBUG): an idle server on a busy machine logged dozens of these.
+
+A block that lasts over ``max(1 s, 10 * threshold)`` is also logged while it lasts,
+so a loop that never comes back is named.
 """
 
 from __future__ import annotations
@@ -22,17 +33,26 @@ from contextlib import asynccontextmanager
 
 logger = logging.getLogger("agenthost.watchdog")
 
+CAUSES = ("blocked", "starved")
+
 
 class LoopWatchdog:
-    """Watches one running event loop; ``stalls`` counts the stalls seen."""
+    """Watches one running event loop; ``stalls`` counts the stalls seen, ``counts`` and
+    ``seconds`` split them (and their lengths) by cause (:data:`CAUSES`)."""
 
     def __init__(self, threshold: float = 0.1, interval: float = 0.02) -> None:
         self.threshold = threshold
         self.interval = interval
+        self.long_block = max(1.0, 10 * threshold)
         self.stalls = 0
         self.longest = 0.0
+        self.counts = dict.fromkeys(CAUSES, 0)
+        self.seconds = dict.fromkeys(CAUSES, 0.0)
         self._beat = time.monotonic()
-        self._culprit = ""
+        self._cpu = time.thread_time()
+        self._culprit = ""  # the task the watching thread saw holding the loop, if any
+        self._where = ""  # and the line the loop thread ran
+        self._watcher_late = False  # the watching thread itself overslept in this beat
         self._stop = threading.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread = 0
@@ -41,7 +61,7 @@ class LoopWatchdog:
     def start(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._loop_thread = threading.get_ident()
-        self._beat = time.monotonic()
+        self._beat, self._cpu = time.monotonic(), time.thread_time()
         self._handle = self._loop.call_later(self.interval, self._tick)
         threading.Thread(target=self._watch, name="loop watchdog", daemon=True).start()
 
@@ -51,43 +71,72 @@ class LoopWatchdog:
             self._handle.cancel()
 
     def _tick(self) -> None:
-        now = time.monotonic()
+        now, cpu = time.monotonic(), time.thread_time()
         lag = now - self._beat - self.interval
-        self._beat = now
+        computed = cpu - self._cpu
+        self._beat, self._cpu = now, cpu
         if lag > self.threshold:
-            self.stalls += 1
-            self.longest = max(self.longest, lag)
-            logger.warning(
-                "event loop blocked for %.0f ms%s", lag * 1000, self._culprit or " (culprit unseen)"
-            )
-        self._culprit = ""
+            self._stalled(lag, computed)
+        self._culprit = self._where = ""
+        self._watcher_late = False
         assert self._loop is not None
         self._handle = self._loop.call_later(self.interval, self._tick)
 
+    def _stalled(self, lag: float, computed: float) -> None:
+        # Ours if the loop thread was busy, or a task held the loop while the rest of
+        # the process ran on time; otherwise the process itself was short of CPU.
+        busy = computed >= lag / 2
+        cause = "blocked" if busy or (self._culprit and not self._watcher_late) else "starved"
+        self.stalls += 1
+        self.counts[cause] += 1
+        self.seconds[cause] += lag
+        self.longest = max(self.longest, lag)
+        if cause == "starved":
+            logger.debug("event loop stalled %.0f ms: the process was short of CPU", lag * 1000)
+            return
+        if self._culprit:
+            culprit = self._culprit + self._where
+        elif self._where:
+            culprit = f" by a callback{self._where}"
+        else:  # the watching thread could not run: the loop thread held the GIL
+            culprit = f" (culprit unseen: a C call holding the GIL for {computed * 1000:.0f} ms?)"
+        logger.warning("event loop blocked for %.0f ms%s", lag * 1000, culprit)
+
     def _watch(self) -> None:
-        reported = 0.0
+        seen = long = 0.0  # the beats whose stall was described, and logged while it lasts
+        woke = time.monotonic()
         while not self._stop.wait(self.interval):
+            now = time.monotonic()
+            if now - woke - self.interval > self.threshold / 2:
+                self._watcher_late = True  # this thread was kept waiting too: short of CPU
+            woke = now
             beat = self._beat
-            late = time.monotonic() - beat - self.interval
-            if late > self.threshold and beat != reported:
-                reported = beat
-                self._culprit = self._describe()
+            late = now - beat - self.interval
+            if late <= self.threshold:
+                continue
+            if beat != seen:
+                seen = beat
+                self._culprit, self._where = self._describe()
+            if late > self.long_block and beat != long and self._culprit:
+                long = beat
                 logger.warning(
-                    "event loop blocked for over %.0f ms%s", self.threshold * 1000, self._culprit
+                    "event loop blocked for over %.1f s%s%s (still blocked)",
+                    late,
+                    self._culprit,
+                    self._where,
                 )
 
-    def _describe(self) -> str:
-        """`` by task NAME at FILE:LINE in FUNCTION``: what the loop thread runs now."""
+    def _describe(self) -> tuple[str, str]:
+        """What the loop thread runs now: `` by task NAME``, or empty between tasks (a
+        callback, or waiting for events: a heartbeat late only because the process was
+        not given the CPU), and `` at FILE:LINE in FUNCTION``."""
         task = asyncio.current_task(self._loop) if self._loop is not None else None
         frame = sys._current_frames().get(self._loop_thread)
         where = ""
         if frame is not None:
             code = frame.f_code
             where = f" at {code.co_filename}:{frame.f_lineno} in {code.co_name}"
-        if task is None:
-            # Between callbacks: the loop itself waited for the CPU or the GIL.
-            return " with no task running (the process was short of CPU, or a thread held the GIL)"
-        return f" by task {task.get_name()!r}{where}"
+        return (f" by task {task.get_name()!r}" if task is not None else ""), where
 
 
 @asynccontextmanager

@@ -58,6 +58,9 @@ from agenthost.agents.results import TextDelta
 T = TypeVar("T")
 logger = logging.getLogger("agenthost.upstream")
 
+OPENAI_HOST = "api.openai.com"
+"""OpenAI's own API, the one upstream known to need a key."""
+
 
 class OpenAIModel(BaseChatModel):
     """A chat model served by an OpenAI-compatible HTTP API.
@@ -67,6 +70,10 @@ class OpenAIModel(BaseChatModel):
     is the number of retries of a failed request, ours rather than the
     SDK's, so that a wait longer than what remains of ``timeout`` is passed
     to the client instead of slept on.
+
+    Without a key, OpenAI's own API (the default base URL) is refused with a
+    :class:`~agenthost.agents.errors.UserError` naming what to set; any other
+    base URL may need none.
     """
 
     supports_response_format = True
@@ -90,11 +97,26 @@ class OpenAIModel(BaseChatModel):
             # OPENAI_BASE_URL. A key from the environment never goes to a
             # base URL named in config: it may be another provider's server.
             api_key = os.environ.get("OPENAI_API_KEY")
-        # Local servers (Ollama, vLLM...) need no key, but the SDK refuses to
-        # build a client without one. It sends nothing itself: ChatClient does.
-        client = client or openai.AsyncOpenAI(
-            base_url=base_url, api_key=api_key or "unused", timeout=timeout
-        )
+        if client is None:
+            # Local servers (Ollama, vLLM...) need no key, but the SDK refuses to
+            # build a client without one. It sends nothing itself: ChatClient does.
+            client = openai.AsyncOpenAI(
+                base_url=base_url, api_key=api_key or "unused", timeout=timeout
+            )
+            if not api_key and client.base_url.host == OPENAI_HOST:
+                # Every request would go out without a key and come back 401: refused
+                # at start-up (and by ``agenthost check``) instead, saying what to set.
+                raise UserError(
+                    f"model 'openai:{model}' is served by {OPENAI_HOST} and has no API key: "
+                    + (
+                        "set OPENAI_API_KEY in the environment"
+                        if base_url is None
+                        else "set model_settings.api_key (e.g. `api_key: ${OPENAI_API_KEY}` "
+                        "with OPENAI_API_KEY set in the environment)"
+                    )
+                    + "; for a local server (Ollama, vLLM...) set model_settings.base_url",
+                    param="api_key",
+                )
         self._client = client.with_options(max_retries=0)
         self._http = ChatClient(self._client, timeout)
 

@@ -2,7 +2,8 @@
 
 Used by the ``openai`` provider. Messages never name the upstream's address
 (a client of agenthost has no business knowing where its models run): the
-full cause is logged here instead.
+full cause is logged here instead, with the upstream's URL, the status and
+an excerpt of its answer (anything that looks like a key masked).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import logging
 import os
 import random
 import re
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -23,11 +25,23 @@ logger = logging.getLogger("agenthost.upstream")
 # host:port, URLs and bracketed IPv6 addresses in library messages.
 _ADDRESS = re.compile(r"(?:[a-z][a-z0-9+.-]*://\S+)|(?:\[?[\w.:-]+\]?:\d{1,5}\b)", re.IGNORECASE)
 _MAX_BACKOFF = 8.0
+# Keys and tokens an upstream may echo (OpenAI's 401 quotes the key it got, masked or not).
+_SECRET = re.compile(
+    r"(?:\b(?:sk|rk|pk|key|gsk|xai)[-_][\w*.-]{6,})|(?:\b(?:bearer|basic)\s+\S+)",
+    re.IGNORECASE,
+)
+_EXCERPT_CHARS = 300
 
 
 def scrub(text: str) -> str:
-    """``text`` without any host:port or URL in it."""
-    return _ADDRESS.sub("<upstream>", text)
+    """``text`` without any host:port, URL or key in it (an upstream quotes the key it
+    refuses: a client must not read ours)."""
+    return _ADDRESS.sub("<upstream>", redact(text))
+
+
+def redact(text: str) -> str:
+    """``text`` with anything that looks like a key or a bearer token masked."""
+    return _SECRET.sub("<redacted>", text)
 
 
 def retry_delay(
@@ -68,6 +82,8 @@ def failed(model: str, exc: openai.OpenAIError, *, retried: bool) -> AgentError:
     except an exhausted quota. Anything else (our key, the upstream's health,
     the network) is a :class:`ModelError`.
     """
+    if isinstance(exc, openai.APIStatusError):
+        _log_status(model, exc)
     if isinstance(exc, openai.BadRequestError | openai.UnprocessableEntityError):
         return UserError(
             f"upstream model {model!r} refused the request: {scrub(_message(exc))}",
@@ -83,17 +99,62 @@ def failed(model: str, exc: openai.OpenAIError, *, retried: bool) -> AgentError:
         return ModelError(
             f"upstream model {model!r} failed with status {exc.status_code}: {scrub(_message(exc))}"
         )
-    logger.warning("upstream model %r: %s", model, _causes(exc)[-1])
-    return ModelError(f"upstream model {model!r} failed: {_what_happened(exc)}")
+    what = _what_happened(exc)
+    logger.warning("upstream model %r at %s: %s (%s)", model, _url(exc), what, _causes(exc)[-1])
+    return ModelError(f"upstream model {model!r} failed: {what}")
+
+
+def _log_status(model: str, exc: openai.APIStatusError) -> None:
+    """Log an upstream's refusal with its status and answer: the client's message has
+    neither the address nor the body, and a 401 or 404 is the operator's to fix."""
+    try:
+        body = exc.response.text
+    except Exception:  # a body that cannot be decoded: the SDK's reading of it
+        body = str(exc.body)
+    excerpt = " ".join(redact(body).split())
+    if len(excerpt) > _EXCERPT_CHARS:
+        excerpt = excerpt[:_EXCERPT_CHARS] + "..."
+    # Refusals of the request itself are the client's to fix, and told to it in full.
+    clients = exc.status_code in (400, 422) or (
+        exc.status_code == 429 and exc.code != "insufficient_quota"
+    )
+    level = logging.INFO if clients else logging.WARNING
+    logger.log(
+        level,
+        "upstream model %r at %s answered %d%s: %s",
+        model,
+        _url(exc),
+        exc.status_code,
+        _STATUS_HINTS.get(exc.status_code, ""),
+        excerpt or "(empty body)",
+    )
+
+
+_STATUS_HINTS = {
+    401: " (the upstream refused the key: check OPENAI_API_KEY or model_settings.api_key)",
+    403: " (the key may not use this model or endpoint)",
+    404: " (check the model name and model_settings.base_url)",
+}
+
+
+def _url(exc: openai.OpenAIError) -> str:
+    request = getattr(exc, "request", None)
+    return str(request.url) if request is not None else "the upstream"
 
 
 def _what_happened(exc: openai.OpenAIError) -> str:
     """Say what happened in words; the SDK's messages hide it ("Connection error.")."""
     causes = _causes(exc)
     names = " ".join(type(c).__name__ for c in causes)
+    if any(isinstance(c, socket.gaierror) for c in causes) or "DNS" in names:
+        # getaddrinfo's codes are no errno: os.strerror(-2) is "Unknown error -2".
+        gai = next((c for c in causes if isinstance(c, socket.gaierror)), None)
+        text = gai.strerror if gai is not None else None
+        return f"cannot resolve the upstream's host name ({text or 'unknown host'})"
     errno = next((c.errno for c in causes if isinstance(c, OSError) and c.errno), None)
     if errno is not None:
         # The aiohttp transport reports a refused connection as a time-out: the errno tells.
+        # (Not the exception's own text: aiohttp's names the address.)
         return f"cannot connect to the upstream ({os.strerror(errno)})"
     if any(word in names for word in ("Payload", "TransferEncoding", "IncompleteRead")):
         return "the upstream's answer was cut short"

@@ -22,9 +22,18 @@ KEYLESS = sorted(
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in EXAMPLES.glob("*.yaml")))
-def test_agenthost_check_accepts_the_example(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_agenthost_check_accepts_the_example(
+    name: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     if name == "crewai.yaml":  # CrewAI lives in an environment of its own (openai<3, mcp<2)
         pytest.importorskip("crewai")
+    if name in NEED_A_KEY:
+        # OpenAI's own API with no key: refused, saying what to set.
+        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+        monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+        assert main(["check", "--config", str(EXAMPLES / name)]) == 2
+        assert "no API key: set OPENAI_API_KEY" in capsys.readouterr().err
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-example")
     assert main(["check", "--config", str(EXAMPLES / name)]) == 0
     assert capsys.readouterr().out.strip().endswith("agents OK")
 

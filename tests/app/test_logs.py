@@ -71,3 +71,7 @@ def test_agenthost_serve_writes_json_lines(tmp_path: Path) -> None:
     assert {"agenthost", "uvicorn.error", "uvicorn.access"} <= loggers, loggers
     assert all({"time", "level", "logger", "message"} <= line.keys() for line in lines)
     assert any("POST /v1/chat/completions" in line["message"] for line in lines)
+    # uvicorn's start-up lines carry a coloured copy of their message: terminals only.
+    assert any(line["message"].startswith("Uvicorn running on") for line in lines)
+    assert not any("color_message" in line for line in lines)
+    assert not any("\x1b" in str(value) for line in lines for value in line.values())

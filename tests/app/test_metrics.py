@@ -183,6 +183,12 @@ async def test_a_metrics_port_of_its_own() -> None:
     assert response.status_code == 200
     all = samples(response.text)
     assert value(all, "agenthost_requests_total", protocol="openai", agent="echo", outcome="ok")
+    # The process's own series, as every Prometheus client library names them.
+    assert value(all, "process_resident_memory_bytes") > 10_000_000
+    assert value(all, "process_cpu_seconds_total") > 0
+    assert value(all, "process_open_fds") > 0
+    assert value(all, "python_gc_collections_total", generation="0") >= 0
+    assert "python_info" in response.text
 
 
 async def test_metrics_off() -> None:

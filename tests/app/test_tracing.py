@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
+import httpx
 import openai
 import pytest
 from acp_sdk.client import Client as ACPClient
@@ -109,6 +110,16 @@ async def test_message_contents_only_when_asked(
     (chat,) = receiver.named("chat fine")
     assert "a secret" in chat.attributes["gen_ai.input.messages"]
     assert "a secret" in chat.attributes["gen_ai.output.messages"]
+
+
+async def test_probes_make_no_spans(receiver: Receiver) -> None:
+    app = create_app(Settings(adapters=["openai"]), {"echo": ChatAgent("echo", EchoModel())})
+    with serve_in_thread(app, lifespan=True) as url:
+        async with httpx.AsyncClient(base_url=url) as http:
+            for path in ("/healthz", "/readyz", "/v1/models"):
+                assert (await http.get(path)).status_code == 200
+    # A probe every few seconds per replica would be most of the traces, and tell nothing.
+    assert [span.name for span in receiver.spans] == ["GET /v1/models"]
 
 
 async def test_tracing_is_off_without_the_variables() -> None:

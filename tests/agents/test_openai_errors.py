@@ -1,0 +1,103 @@
+"""Upstream failures an operator can act on: logged with what happened, keys never."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from agenthost.agents import ChatAgent, ModelError, UserError
+from agenthost.agents.models.openai import OpenAIModel
+from agenthost.agents.models.openai_errors import redact
+from tests.upstream import serve_in_thread
+
+pytestmark = pytest.mark.anyio
+
+KEY = "sk-proj-Zx81mQp4TtV9"
+
+
+async def refuse_the_key(request: Request) -> JSONResponse:
+    # What api.openai.com answers to a wrong key: it quotes the key back.
+    error = {
+        "message": f"Incorrect API key provided: {request.headers['authorization'][7:]}. "
+        "You can find your API key at https://platform.openai.com/account/api-keys.",
+        "type": "invalid_request_error",
+        "param": None,
+        "code": "invalid_api_key",
+    }
+    return JSONResponse({"error": error}, 401)
+
+
+async def test_an_upstream_refusal_is_logged_with_its_status_and_body_but_no_key(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, "agenthost.upstream")
+    app = Starlette(routes=[Route("/v1/chat/completions", refuse_the_key, methods=["POST"])])
+    with serve_in_thread(app) as url:
+        model = OpenAIModel("gpt-4o-mini", base_url=f"{url}/v1", api_key=KEY, max_retries=0)
+        async with model.lifespan():
+            with pytest.raises(ModelError, match="failed with status 401") as failed:
+                await ChatAgent("up", model).run("hi")
+    (record,) = [r for r in caplog.records if r.name == "agenthost.upstream"]
+    logged = record.getMessage()
+    assert record.levelno == logging.WARNING
+    assert f"at {url}/v1/chat/completions answered 401" in logged
+    assert "OPENAI_API_KEY or model_settings.api_key" in logged  # what to do
+    assert "Incorrect API key provided: <redacted>" in logged and "invalid_api_key" in logged
+    assert KEY not in logged and "Zx81" not in logged
+    assert KEY not in str(failed.value)
+
+
+def test_keys_and_tokens_are_redacted() -> None:
+    text = "key sk-abc123def456 or Bearer abc.def-ghi, masked sk-proj-****wxyz; gsk_0123456789"
+    assert redact(text) == "key <redacted> or <redacted> masked <redacted>; <redacted>"
+    assert redact("model gpt-4o-mini at https://api.openai.com/v1") == (
+        "model gpt-4o-mini at https://api.openai.com/v1"
+    )
+
+
+async def test_an_unresolvable_host_is_named_in_the_log_and_said_in_words(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, "agenthost.upstream")
+    # .invalid never resolves (RFC 2606): nothing leaves the machine.
+    base_url = "http://agenthost-no-such-host.invalid/v1"
+    model = OpenAIModel("m", base_url=base_url, api_key="k", max_retries=0)
+    async with model.lifespan():
+        with pytest.raises(ModelError) as failed:
+            await ChatAgent("up", model).run("hi")
+    message = str(failed.value)
+    assert "cannot resolve the upstream's host name (" in message, message
+    assert "Unknown error" not in message
+    assert "agenthost-no-such-host" not in message  # the address is the operator's only
+    (record,) = [r for r in caplog.records if r.name == "agenthost.upstream"]
+    assert "agenthost-no-such-host.invalid" in record.getMessage()
+    assert "cannot resolve the upstream's host name" in record.getMessage()
+
+
+def test_openai_itself_without_a_key_is_refused_at_construction(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with pytest.raises(UserError, match="no API key: set OPENAI_API_KEY") as refused:
+        OpenAIModel("gpt-4o-mini")
+    assert refused.value.param == "api_key"
+    with pytest.raises(UserError, match=r"set model_settings\.api_key"):
+        OpenAIModel("gpt-4o-mini", base_url="https://api.openai.com/v1")
+    with pytest.raises(UserError, match=r"set model_settings\.api_key"):
+        OpenAIModel("gpt-4o-mini", base_url="https://api.openai.com/v1", api_key="")
+    # A key from the environment is for the default base URL only, as before.
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env")
+    OpenAIModel("gpt-4o-mini")
+    with pytest.raises(UserError, match=r"set model_settings\.api_key"):
+        OpenAIModel("gpt-4o-mini", base_url="https://api.openai.com/v1")
+    # Local servers need no key.
+    monkeypatch.delenv("OPENAI_API_KEY")
+    OpenAIModel("qwen2.5:0.5b", base_url="http://127.0.0.1:11434/v1")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:11434/v1")
+    OpenAIModel("qwen2.5:0.5b")
