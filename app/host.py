@@ -99,6 +99,7 @@ class Host:
                     (p, name, store) for p, stores in self._bounded for name, store in stores()
                 ]
             )
+            self.metrics.watch_loop(lambda: self.watchdog)
         self.watchdog: LoopWatchdog | None = None
 
     def new_memory(self, namespace: str) -> MemoryManager:

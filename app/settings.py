@@ -248,8 +248,9 @@ class Settings(BaseSettings):
     loop_stall_seconds: float = Field(
         0.1,
         ge=0,
-        description="The event loop watchdog logs (and counts) every stall longer than this, "
-        "naming the task that held the loop; 0 turns it off.",
+        description="The event loop watchdog counts every stall longer than this "
+        "(agenthost_loop_stalls_total, by cause) and logs those our code caused, naming the "
+        "task that held the loop; 0 turns it off.",
     )
 
     @field_validator("adapters", "api_keys", "cors_origins", "allowed_hosts", mode="before")

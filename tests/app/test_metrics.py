@@ -189,6 +189,10 @@ async def test_a_metrics_port_of_its_own() -> None:
     assert value(all, "process_open_fds") > 0
     assert value(all, "python_gc_collections_total", generation="0") >= 0
     assert "python_info" in response.text
+    # The loop watchdog's stalls, by cause, once the host's watchdog runs.
+    for name in ("agenthost_loop_stalls_total", "agenthost_loop_stall_seconds_total"):
+        for cause in ("blocked", "starved"):
+            assert (name, frozenset({("cause", cause)})) in all, (name, cause)
 
 
 async def test_metrics_off() -> None:
