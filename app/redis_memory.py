@@ -247,7 +247,7 @@ class RedisMemoryManager:
         try:
             async with self._deadline():
                 return bool(await self.client.ping())
-        except (StoreUnavailable, OSError):
+        except (StoreUnavailable, redis_errors.ResponseError, OSError):
             return False
 
     async def aclose(self) -> None:
