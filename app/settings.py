@@ -164,8 +164,9 @@ class Settings(BaseSettings):
     store_timeout: float = Field(
         2.0,
         gt=0,
-        description="Seconds a connect or command to a shared store (Redis) may take before the "
-        "request gets the protocol's 'unavailable' error.",
+        description="Seconds one operation on a shared store (Redis) may take, its retries on "
+        "a fresh connection included, before the request gets the protocol's 'unavailable' "
+        "error.",
     )
     drain_seconds: float = Field(
         0.0,
