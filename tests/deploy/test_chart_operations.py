@@ -11,6 +11,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
+from agenthost.adapters.mcp.settings import Settings as MCPSettings
 from agenthost.app.build import load_agents
 from agenthost.app.settings import Settings
 from tests.deploy.chart import CHART, all_on, container, env_of, one, render
@@ -158,7 +159,7 @@ def test_a_load_balancers_names_are_allowed_hosts() -> None:
     env = env_of(container(checked(values)))
     allowed = Settings(allowed_hosts=env["AGENTHOST_ALLOWED_HOSTS"]).allowed_hosts  # type: ignore[arg-type]
     assert {"agents.example.com", "203.0.113.7"} <= set(allowed)
-    mcp = Settings(mcp_allowed_hosts=env["AGENTHOST_MCP_ALLOWED_HOSTS"]).mcp_allowed_hosts  # type: ignore[arg-type]
+    mcp = MCPSettings(allowed_hosts=env["AGENTHOST_MCP_ALLOWED_HOSTS"]).allowed_hosts  # type: ignore[arg-type]
     assert {"agents.example.com", "203.0.113.7"} <= set(mcp)
 
 
