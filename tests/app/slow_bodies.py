@@ -86,7 +86,11 @@ def lockout(
     try:
         stop.wait(2.0)  # let the attacker fill the server first
         deadline = time.monotonic() + seconds
-        with httpx.Client(timeout=3) as client:
+        # A new connection per request, as kubelet's probes open: a kept-alive one
+        # may be the longest-idle connection the cap closes, and a request sent as it
+        # closes fails (a race of keep-alive itself, not the lockout under test).
+        fresh = httpx.Limits(max_keepalive_connections=0)
+        with httpx.Client(timeout=3, limits=fresh) as client:
             while time.monotonic() < deadline:
                 for tally, send in (
                     (health, lambda: client.get(f"{url}/healthz")),
