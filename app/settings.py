@@ -30,9 +30,25 @@ PROTOCOL_SETTINGS: Mapping[str, type[BaseSettings]] = {
 }
 """Each served-over-HTTP protocol's own settings model, from its adapter package."""
 
-OTHER_VARIABLES = ("AGENTHOST_POD_IP",)
-"""``AGENTHOST_`` variables that are not settings: the Helm chart's pod address, which
-``AGENTHOST_ALLOWED_HOSTS`` refers to."""
+OTHER_VARIABLES = (
+    "AGENTHOST_POD_IP",
+    # compose.yaml / compose.scale.yaml, read by Compose on the host, never by the server
+    "AGENTHOST_IMAGE",
+    "AGENTHOST_PUBLISH",
+    "AGENTHOST_SCALE_PUBLISH",
+    "AGENTHOST_API_KEYS_SECRET",
+    "AGENTHOST_POSTGRES_PASSWORD",
+    "AGENTHOST_REDIS_IMAGE",
+    "AGENTHOST_POSTGRES_IMAGE",
+    "AGENTHOST_NGINX_IMAGE",
+    # the repository's own test switches (.ci/run, docs/development.md)
+    "AGENTHOST_REQUIRE_CONFORMANCE",
+    "AGENTHOST_REQUIRE_DOCKER",
+)
+"""``AGENTHOST_`` variables that are not settings, so no warning names them: the Helm
+chart's pod address (which ``AGENTHOST_ALLOWED_HOSTS`` refers to), the variables the
+compose files read on the host (a shell that ran ``docker compose`` may still export
+them), and the test suite's switches."""
 
 logger = logging.getLogger("agenthost")
 

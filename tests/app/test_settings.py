@@ -53,6 +53,8 @@ def test_an_unknown_variable_is_named_with_the_closest_known_one() -> None:
         "AGENTHOST_MCP_STATELES",
         "AGENTHOST_PORT",
         "AGENTHOST_POD_IP",  # the Helm chart's, not a setting
+        "AGENTHOST_PUBLISH",  # compose.yaml's, read on the host
+        "AGENTHOST_REQUIRE_DOCKER",  # the test suite's switch
         "AGENTHOST_QQQQQQ",
         "PATH",
     ]
