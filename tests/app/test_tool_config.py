@@ -178,10 +178,13 @@ def test_bad_mcp_servers_are_named(tmp_path: Path, servers: str, message: str) -
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
 def test_agenthost_check_accepts_every_example(
-    example: Path, capsys: pytest.CaptureFixture[str]
+    example: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if example.name == "crewai.yaml":  # CrewAI lives in an environment of its own (openai<3, mcp<2)
         pytest.importorskip("crewai")
+    # As its user runs it: an example on api.openai.com is refused without a key
+    # (tests/app/test_example_configs.py checks that refusal).
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-example")
     assert main(["check", "--config", str(example)]) == 0
     assert f"{example}: " in capsys.readouterr().out
 
