@@ -20,6 +20,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, PrivateAttr, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from agenthost.adapters.setting_values import split_commas
 from agenthost.app.principals import KeysError, build_principals, read_keys_file_lines
 from agenthost.app.protocols import ADAPTERS, AdapterName, package
 
@@ -273,13 +274,7 @@ class Settings(BaseSettings):
     @field_validator("adapters", "api_keys", "cors_origins", "allowed_hosts", mode="before")
     @classmethod
     def _split_commas(cls, value: object) -> object:
-        if isinstance(value, str):
-            items = [item.strip() for item in value.split(",") if item.strip()]
-            if value and not items:
-                # " , " must not silently mean "no auth" (or "no adapters").
-                raise ValueError(f"{value!r} lists nothing; leave it unset or empty instead")
-            return items
-        return value
+        return split_commas(value)
 
     def principals(self) -> dict[str, str]:
         """API key → principal name, from ``api_keys`` and ``api_keys_file``; empty = no auth."""

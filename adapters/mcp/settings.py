@@ -12,6 +12,8 @@ from typing import Annotated
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from agenthost.adapters.setting_values import split_commas
+
 
 class Settings(BaseSettings):
     """Transport, sessions, progress and tasks of the MCP server."""
@@ -69,12 +71,7 @@ class Settings(BaseSettings):
     @field_validator("allowed_hosts", "allowed_origins", mode="before")
     @classmethod
     def _split_commas(cls, value: object) -> object:
-        if isinstance(value, str):
-            items = [item.strip() for item in value.split(",") if item.strip()]
-            if value and not items:
-                raise ValueError(f"{value!r} lists nothing; leave it unset or empty instead")
-            return items
-        return value
+        return split_commas(value)
 
     def site_hosts(self) -> list[str]:
         """Every surface accepts the hosts /mcp accepts (one Host check for the server)."""

@@ -91,3 +91,13 @@ def test_settings_validated_from_a_mapping_read_each_protocols_from_the_environm
     settings = Settings.model_validate({"port": 9000})
     assert settings.port == 9000
     assert settings.protocol("a2a").task_max == 3  # type: ignore[attr-defined]
+
+
+def test_a_list_that_lists_nothing_is_refused_for_the_app_and_a_protocol() -> None:
+    with pytest.raises(ValidationError, match="lists nothing"):
+        Settings(cors_origins=" , ")  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="lists nothing"):
+        Settings(mcp_allowed_hosts=" , ")
+    assert Settings(mcp_allowed_hosts="a.example, b.example").protocol("mcp").model_dump()[
+        "allowed_hosts"
+    ] == ["a.example", "b.example"]
