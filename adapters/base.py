@@ -42,6 +42,7 @@ from starlette.requests import HTTPConnection
 from starlette.responses import Response
 from starlette.types import ASGIApp, Scope
 
+from agenthost.adapters.durable import DurableRuns, LocalRunLog
 from agenthost.agents import ANONYMOUS, Agent, MemoryManager
 from agenthost.agents.skills import Skill
 
@@ -95,6 +96,9 @@ class AdapterContext:
     """``AGENTHOST_MAX_BODY_BYTES``: the largest request body."""
     keepalive_seconds: float = 15.0
     """``AGENTHOST_STREAM_KEEPALIVE_SECONDS``: silence before an SSE keep-alive comment."""
+    durable: DurableRuns = field(default_factory=lambda: DurableRuns(LocalRunLog()))
+    """The server's detached runs and their log, shared by every protocol
+    (:mod:`agenthost.adapters.durable`): a protocol registers how it runs its records."""
 
     def may_use(self, principal: str, agent: str) -> bool:
         allowed = self.allow.get(agent)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import Generic, TypeVar
 
+from agenthost.adapters.durable.events import Discarded, LoggedUpdate
 from agenthost.agents import (
     Message,
     RunFinished,
@@ -83,6 +84,11 @@ class RunConsumer(Generic[Out]):
         """An update of an agent working for this run (``tool_progress`` reads it)."""
         return _NOTHING
 
+    async def on_discarded(self, lost: Discarded) -> Sequence[Out]:
+        """A replica that died had streamed ``lost`` of a step it did not finish; the run
+        goes on from its last finished step (only a durable run's log replays this)."""
+        return _NOTHING
+
     async def on_finished(self, result: RunResult) -> Sequence[Out]:
         """The run ended with its answer."""
         return _NOTHING
@@ -96,7 +102,7 @@ class RunConsumer(Generic[Out]):
         raise exc
 
     async def stream(
-        self, updates: AsyncGenerator[RunUpdate, None], *, first: RunUpdate | None = None
+        self, updates: AsyncGenerator[LoggedUpdate, None], *, first: RunUpdate | None = None
     ) -> AsyncIterator[Out]:
         """The output of the hooks, in order; ``first`` is an update already taken from
         ``updates`` (see :func:`first_update`)."""
@@ -136,13 +142,15 @@ class RunConsumer(Generic[Out]):
             pass
         return self.result
 
-    async def _other(self, update: RunUpdate) -> Sequence[Out]:
+    async def _other(self, update: LoggedUpdate) -> Sequence[Out]:
         if isinstance(update, ToolCallDelta):
             return await self.on_tool_call_delta(update)
         if isinstance(update, ToolCallStarted):
             return await self.on_tool_started(update.call)
         if isinstance(update, ToolCallFinished):
             return await self.on_tool_finished(update.result)
+        if isinstance(update, Discarded):
+            return await self.on_discarded(update)
         assert isinstance(update, SubAgentUpdate)
         return await self.on_sub_agent(update)
 

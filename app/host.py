@@ -16,6 +16,7 @@ and on exit closes them in reverse and then the stores.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
@@ -23,6 +24,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from agenthost.adapters.base import Adapter, AdapterContext, HasBoundedStores
+from agenthost.adapters.durable import DurableRuns, LocalRunLog, RunLog
 from agenthost.agents import Agent, MemoryManager
 from agenthost.agents.hosting import Hosting
 from agenthost.agents.limits import LiveRuns, RunLimits
@@ -101,6 +103,25 @@ class Host:
             )
             self.metrics.watch_loop(lambda: self.watchdog)
         self.watchdog: LoopWatchdog | None = None
+        self.durable = DurableRuns(self._run_log(), lease_seconds=settings.run_lease_seconds)
+
+    def _run_log(self) -> RunLog:
+        """The run log: in this process, or in the shared session store's Redis."""
+        settings = self.settings
+        if settings.session_store == "memory":
+            return LocalRunLog(settings.run_log_max_bytes)
+        from agenthost.app.redis_memory import RedisMemoryManager
+        from agenthost.app.redis_runs import RedisRunLog
+
+        memory = self.new_memory("runs")  # its client, closed with the stores
+        assert isinstance(memory, RedisMemoryManager)
+
+        return RedisRunLog(
+            memory.client,
+            retention=settings.run_retention_seconds or settings.session_ttl,
+            timeout=settings.store_timeout,
+            max_bytes=settings.run_log_max_bytes,
+        )
 
     def new_memory(self, namespace: str) -> MemoryManager:
         """A bounded session store of the settings' size, closed when the host stops."""
@@ -143,6 +164,7 @@ class Host:
             lease_seconds=settings.run_lease_seconds,
             max_body_bytes=settings.max_body_bytes,
             keepalive_seconds=settings.stream_keepalive_seconds,
+            durable=self.durable,
         )
 
     def adapter(self, protocol: str) -> Adapter:
@@ -167,6 +189,7 @@ class Host:
                 stack.callback(self.tracing.shutdown)
                 # What runs inside (adapters' servers, stdio commands) carries trace context.
                 stack.callback(current_tracing.reset, current_tracing.set(self.tracing))
+            await stack.enter_async_context(self._durable_runs())
             for resource in self.registry.resources:
                 await stack.enter_async_context(resource.lifespan())
             for agent in self.registry.values():
@@ -184,6 +207,20 @@ class Host:
                 watch_loop(self.settings.loop_stall_seconds)
             )
             yield
+
+    @asynccontextmanager
+    async def _durable_runs(self) -> AsyncIterator[None]:
+        """The run log's writer and the watch for orphaned runs; on the way out, this
+        replica's runs handed over (shared log) or ended."""
+        log = self.durable.log
+        await log.start()
+        watch = asyncio.create_task(self.durable.watch(), name="orphaned-runs")
+        try:
+            yield
+        finally:
+            watch.cancel()
+            await self.durable.stop(self.settings.graceful_shutdown_seconds)
+            await log.aclose()
 
     async def store_health(self) -> dict[str, str]:
         """``{"session_store": "up" | "down"}`` for a shared store; empty for the in-process one.

@@ -242,6 +242,20 @@ class Settings(BaseSettings):
         "task) whose replica stopped refreshing its lease (the replica died) is reported "
         "failed by the others; refreshed every third of it.",
     )
+    run_retention_seconds: float | None = Field(
+        None,
+        gt=0,
+        description="Seconds a detached run's record and event log are kept after its last "
+        "event (a background Response, an A2A or MCP task, an IBM ACP async run; see "
+        "docs/durable-runs.md). Default: AGENTHOST_SESSION_TTL.",
+    )
+    run_log_max_bytes: int = Field(
+        64 * 1024 * 1024,
+        ge=1024 * 1024,
+        description="Bytes of run event logs kept in this process (all of them with "
+        "AGENTHOST_SESSION_STORE=memory; the runs this replica runs with Redis); the oldest "
+        "finished runs are dropped beyond, a run in progress never is.",
+    )
     stream_keepalive_seconds: float = Field(
         15.0,
         ge=0,

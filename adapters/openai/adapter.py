@@ -21,13 +21,13 @@ from starlette.types import ASGIApp
 
 from agenthost.adapters.base import AdapterContext, principal_of
 from agenthost.adapters.endpoints import asgi_endpoint
-from agenthost.adapters.openai import chat, conversations, responses
+from agenthost.adapters.openai import background, chat, conversations, responses
 from agenthost.adapters.openai import request_bodies as bodies
 from agenthost.adapters.openai.errors import OpenAIError, OpenAIRoute, from_exception
 from agenthost.adapters.openai.http import find_agent, json_response
-from agenthost.adapters.openai.responses import Stores
 from agenthost.adapters.openai.shared import SharedConversationStore
 from agenthost.adapters.openai.store import ConversationStore, ResponseStore
+from agenthost.adapters.openai.turns import Stores
 from agenthost.agents import Agent
 
 CONVERSATIONS_NAMESPACE = "openai-conversations"
@@ -36,7 +36,6 @@ CONVERSATIONS_NAMESPACE = "openai-conversations"
 NOT_SERVED = {
     "/responses/compact": "response compaction",
     "/responses/input_tokens": "input token counting",
-    "/responses/{response_id}/cancel": "cancelling background responses",
     "/completions": "the legacy Completions API",
     "/embeddings": "embeddings",
     "/moderations": "moderations",
@@ -72,6 +71,10 @@ class OpenAIAdapter:
             else ConversationStore(conversation_memory)
         )
         self.stores = Stores(ResponseStore(context.memory), conversations)
+        # Background responses run (and resume) on any replica with the agents of this server.
+        context.durable.handle(
+            background.PROTOCOL, background.BackgroundResponses(context.agents, self.stores)
+        )
         self._created = int(time.time())
         self._router = self._build_router()
 
@@ -97,7 +100,9 @@ class OpenAIAdapter:
     async def _create_response(self, request: Request) -> Response:
         principal = principal_of(request)
         agents = self.context.agents_for(principal)
-        return await responses.create_response(request, agents, self.stores, principal)
+        return await responses.create_response(
+            request, agents, self.stores, principal, self.context.durable
+        )
 
     def lifespan(self) -> AbstractAsyncContextManager[None]:
         return nullcontext()
@@ -154,7 +159,15 @@ class OpenAIAdapter:
 
         @router.api_route("/responses/{response_id}", methods=readable, summary="A response")
         async def get_response(request: Request, response_id: str) -> Response:
-            return await responses.get_response(response_id, stores, principal_of(request))
+            return await responses.get_response(
+                request, response_id, stores, principal_of(request), context.durable
+            )
+
+        @router.post("/responses/{response_id}/cancel", summary="Cancel a background response")
+        async def cancel_response(request: Request, response_id: str) -> Response:
+            return await responses.cancel_response(
+                response_id, stores, principal_of(request), context.durable
+            )
 
         @router.delete("/responses/{response_id}", summary="Delete a stored response")
         async def delete_response(request: Request, response_id: str) -> Response:

@@ -20,9 +20,10 @@ from starlette.responses import Response
 
 from agenthost.adapters.openai.http import json_response, read_body
 from agenthost.adapters.openai.items import new_id, page, to_item
-from agenthost.adapters.openai.responses import Stores, paging
+from agenthost.adapters.openai.responses import paging
 from agenthost.adapters.openai.schemas import ConversationCreate, ConversationUpdate, ItemsCreate
 from agenthost.adapters.openai.store import item_not_found
+from agenthost.adapters.openai.turns import Stores
 
 
 async def create(request: Request, stores: Stores, principal: str) -> Response:

@@ -15,8 +15,6 @@ from agenthost.agents import Agent, ClientTool, ModelSettings, RunOptions, RunRe
 
 def check_supported(request: ResponseRequest, agent: Agent) -> None:
     """Refuse, naming the param, what the agent cannot honour (never drop it)."""
-    if request.background:
-        raise refuse("background", "background responses are")
     if request.top_logprobs:
         raise refuse("top_logprobs", "logprobs are")
     if request.previous_response_id and request.conversation:
@@ -206,6 +204,7 @@ def to_response(
         "tools": [_tool(t) for t in options.tools or () if isinstance(t, ClientTool)],
         "text": {"format": text or {"type": "text"}, "verbosity": verbosity or "medium"},
         "store": request.store,
+        "background": bool(request.background),
     }
     # What the request set of these is shown as it was relayed (defaults otherwise).
     if request.reasoning is not None and request.reasoning.effort is not None:

@@ -21,11 +21,13 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from agenthost.adapters.durable import Discarded
 from agenthost.adapters.openai.errors import OpenAIError, from_exception
 from agenthost.adapters.openai.http import sse_event
 from agenthost.adapters.openai.items import Item, function_call_item, message_item
 from agenthost.adapters.runs import RunConsumer
 from agenthost.agents import (
+    RunCancelled,
     RunResult,
     RunUpdate,
     SubAgentUpdate,
@@ -37,43 +39,72 @@ from agenthost.agents import (
 )
 
 if TYPE_CHECKING:
-    from agenthost.adapters.openai.responses import Turn
+    from agenthost.adapters.openai.turns import Turn
 
 
 class _Events:
-    """Numbers the events of one stream."""
+    """Numbers the events of one stream; those numbered up to ``skip`` are left out
+    (empty bytes): a client that saw them reconnects after them."""
 
-    def __init__(self) -> None:
+    def __init__(self, skip: int | None = None) -> None:
         self.sequence = 0
+        self.skip = -1 if skip is None else skip
 
     def __call__(self, type: str, **fields: Any) -> bytes:
-        data = {"type": type, "sequence_number": self.sequence, **fields}
+        sequence = self.sequence
         self.sequence += 1
+        if sequence <= self.skip:
+            return b""
+        data = {"type": type, "sequence_number": sequence, **fields}
         return sse_event(data, event=type)
 
 
 class ResponseEvents(RunConsumer[bytes]):
     """A run of ``turn`` as the events of a streamed response."""
 
-    def __init__(self, agent: str, turn: Turn) -> None:
+    def __init__(
+        self, agent: str, turn: Turn, *, saving: bool = True, starting_after: int | None = None
+    ) -> None:
+        """``saving``: the response is saved when it completes (False for a background
+        response, which its run saves); ``starting_after``: events up to that sequence
+        number are left out (a background response's stream picked up again)."""
         super().__init__(agent)
         self.turn = turn
-        self.event = _Events()
+        self.saving = saving
+        self.event = _Events(starting_after)
+        self.attempt = 0  # steps discarded so far (a resumed background response)
+        self.texts: list[str] = []  # the text streamed in the open message item
+        self.carried = ""
         self.where = {"item_id": turn.message_id, "output_index": 0, "content_index": 0}
         self.opened = False
         self.worker: tuple[str, ...] = ()
         self.items: list[str] = []  # the items opened, in order: the message's id, call ids
         self.calls: dict[str, tuple[str, str]] = {}  # call id → (item id, arguments sent)
 
+    @property
+    def message_id(self) -> str:
+        """The answer's message item (another one after each discarded step)."""
+        id = self.turn.message_id
+        return id if not self.attempt else f"{id}_{self.attempt}"
+
     def _open_message(self) -> list[bytes]:
         self.opened = True
         index = self.where["output_index"] = len(self.items)
-        self.items.append(self.turn.message_id)
-        item = message_item(self.turn.message_id, None, status="in_progress")
-        return [
+        id = self.where["item_id"] = self.message_id
+        self.items.append(id)
+        item = message_item(id, None, status="in_progress")
+        events = [
             self.event("response.output_item.added", output_index=index, item=item),
             self.event("response.content_part.added", **self.where, part=_text("")),
         ]
+        if self.carried:  # the text of the steps kept when a lost one was discarded
+            self.texts = [self.carried]
+            delta = self.event(
+                "response.output_text.delta", **self.where, delta=self.carried, logprobs=[]
+            )
+            events.append(delta)
+            self.carried = ""
+        return events
 
     async def on_start(self) -> Sequence[bytes]:
         in_progress = self.turn.response(status="in_progress")
@@ -84,6 +115,7 @@ class ResponseEvents(RunConsumer[bytes]):
 
     async def on_text(self, text: str) -> Sequence[bytes]:
         opening = () if self.opened else self._open_message()
+        self.texts.append(text)
         delta = self.event("response.output_text.delta", **self.where, delta=text, logprobs=[])
         return (*opening, delta) if opening else (delta,)
 
@@ -135,9 +167,14 @@ class ResponseEvents(RunConsumer[bytes]):
     async def on_finished(self, result: RunResult) -> Sequence[bytes]:
         event, where = self.event, self.where
         response = self.turn.completed(result)
+        if self.attempt:
+            for item in response["output"]:
+                if item["type"] == "message":
+                    item["id"] = self.message_id
         output: list[Item] = self._in_stream_order(response["output"])
         response["output"] = output
-        await self.turn.save(response)
+        if self.saving:
+            await self.turn.save(response)
         events: list[bytes] = []
         for index, item in enumerate(output):
             if item["type"] == "message":
@@ -168,9 +205,36 @@ class ResponseEvents(RunConsumer[bytes]):
 
         return [item for _, item in sorted(enumerate(output), key=opened_at)]
 
+    async def on_discarded(self, lost: Discarded) -> Sequence[bytes]:
+        """The replica writing this response died mid-step: the message item it was
+        writing ends ``incomplete`` (its text as streamed), and the answer goes on in a
+        new message item once the run resumes elsewhere."""
+        events: list[bytes] = []
+        text = "".join(self.texts)
+        if lost.text and text.endswith(lost.text):
+            self.carried = text[: len(text) - len(lost.text)]
+        if self.opened:
+            where = self.where
+            item = message_item(self.message_id, None, status="incomplete")
+            item["content"] = [_text(text)]
+            events += [
+                self.event("response.output_text.done", **where, text=text, logprobs=[]),
+                self.event("response.content_part.done", **where, part=_text(text)),
+                self.event(
+                    "response.output_item.done", output_index=where["output_index"], item=item
+                ),
+            ]
+            self.opened = False
+        self.attempt += 1
+        events.append(progress_comment({"type": "discarded", "text": lost.text}))
+        return events
+
     async def on_error(self, exc: Exception) -> Sequence[bytes]:
+        if isinstance(exc, RunCancelled):
+            cancelled = self.turn.response(status="cancelled")
+            return (self.event("response.failed", response=cancelled),)
         error = from_exception(exc)
-        failed = self.turn.response(status="failed", error=_failure(error))
+        failed = self.turn.response(status="failed", error=failure(error))
         return (
             self.event("error", code=error.code, message=error.message, param=error.param),
             self.event("response.failed", response=failed),
@@ -239,7 +303,7 @@ def _text(text: str) -> dict[str, Any]:
     return {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
 
 
-def _failure(error: OpenAIError) -> dict[str, str]:
+def failure(error: OpenAIError) -> dict[str, str]:
     """A response's ``error``: its code is one of the few the Responses API defines."""
     code = (
         "rate_limit_exceeded"
