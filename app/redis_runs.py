@@ -208,12 +208,25 @@ class RedisRunLog:
 
     async def wait(self, id: str, after: int, seconds: float) -> list[tuple[int, bytes]]:
         if id in self.local and self._owned(id):
-            return await self.local.wait(id, after, seconds)
+            return await self._wait_written(id, after, seconds)
         block = max(1, int(min(seconds, self.timeout / 2) * 1000))
         last = "0-0" if after < 0 else f"{after}-1"
         async with self._deadline():
             answer: Any = await self.client.xread({self._key(id, "e"): last}, block=block)
         return _entries(answer[0][1]) if answer else []
+
+    async def _wait_written(self, id: str, after: int, seconds: float) -> list[tuple[int, bytes]]:
+        """A run of this replica's, read here but only as far as Redis has it: a client
+        that reconnects to another replica after event N finds the same event N there
+        (what this replica had not written yet is the next owner's to make again)."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(seconds), self._wrote:
+                await self._wrote.wait_for(
+                    lambda: self._written.get(id, -1) > after or not self._owned(id)
+                )
+        written = self._written.get(id, -1)
+        events = await self.local.events(id, after)
+        return [(seq, event) for seq, event in events if seq <= written]
 
     def _owned(self, id: str) -> bool:
         return id in self._leases
@@ -256,7 +269,9 @@ class RedisRunLog:
             )
         if not settled:
             self.local.drop(id)  # another replica goes on with it
-        self._written.pop(id, None)
+        async with self._wrote:
+            self._written.pop(id, None)
+            self._wrote.notify_all()
 
     async def orphans(self) -> list[str]:
         now = int(time.time() * 1000)

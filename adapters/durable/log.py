@@ -188,7 +188,7 @@ class LocalRunLog:
         run = self._runs.get(id)
         if run is None:
             return []
-        return list(enumerate(run.events))[after + 1 :]
+        return [(seq, run.events[seq]) for seq in range(after + 1, len(run.events))]
 
     async def wait(self, id: str, after: int, seconds: float) -> list[tuple[int, bytes]]:
         run = self._runs.get(id)
