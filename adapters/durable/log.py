@@ -199,7 +199,8 @@ class LocalRunLog:
                 run.woken = asyncio.Event()
             woken = run.woken
             try:
-                await asyncio.wait_for(woken.wait(), seconds)
+                async with asyncio.timeout(seconds):  # no task per wait, unlike wait_for
+                    await woken.wait()
             except TimeoutError:
                 return []
         return [(seq, run.events[seq]) for seq in range(after + 1, len(run.events))]
