@@ -111,6 +111,10 @@ class RunLog(Protocol):
         """Runs in progress whose lease expired (their replica died, or handed them over)."""
         ...
 
+    async def recent(self, principal: str, agent: str, limit: int = 50) -> list[RunRecord]:
+        """``principal``'s latest runs of ``agent`` (kept ones), newest first."""
+        ...
+
     async def start(self) -> None: ...
 
     async def aclose(self) -> None: ...
@@ -216,6 +220,15 @@ class LocalRunLog:
 
     async def orphans(self) -> list[str]:
         return []
+
+    async def recent(self, principal: str, agent: str, limit: int = 50) -> list[RunRecord]:
+        found = []
+        for run in reversed(self._runs.values()):
+            record = run.record
+            if record.principal == principal and record.agent == agent:
+                found.append(record)
+        found.sort(key=lambda r: r.created_at, reverse=True)
+        return found[:limit]
 
     async def start(self) -> None:
         return None

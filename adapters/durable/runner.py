@@ -147,6 +147,12 @@ class DurableRuns:
     async def follow(self, id: str, after: int = -1) -> AsyncIterator[Followed]:
         """The run's events after ``after``, then as they come, until it ends (raising
         its error if it failed); a run no longer kept raises :class:`RunIncomplete`."""
+        async for seq, raw in self.events(id, after):
+            yield Followed(seq, decode(raw))  # a failed run's event raises its error
+
+    async def events(self, id: str, after: int = -1) -> AsyncIterator[tuple[int, bytes]]:
+        """The run's events as its log keeps them (JSON), after ``after``, then as they
+        come, until the one that ends it."""
         while True:
             batch = await self.log.wait(id, after, FOLLOW_POLL)
             if not batch:
@@ -158,9 +164,8 @@ class DurableRuns:
                 continue
             for seq, raw in batch:
                 after = seq
-                ended = event_type(raw) in TERMINAL
-                yield Followed(seq, decode(raw))  # a failed run's event raises its error
-                if ended:
+                yield seq, raw
+                if event_type(raw) in TERMINAL:
                     return
 
     async def updates(self, id: str, after: int = -1) -> AsyncIterator[LoggedUpdate]:
