@@ -72,7 +72,7 @@ def redis_client(url: str, *, timeout: float) -> Redis:
     pool = BlockingConnectionPool.from_url(
         url, max_connections=MAX_CONNECTIONS, timeout=timeout, **_options(timeout)
     )
-    return Redis(connection_pool=pool)
+    return Redis.from_pool(pool)  # the client owns the pool: its aclose() closes it
 
 
 def _sentinel_client(url: str, *, timeout: float) -> Redis:
