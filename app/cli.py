@@ -19,7 +19,7 @@ from agenthost.app.config import ConfigError
 from agenthost.app.host import Host
 from agenthost.app.principals import KeysError, check_allow
 from agenthost.app.registry import Registry
-from agenthost.app.settings import Settings, warn_unknown_variables
+from agenthost.app.settings import PROTOCOL_SETTINGS, Settings, warn_unknown_variables
 from agenthost.app.specs import ConfigSpec
 from agenthost.app.unused_modules import skip as skip_unused_modules
 
@@ -49,6 +49,25 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def settings_errors(exc: ValidationError) -> str:
+    """Each error of the settings with the variable that set it (never its value: it may
+    be a secret), e.g. ``AGENTHOST_PORT: Input should be a valid integer``."""
+    lines = []
+    for error in exc.errors():
+        parts = [str(p) for p in error["loc"] if not isinstance(p, int)]
+        lines.append(f"  {_variable(parts[0]) if parts else 'settings'}: {error['msg']}")
+    return "\n".join(lines)
+
+
+def _variable(field: str) -> str:
+    """The environment variable of setting ``field`` (a protocol's, when only one has it)."""
+    if field not in Settings.model_fields:
+        owners = [n for n, model in PROTOCOL_SETTINGS.items() if field in model.model_fields]
+        if len(owners) == 1:
+            return f"AGENTHOST_{owners[0].upper()}_{field.upper()}"
+    return f"AGENTHOST_{field.upper()}"
+
+
 def _settings(args: argparse.Namespace) -> Settings:
     flags = {
         key: value
@@ -72,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         config, registry = load_agents(settings.config)
         check_allow(registry.allow, settings.principals())
     except ValidationError as exc:
-        print(f"error: invalid settings: {exc}", file=sys.stderr)
+        print(f"error: invalid settings:\n{settings_errors(exc)}", file=sys.stderr)
         return 2
     except (ConfigError, KeysError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -106,7 +125,7 @@ def _mcp_stdio(host: Host) -> int:
     async def running() -> AsyncIterator[None]:
         async with host.running():
             logging.getLogger("agenthost").info(
-                "serving %d agents over MCP stdio: %s",
+                "serving %d agent(s) over MCP stdio: %s",
                 len(context.agents),
                 ", ".join(context.agents),
             )
