@@ -1,4 +1,4 @@
-"""The ``agenthost`` command: ``serve``, ``check``, ``schema`` and ``acp-stdio``."""
+"""The ``agenthost`` command: ``serve``, ``check``, ``schema``, ``mcp-stdio`` and ``acp-stdio``."""
 
 from __future__ import annotations
 
@@ -23,9 +23,14 @@ from agenthost.app.settings import PROTOCOL_SETTINGS, Settings, warn_unknown_var
 from agenthost.app.specs import ConfigSpec
 from agenthost.app.unused_modules import skip as skip_unused_modules
 
+DESCRIPTION = (
+    "Serve AI agents defined in a YAML config over the OpenAI API, A2A, MCP and ACP. "
+    "Settings come from AGENTHOST_* environment variables (docs/settings.md)."
+)
+
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="agenthost", description=__doc__)
+    parser = argparse.ArgumentParser(prog="agenthost", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"agenthost {version('agenthost')}")
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="serve the configured agents")
