@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import logging
+import socket
 import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -54,6 +56,28 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def port_problem(host: str, port: int) -> str | None:
+    """Why ``serve`` could not listen on ``host:port`` (None: it can), found before the
+    agents are built so that a port in use is said at once, not after a model loads."""
+    if port == 0:
+        return None
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                return (
+                    f"{host}:{port} is already in use (another agenthost?): stop it, or "
+                    "choose another port with --port or AGENTHOST_PORT"
+                )
+            if exc.errno == errno.EACCES:
+                return f"cannot listen on {host}:{port}: ports below 1024 need privileges"
+            return f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+    return None
+
+
 def settings_errors(exc: ValidationError) -> str:
     """Each error of the settings with the variable that set it (never its value: it may
     be a secret), e.g. ``AGENTHOST_PORT: Input should be a valid integer``."""
@@ -93,6 +117,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     protocol_out = _claim_stdout() if args.command == "acp-stdio" else None
     try:
         settings = _settings(args)
+        if args.command == "serve" and (problem := port_problem(settings.host, settings.port)):
+            print(f"error: {problem}", file=sys.stderr)  # before any model loads
+            return 2
         config, registry = load_agents(settings.config)
         check_allow(registry.allow, settings.principals())
     except ValidationError as exc:

@@ -1,4 +1,5 @@
 import json
+import socket
 from pathlib import Path
 
 import pytest
@@ -193,3 +194,16 @@ def test_a_misspelt_key_gets_a_suggestion_and_yaml_errors_name_the_file(tmp_path
         load_config(broken)
     assert f'in "{broken}", line' in str(caught.value)
     assert "unicode string" not in str(caught.value)
+
+
+def test_a_port_in_use_is_said_before_anything_is_built(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good = write(tmp_path, "agents:\n  - {name: e, model: echo}\n")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["serve", "--config", str(good), "--port", str(port)]) == 2
+    err = capsys.readouterr().err
+    assert f"127.0.0.1:{port} is already in use" in err and "AGENTHOST_PORT" in err
