@@ -166,6 +166,9 @@ class DurableRuns:
         renewal = asyncio.create_task(self._renew(record), name=f"lease-{id}")
         await log.update(id, status="in_progress")
         separate = bool(progress.texts)
+        # What an earlier attempt finished: this attempt's result lacks only that text
+        # (the steps it finishes itself are in its result already).
+        earlier = list(progress.texts)
         try:
             updates = kind.updates(record, list(progress.messages))
             try:
@@ -175,7 +178,7 @@ class DurableRuns:
                         if not update.text.startswith(STEP_SEPARATOR):
                             log.append(id, encode(TextDelta(STEP_SEPARATOR)))
                     if isinstance(update, RunFinished):
-                        result = _whole(update.result, progress)
+                        result = _whole(update.result, earlier)
                         break
                     log.append(id, encode(update))
                     if progress.add(update):
@@ -333,11 +336,11 @@ class _NoKind:
         return None
 
 
-def _whole(result: RunResult, progress: Progress) -> RunResult:
-    """A resumed run's result with the steps finished before it (their text and messages)."""
-    if not progress.messages:
+def _whole(result: RunResult, earlier: list[str]) -> RunResult:
+    """A resumed run's result with the text of the steps finished before it."""
+    if not earlier:
         return result
-    texts = [*progress.texts, result.output] if result.output else progress.texts
+    texts = [*earlier, result.output] if result.output else earlier
     result.output = STEP_SEPARATOR.join(texts)
     return result
 
