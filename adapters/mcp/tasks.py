@@ -35,10 +35,16 @@ store every replica shares (Redis), each task is a record there, so
 ``tasks/get``, ``tasks/update`` and ``tasks/cancel`` work on any replica: a
 cancel for a run on another replica goes over the cross-replica cancel channel
 (:mod:`agenthost.adapters.cancels`), an answer that completes a task's input
-resumes its run on the replica that received it, and the replica running a
-task holds its lease (:mod:`agenthost.adapters.leases`), so a task whose
-replica died reads as ``failed``. There, ``max_tasks`` bounds the tasks each
-replica runs at once; a finished record also goes when the store's idle TTL
+resumes its run on the replica that received it.
+
+**Where runs run.** Given the server's durable runs (``runs``, as the app
+does), each round of a task is a durable run (:mod:`.task_runs`): a replica
+that dies leaves it to another, which resumes it from its last finished step
+and writes the task's outcome. Without (a bare store), the run is a task of
+this process, and with a shared store it holds a lease
+(:mod:`agenthost.adapters.leases`), so a task whose replica died reads as
+``failed``. With a shared store ``max_tasks`` bounds the tasks each replica
+runs at once; a finished record also goes when the store's idle TTL
 (``AGENTHOST_SESSION_TTL``) passes.
 
 The 2025-11-25 form (``params.task`` on ``tools/call``) is not served: the

@@ -1,0 +1,84 @@
+"""MCP tasks as durable runs, in one process: the run's log, and the outcome the
+replica that ends a run writes (replicas and kills: tests/scale/test_durable_mcp.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from agenthost.adapters.base import AdapterContext
+from agenthost.adapters.durable import DurableRuns, LocalRunLog, RunRecord
+from agenthost.adapters.mcp.task_runs import TaskRuns
+from agenthost.adapters.mcp.tasks import PROTOCOL, TaskRecord, TaskStore, run_id
+from agenthost.agents import ChatAgent, tool
+from agenthost.agents.errors import ModelError, RunInterrupted
+from agenthost.agents.models.base import ModelRequest
+from agenthost.agents.models.testing import FunctionModel, Reply, call
+from agenthost.app.memory import LRUMemoryManager
+
+from .helpers import mcp_client, running_app
+from .test_tasks import Tasks
+
+pytestmark = pytest.mark.anyio
+
+counted: list[int] = []
+
+
+@tool
+def count() -> str:
+    """Count one more."""
+    counted.append(1)
+    return str(len(counted))
+
+
+async def _counting(request: ModelRequest) -> Reply:
+    if request.messages[-1].role == "tool":
+        return "Done."
+    return ["Counting.", call("count")]
+
+
+async def test_a_task_with_a_tool_step_completes_with_the_whole_answer_once() -> None:
+    counted.clear()
+    agent = ChatAgent("counting", FunctionModel(_counting), tools=(count,))
+    async with running_app({"counting": agent}) as app:
+        tasks = Tasks()
+        async with mcp_client(app, extensions=[tasks]) as client:
+            result = await client.call_tool("counting", {"message": "go"})
+    assert result.content[0].text == "Counting.\n\nDone."  # type: ignore[union-attr]
+    assert counted == [1]
+    assert tasks.seen[0]["resultType"] == "task"
+
+
+def _store() -> tuple[TaskStore, TaskRuns]:
+    runs = DurableRuns(LocalRunLog())
+    store = TaskStore(runs=runs)
+    return store, TaskRuns(
+        AdapterContext(agents={}, memory=LRUMemoryManager("mcp", max_sessions=10, ttl=60)),
+        {},
+        store,
+    )
+
+
+async def _task(store: TaskStore) -> RunRecord:
+    record = TaskRecord("t1", "alice", "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z")
+    await store.records.create(record)
+    request = {"task": "t1", "call": {"name": "counting", "arguments": {}}}
+    return RunRecord(run_id("t1", 0), PROTOCOL, "counting", "alice", request)
+
+
+async def test_an_orphaned_run_that_is_not_resumed_fails_its_task_saying_why() -> None:
+    store, kind = _store()
+    run = await _task(store)
+    reason = "the replica running this run stopped before it finished; start the run again"
+    await kind.settled(run, None, RunInterrupted(reason))
+    task = await store.get("alice", "t1")
+    assert task["status"] == "failed"
+    assert task["error"] == {"code": -32603, "message": reason}
+
+
+async def test_an_agent_failure_completes_its_task_with_an_error_result() -> None:
+    store, kind = _store()
+    run = await _task(store)
+    await kind.settled(run, None, ModelError("the model is down"))
+    task = await store.get("alice", "t1")
+    assert task["status"] == "completed"
+    assert task["result"]["isError"] is True
