@@ -3,6 +3,8 @@ replica that ends a run writes (replicas and kills: tests/scale/test_durable_mcp
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from agenthost.adapters.base import AdapterContext
@@ -15,7 +17,7 @@ from agenthost.agents.models.base import ModelRequest
 from agenthost.agents.models.testing import FunctionModel, Reply, call
 from agenthost.app.memory import LRUMemoryManager
 
-from .helpers import mcp_client, running_app
+from .helpers import mcp_client, mcp_settings, running_app
 from .test_tasks import Tasks
 
 pytestmark = pytest.mark.anyio
@@ -82,3 +84,15 @@ async def test_an_agent_failure_completes_its_task_with_an_error_result() -> Non
     task = await store.get("alice", "t1")
     assert task["status"] == "completed"
     assert task["result"]["isError"] is True
+
+
+async def test_a_run_that_ends_within_task_after_is_answered_in_the_call(tmp_path: Path) -> None:
+    config = tmp_path / "agents.yaml"
+    config.write_text("agents:\n  - name: quick\n    model: echo\n    mcp: {task_after: 10}\n")
+    settings = mcp_settings(config=config, adapters=["mcp"])
+    async with running_app(None, settings) as app:  # type: ignore[arg-type]
+        tasks = Tasks()
+        async with mcp_client(app, extensions=[tasks]) as client:
+            quick = await client.call_tool("quick", {"message": "hello"})
+    assert quick.content[0].text == "hello"  # type: ignore[union-attr]
+    assert tasks.seen == []  # no task: the answer came within task_after
