@@ -323,9 +323,18 @@ class Handlers:
 
 def _task_call(ctx: Context, params: types.CallToolRequestParams) -> dict[str, Any]:
     """What a task keeps of its call, to run it again (on any replica) or resume it:
-    the tool, its arguments, and how its client can be asked."""
+    the tool, its arguments, the answers a retried call brings (2026-07-28 input
+    responses and request state), and how its client can be asked."""
     declared = declared_needs({need: client_declares(ctx, need) for need in DECLARED})
-    return {"name": params.name, "arguments": params.arguments or {}, "declared": declared}
+    answers = params.model_dump(
+        by_alias=True, mode="json", exclude_none=True, include={"input_responses", "request_state"}
+    )
+    return {
+        "name": params.name,
+        "arguments": params.arguments or {},
+        **answers,
+        "declared": declared,
+    }
 
 
 def _wants_task(ctx: Context) -> bool:

@@ -4,23 +4,34 @@ replica that ends a run writes (replicas and kills: tests/scale/test_durable_mcp
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
 
 from agenthost.adapters.base import AdapterContext
 from agenthost.adapters.durable import DurableRuns, LocalRunLog, RunRecord
 from agenthost.adapters.mcp.task_runs import TaskRuns
-from agenthost.adapters.mcp.tasks import PROTOCOL, TaskRecord, TaskStore, run_id
-from agenthost.agents import ChatAgent, tool
+from agenthost.adapters.mcp.tasks import (
+    EXTENSION,
+    META_CAPABILITIES,
+    PROTOCOL,
+    TaskRecord,
+    TaskStore,
+    run_id,
+)
+from agenthost.agents import ASK_USER, ChatAgent, tool
 from agenthost.agents.errors import ModelError, RunInterrupted
 from agenthost.agents.models.base import ModelRequest
 from agenthost.agents.models.testing import FunctionModel, Reply, call
 from agenthost.app.memory import LRUMemoryManager
 
-from .helpers import mcp_client, mcp_settings, running_app
+from .helpers import URL, http, mcp_client, mcp_settings, running_app
 from .test_tasks import Tasks
 
 pytestmark = pytest.mark.anyio
+
+VERSION = "2026-07-28"
 
 counted: list[int] = []
 
@@ -96,3 +107,57 @@ async def test_a_run_that_ends_within_task_after_is_answered_in_the_call(tmp_pat
             quick = await client.call_tool("quick", {"message": "hello"})
     assert quick.content[0].text == "hello"  # type: ignore[union-attr]
     assert tasks.seen == []  # no task: the answer came within task_after
+
+
+async def _asker(request: ModelRequest) -> Reply:
+    last = request.messages[-1]
+    if last.role == "tool":
+        return f"Nice to meet you, {getattr(last.parts[0], 'content', '')}."
+    return call("ask_user", '{"question": "What is your name?"}')
+
+
+async def test_a_retried_call_with_its_answers_runs_on_as_a_task() -> None:
+    """The answers a 2026-07-28 retry brings are part of the task's call (its durable run
+    is rebuilt from the record, not from the request)."""
+    asker = ChatAgent("asker", FunctionModel(_asker), tools=(ASK_USER,))
+    headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": VERSION}
+
+    def body(method: str, extensions: dict[str, Any], **params: Any) -> dict[str, Any]:
+        meta = {
+            "io.modelcontextprotocol/protocolVersion": VERSION,
+            "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+            META_CAPABILITIES: {"elicitation": {}, "extensions": extensions},
+        }
+        return {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": meta}}
+
+    async def rpc(method: str, routed: str, tasks: bool, **params: Any) -> dict[str, Any]:
+        sent = body(method, {EXTENSION: {}} if tasks else {}, **params)
+        routing = {"Mcp-Method": method, "Mcp-Name": routed}
+        answer = await client.post(URL, json=sent, headers={**headers, **routing})
+        result: dict[str, Any] = answer.json()["result"]
+        return result
+
+    async with running_app({"asker": asker}) as app, http(app) as client:
+        asked = await rpc("tools/call", "asker", False, name="asker", arguments={})
+        assert asked["resultType"] == "input_required", asked
+        (key,) = asked["inputRequests"]
+        answers = {key: {"action": "accept", "content": {"answer": "Ada"}}}
+        created = await rpc(
+            "tools/call",
+            "asker",
+            True,
+            name="asker",
+            arguments={},
+            inputResponses=answers,
+            requestState=asked["requestState"],
+        )
+        assert created["resultType"] == "task", created
+        task_id = created["taskId"]
+        with anyio.fail_after(10):
+            while True:  # polled, as a client of tasks does
+                task = await rpc("tasks/get", task_id, True, taskId=task_id)
+                if task["status"] != "working":
+                    break
+                await anyio.sleep(0.02)
+    assert task["status"] == "completed", task
+    assert task["result"]["content"][0]["text"] == "Nice to meet you, Ada."
