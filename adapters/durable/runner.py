@@ -220,6 +220,9 @@ class DurableRuns:
         renewal = asyncio.create_task(self._renew(record), name=f"lease-{id}")
         await log.update(id, status="in_progress")
         separate = bool(progress.texts)
+        # What an earlier attempt finished: this attempt's result lacks only that text
+        # (the steps it finishes itself are in its result already).
+        earlier = list(progress.texts)
         try:
             updates = await kind.updates(record, list(progress.messages))
             live = self.live[id] = []
@@ -230,7 +233,7 @@ class DurableRuns:
                         if not update.text.startswith(STEP_SEPARATOR):
                             self._append(id, TextDelta(STEP_SEPARATOR), live)
                     if isinstance(update, RunFinished):
-                        result = _whole(update.result, progress)
+                        result = _whole(update.result, earlier)
                         break
                     self._append(id, update, live)
                     if progress.add(update):
@@ -393,11 +396,11 @@ class _NoKind:
         return None
 
 
-def _whole(result: RunResult, progress: Progress) -> RunResult:
-    """A resumed run's result with the steps finished before it (their text and messages)."""
-    if not progress.messages:
+def _whole(result: RunResult, earlier: list[str]) -> RunResult:
+    """A resumed run's result with the text of the steps finished before it."""
+    if not earlier:
         return result
-    texts = [*progress.texts, result.output] if result.output else progress.texts
+    texts = [*earlier, result.output] if result.output else earlier
     result.output = STEP_SEPARATOR.join(texts)
     return result
 
