@@ -55,7 +55,7 @@ class BodyLimits:
     max_string: int = 8 * 1024 * 1024
     """Characters in one string or key (``AGENTHOST_MAX_JSON_STRING``)."""
     offload_bytes: int = 64 * 1024
-    """Bodies of this many bytes or more are parsed in the pool (``AGENTHOST_BODY_OFFLOAD_BYTES``)."""
+    """Bodies this large or larger are parsed in the pool (``AGENTHOST_BODY_OFFLOAD_BYTES``)."""
     workers: int = 2
     """Threads of the worker pool (``AGENTHOST_BODY_WORKERS``)."""
 

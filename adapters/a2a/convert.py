@@ -33,10 +33,10 @@ def from_part(part: Part) -> AgentPart:
     if kind == "data":
         # As JSON text: every model (and every agent reading ``Message.text``) sees it.
         try:
-            data = MessageToDict(part.data)
+            value = MessageToDict(part.data)
         except ValueError:  # NaN or ±Infinity, which JSON has no number for (gRPC allows them)
             raise InvalidParamsError("a data part holds NaN or Infinity: not JSON") from None
-        return TextPart(text=orjson.dumps(_whole_numbers(data)).decode())
+        return TextPart(text=orjson.dumps(_whole_numbers(value)).decode())
     if kind in ("raw", "url"):
         media_type = part.media_type or ""
         if not media_type.startswith(IMAGE_TYPES):

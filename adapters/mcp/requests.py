@@ -38,12 +38,12 @@ async def refuse_invalid(scope: Scope, receive: Receive, send: Send) -> Checked 
         return Checked(receive)
     try:
         value = await off_loop(len(body), load_json_for_sdk, body)
-    except BodyProblem as problem:
-        if problem.limit is None or problem.limit.endswith("DEPTH"):
-            message = problem.message if problem.limit is None else refusal(problem)
+    except BodyProblem as refused:
+        if refused.limit is None or refused.limit.endswith("DEPTH"):
+            message = refused.message if refused.limit is None else refusal(refused)
             await send_jsonrpc_error(send, 400, -32700, f"Parse error: {message}")
         else:
-            await send_jsonrpc_error(send, 400, -32600, f"Invalid Request: {refusal(problem)}")
+            await send_jsonrpc_error(send, 400, -32600, f"Invalid Request: {refusal(refused)}")
         return None
     problem = _problem(value)
     if problem is None:
