@@ -140,12 +140,6 @@ def test_a_hostile_body_is_refused_naming_the_limit_without_a_stall(
     assert worst < STALL, f"/healthz waited {worst:.3f} s"
 
 
-@pytest.mark.xfail(
-    reason="parsing and conversion are off the loop, but the run is not: the echo agent's "
-    "0.3 MB answer and the A2A SDK's task handling (history with the data part) still hold "
-    "the loop ~0.9 s (issue 34, left open)",
-    strict=False,
-)
 def test_a_large_body_within_the_limits_is_served_off_the_loop(server: tuple[str, int]) -> None:
     url, _ = server
     data = {f"k{i}": [1.5, "x", None, i] for i in range(10_000)}  # 50,000 values, ~0.3 MB
