@@ -24,8 +24,8 @@ from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.types import CancelTaskRequest, Message, SendMessageRequest, Task
 
 from agenthost.adapters.a2a.executor import WHOLE_ANSWER
-from agenthost.adapters.a2a.validation import checked
 from agenthost.adapters.a2a.users import PrincipalUser
+from agenthost.adapters.a2a.validation import checked
 from agenthost.adapters.cancels import CancelChannel
 
 logger = logging.getLogger("agenthost.a2a")

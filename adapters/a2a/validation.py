@@ -35,10 +35,7 @@ async def _stream(*_: Any) -> AsyncIterator[None]:
 
 
 # The code of the decorator's wrappers (one for coroutines, one for async generators).
-_CHECKS: Final = frozenset(
-    validate_request_params(probe).__code__  # type: ignore[attr-defined]
-    for probe in (_call, _stream)
-)
+_CHECKS: Final = frozenset(validate_request_params(probe).__code__ for probe in (_call, _stream))
 
 
 def unchecked(method: Method) -> Method | None:
