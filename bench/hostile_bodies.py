@@ -29,6 +29,7 @@ HOST = "127.0.0.1"
 REPO = Path(__file__).resolve().parent.parent
 CONFIG = "agents:\n  - name: echo\n    description: Repeats what you say.\n    model: echo\n"
 V1 = {"A2A-Version": "1.0", "content-type": "application/json"}
+JSON = {"content-type": "application/json"}
 
 
 def message(parts: list[object]) -> dict[str, object]:
@@ -80,8 +81,13 @@ def hostile() -> Iterator[tuple[str, str, bytes, dict[str, str]]]:
         "accept": "application/json, text/event-stream",
     }
     yield "mcp 1M array", "/mcp", mcp, mcp_headers
+    served = {"name": "echo", "arguments": {"input": "x", "extra": [0.5] * 80_000}}
+    mcp = orjson.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": served})
+    yield "mcp 80k values (in limits)", "/mcp", mcp, mcp_headers
+    chat = orjson.dumps({"model": "echo", "messages": [{"role": "user", "content": "x"}] * 20_000})
+    yield "chat 20k messages (in limits)", "/v1/chat/completions", chat, JSON
     small = orjson.dumps({"message": message([{"data": [0.5] * 60_000}])})
-    yield f"a2a rest {len(small) // 1024} KB", "/a2a/echo/message:send", small, V1
+    yield f"a2a rest {len(small) // 1024} KB (in limits)", "/a2a/echo/message:send", small, V1
 
 
 def grpc_hostile(port: int) -> Callable[[], str]:
@@ -124,7 +130,10 @@ def stall(url: str, work: Callable[[], str]) -> tuple[str, float, float]:
         with httpx.Client(base_url=url, timeout=120) as client:
             while not done.is_set():
                 started = time.perf_counter()
-                client.get("/healthz")
+                try:
+                    client.get("/healthz")
+                except httpx.TimeoutException:
+                    pass  # counted as the time waited
                 worst = max(worst, time.perf_counter() - started)
                 time.sleep(0.01)
 
@@ -144,6 +153,7 @@ def stall(url: str, work: Callable[[], str]) -> tuple[str, float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--source", type=Path, help="a tree with src/agenthost (default: this)")
+    parser.add_argument("--timeout", type=float, default=60, help="seconds one request may take")
     args = parser.parse_args()
     port, grpc_port = free_port(), free_port()
     url = f"http://{HOST}:{port}"
@@ -177,22 +187,31 @@ def main() -> None:
                 if time.monotonic() > deadline or server.poll() is not None:
                     raise SystemExit("the server did not start")
                 time.sleep(0.2)
-            print(f"{'body':28} {'MB':>5} {'answer':>8} {'took s':>7} {'stall s':>8}")
-            with httpx.Client(base_url=url, timeout=120) as client:
+            print(f"{'body':32} {'MB':>5} {'answer':>8} {'took s':>7} {'stall s':>8}")
+            _, took, worst = stall(url, lambda: time.sleep(1.0) or "-")
+            print(f"{'(none: 1 s idle)':32} {'':5} {'-':>8} {took:7.2f} {worst:8.3f}")
+            with httpx.Client(base_url=url, timeout=args.timeout) as client:
                 for name, path, body, headers in hostile():
 
                     def send(
                         path: str = path, body: bytes = body, headers: dict[str, str] = headers
                     ) -> str:
-                        return str(client.post(path, content=body, headers=headers).status_code)
+                        try:
+                            return str(client.post(path, content=body, headers=headers).status_code)
+                        except httpx.TimeoutException:
+                            return "timeout"
 
                     outcome, took, worst = stall(url, send)
-                    print(f"{name:28} {len(body) / 1e6:5.1f} {outcome:>8} {took:7.2f} {worst:8.3f}")
+                    print(f"{name:32} {len(body) / 1e6:5.1f} {outcome:>8} {took:7.2f} {worst:8.3f}")
             outcome, took, worst = stall(url, grpc_hostile(grpc_port))
-            print(f"{'a2a grpc 300k numbers':28} {'':5} {outcome:>8} {took:7.2f} {worst:8.3f}")
+            print(f"{'a2a grpc 300k numbers':32} {'':5} {outcome:>8} {took:7.2f} {worst:8.3f}")
         finally:
             server.terminate()
-            server.wait(timeout=30)
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:  # still busy with a body: before the fix
+                server.kill()
+                server.wait()
 
 
 if __name__ == "__main__":
