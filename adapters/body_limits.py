@@ -168,16 +168,22 @@ def _fits(body: bytes, limits: BodyLimits) -> bool:
 
 
 def _least_values(body: bytes) -> int:
-    """At least this many values: the members (``"…":``), or the strings followed by a comma
-    (an object's string values are its members: the larger count, not the sum).
+    """At least this many values, counted without parsing.
 
     An unescaped quote ends a string, so ``":`` and ``",`` occur only after a
-    key or a string value, never inside one; ``\\":`` (an escaped quote, or a
-    string ending in a backslash) is not counted.
+    key or a string value, never inside one (``\\":``, an escaped quote or a
+    string ending in a backslash, is not counted): the members, or the strings
+    followed by a comma, are values (the larger count, not the sum: an
+    object's string values are its members). With no escaped quote at all,
+    quotes alternate opening and closing, and every comma between strings
+    separates two values.
     """
     keys = body.count(b'":') - body.count(b'\\":')
     strings = body.count(b'",') - body.count(b'\\",')
-    return max(keys, strings)
+    if b'\\"' in body:
+        return max(keys, strings)
+    commas = sum(outside.count(b",") for outside in body.split(b'"')[::2])
+    return max(keys, strings, commas + 1)
 
 
 def _walk(value: Any, limits: BodyLimits) -> None:

@@ -122,7 +122,7 @@ def free_port() -> int:
 
 def stall(url: str, work: Callable[[], str]) -> tuple[str, float, float]:
     """(outcome of ``work``, its seconds, slowest /healthz while it ran)."""
-    done = threading.Event()
+    done, probing = threading.Event(), threading.Event()
     worst = 0.0
 
     def probe() -> None:
@@ -135,10 +135,12 @@ def stall(url: str, work: Callable[[], str]) -> tuple[str, float, float]:
                 except httpx.TimeoutException:
                     pass  # counted as the time waited
                 worst = max(worst, time.perf_counter() - started)
+                probing.set()
                 time.sleep(0.01)
 
     prober = threading.Thread(target=probe)
     prober.start()
+    probing.wait(30)  # its connection made: the first probes are not the stall
     started = time.perf_counter()
     try:
         outcome = work()
