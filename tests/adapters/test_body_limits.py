@@ -1,4 +1,4 @@
-"""The JSON body limits: each refused naming its setting, strict JSON, counts that never overshoot."""
+"""The JSON body limits: each refused naming its setting, strict JSON, counts never over."""
 
 from __future__ import annotations
 
