@@ -23,6 +23,8 @@ from google.protobuf.json_format import ParseDict
 
 from tests.commands import clean_env, free_port, serving
 
+pytestmark = pytest.mark.slow
+
 STALL = 0.25  # the goal is 50 ms; a 2-core CI machine shared by other jobs gets slack
 V1 = {"A2A-Version": "1.0", "content-type": "application/json"}
 JSON = {"content-type": "application/json"}
