@@ -1,7 +1,8 @@
 """The A2A request handler: a cancel on one replica stops the run on the one running it.
 
 A blocking ``SendMessage`` is marked so that its answer comes whole (one
-text part, see :mod:`agenthost.adapters.a2a.executor`).
+text part, see :mod:`agenthost.adapters.a2a.executor`). A large message's
+required fields are checked off the loop (:mod:`agenthost.adapters.a2a.validation`).
 
 With tasks in PostgreSQL, the SDK records a cancel of a task that runs on
 another replica in the database; the running replica would notice only at
@@ -14,14 +15,17 @@ cancels it at once: its run (model call, tools) is stopped.
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from a2a.server.context import ServerCallContext
+from a2a.server.events import Event
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.types import CancelTaskRequest, Message, SendMessageRequest, Task
 
 from agenthost.adapters.a2a.executor import WHOLE_ANSWER
 from agenthost.adapters.a2a.users import PrincipalUser
+from agenthost.adapters.a2a.validation import checked
 from agenthost.adapters.cancels import CancelChannel
 
 logger = logging.getLogger("agenthost.a2a")
@@ -45,8 +49,20 @@ class ClusterRequestHandler(DefaultRequestHandler):
     ) -> Message | Task:
         # Not streamed: the answer is sent whole (one text part, not one per chunk).
         context.state[WHOLE_ANSWER] = True
-        result: Message | Task = await super().on_message_send(params, context)
+        send = await checked(DefaultRequestHandler.on_message_send, params)
+        result: Message | Task = await send(self, params, context)
         return result
+
+    async def on_message_send_stream(
+        self, params: SendMessageRequest, context: ServerCallContext
+    ) -> AsyncGenerator[Event]:
+        send = await checked(DefaultRequestHandler.on_message_send_stream, params)
+        events = send(self, params, context)
+        try:
+            async for event in events:
+                yield event
+        finally:  # as the SDK's decorator does: its cleanup runs on a client's disconnect
+            await events.aclose()
 
     async def on_cancel_task(
         self, params: CancelTaskRequest, context: ServerCallContext
