@@ -267,9 +267,10 @@ class Settings(BaseSettings):
     run_lease_seconds: float = Field(
         15.0,
         gt=0,
-        description="With a shared session store: seconds after which a run (IBM ACP, MCP "
-        "task) whose replica stopped refreshing its lease (the replica died) is reported "
-        "failed by the others; refreshed every third of it.",
+        description="With a shared session store: a detached run's lease (a background "
+        "Response, an MCP task, an IBM ACP run), refreshed every third of it; once it expired "
+        "(the replica died) another replica takes the run over within a third of it and "
+        "resumes it (docs/durable-runs.md).",
     )
     run_retention_seconds: float | None = Field(
         None,

@@ -71,7 +71,9 @@ class TaskRuns:
         self.inputs = inputs
         self.tasks = tasks
 
-    def updates(self, record: RunRecord, done: list[Message]) -> AsyncGenerator[RunUpdate, None]:
+    async def updates(
+        self, record: RunRecord, done: list[Message]
+    ) -> AsyncGenerator[RunUpdate, None]:
         return self._updates(record, done)
 
     async def _updates(
