@@ -15,8 +15,12 @@ from pathlib import Path
 import anyio
 
 from agenthost.agents import ChatAgent, Message, TextDelta, TextPart, ToolCallPart, tool
-from agenthost.agents.models.base import BaseChatModel, ModelRequest, ModelResponse
-from agenthost.agents.models.base import ModelStreamEvent
+from agenthost.agents.models.base import (
+    BaseChatModel,
+    ModelRequest,
+    ModelResponse,
+    ModelStreamEvent,
+)
 from agenthost.agents.results import Usage
 
 WORDS = [f"w{i} " for i in range(12)]

@@ -86,9 +86,7 @@ def _resumes_elsewhere(
         last = seen[-1].sequence_number
         rest = []
         resumed_after: float | None = None
-        with second.responses.retrieve(
-            created.id, stream=True, starting_after=last
-        ) as stream:
+        with second.responses.retrieve(created.id, stream=True, starting_after=last) as stream:
             for event in stream:
                 if resumed_after is None:
                     resumed_after = time.monotonic() - killed
