@@ -91,13 +91,14 @@ class DetachedRuns:
         run.status = RunStatus.IN_PROGRESS
         record.emit(RunInProgressEvent(run=run))
         id = record.run_id
-        self.writers[id] = RunWriter(record, agent.name)
+        writer = self.writers[id] = RunWriter(record, agent.name)
         try:
             await self.runs.start(
                 DurableRecord(id, PROTOCOL, agent.name, record.principal, request)
             )
-        except BaseException:
+        except Exception as exc:  # not recorded (the run log is unavailable): it never ran
             self.writers.pop(id, None)
+            writer.failed(exc)
             raise
         task = self.runs.tasks.get(id)
         if task is not None:

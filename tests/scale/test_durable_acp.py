@@ -13,6 +13,7 @@ lost step had streamed as discarded (a ``generic`` event), then the rest.
 from __future__ import annotations
 
 import json
+import signal
 import threading
 import time
 from collections.abc import Iterator
@@ -111,6 +112,24 @@ def _start(url: str, mode: str) -> tuple[str, threading.Thread | None]:
     return found[0], reader
 
 
+def _restart(replica: Replica) -> threading.Thread:
+    """Start ``replica`` again, in a thread (join it before using the replica)."""
+    thread = threading.Thread(target=replica.start, daemon=True)
+    thread.start()
+    return thread
+
+
+def _ended(url: str, run_id: str) -> dict[str, Any]:
+    """The run once it ended (or awaits its client), read from ``url``."""
+
+    def read() -> dict[str, Any] | None:
+        run: dict[str, Any] = httpx.get(f"{url}/acp/runs/{run_id}").json()
+        return run if run["status"] not in ("created", "in-progress", "cancelling") else None
+
+    found: dict[str, Any] = _until(read)
+    return found
+
+
 @pytest.mark.parametrize("mode", ["async", "stream"])
 def test_a_run_resumes_on_the_other_replica_without_running_its_tool_again(
     pair: tuple[list[Replica], Path], mode: str
@@ -123,18 +142,13 @@ def test_a_run_resumes_on_the_other_replica_without_running_its_tool_again(
     assert counter.read_text() == "1"
     owner.kill()
     killed = time.monotonic()
+    restart = _restart(owner)  # meanwhile (whichever replica claims the run resumes it)
     try:
-        done = _until(
-            lambda: (
-                (run := httpx.get(f"{other.url}/acp/runs/{run_id}").json())["status"]
-                in ("completed", "failed")
-                and run
-            )
-        )
+        done = _ended(other.url, run_id)
         took = time.monotonic() - killed
         events = _events(other.url, run_id)
     finally:
-        owner.start()
+        restart.join()
     if reader is not None:
         reader.join(5)
     assert done["status"] == "completed", done
@@ -159,3 +173,32 @@ def test_a_run_resumes_on_the_other_replica_without_running_its_tool_again(
     assert json.dumps(_events(owner.url, run_id)) == json.dumps(events)
     assert took < LEASE + LEASE / 3 + 3 + 3, took  # the lease, a claim, the 12 words' 3 s
     print(f"ACP {mode} run: kill -> completed on the other replica in {took:.2f} s")
+
+
+def test_a_replica_stopped_by_sigterm_hands_its_async_run_over(
+    pair: tuple[list[Replica], Path],
+) -> None:
+    (owner, other), counter = pair
+    counter.unlink(missing_ok=True)
+    run_id, _ = _start(owner.url, "async")
+    _until(lambda: "w1 " in _texts(_events(other.url, run_id)))
+    assert owner.process is not None
+    owner.process.send_signal(signal.SIGTERM)  # a rolling deploy: the run is released
+    stopped = time.monotonic()
+    try:
+        assert owner.process.wait(timeout=30) == 0
+    finally:
+        owner.process = None
+        restart = _restart(owner)
+    try:
+        done = _ended(other.url, run_id)
+        took = time.monotonic() - stopped
+    finally:
+        restart.join()
+    assert done["status"] == "completed", done
+    assert _output_text(done) == ANSWER
+    assert counter.read_text() == "1"
+    events = _events(other.url, run_id)  # resumed there: its lost step discarded
+    assert [e["generic"]["type"] for e in events if e["type"] == "generic"] == ["discarded"]
+    assert took < LEASE + 3 + 3, took  # no lease to wait out: a claim, the rest of the answer
+    print(f"ACP async run: SIGTERM -> completed on the other replica in {took:.2f} s")
