@@ -46,7 +46,6 @@ from agenthost.adapters.openai.responses_stream import ResponseEvents
 from agenthost.adapters.openai.schemas import ResponseRequest
 from agenthost.adapters.openai.shared import to_items
 from agenthost.adapters.openai.store import ConversationStore, ResponseStore
-from agenthost.adapters.runs import first_update
 from agenthost.agents import Agent, InMemorySession, RunOptions, RunResult, Session
 from agenthost.agents.shields import save_shield
 
@@ -137,9 +136,9 @@ async def create_response(
         response = turn.completed(await unless_disconnected(request.receive, run))
         await turn.save(response)
         return json_response(response)
+    # Starts at once; a failure before the first token is an in-stream error.
     updates = agent.run_stream(messages, session=session, options=options)
-    first = await first_update(updates)
-    return sse_response(ResponseEvents(agent.name, turn).stream(updates, first=first))
+    return sse_response(ResponseEvents(agent.name, turn).stream(updates))
 
 
 async def _history(body: ResponseRequest, stores: Stores, principal: str) -> list[Item]:
