@@ -4,8 +4,8 @@ The upstream model (a real HTTP fake) sends nothing, not even its headers,
 for :data:`FIRST_TOKEN` seconds; nginx's ``proxy_read_timeout`` is
 :data:`READ_TIMEOUT`. Each protocol's stream must send its status and headers
 when the run is accepted and keep-alive comments while the model is silent,
-or nginx answers 504 before the first token. The five protocols run at
-once, so the module costs one wait, not five.
+or nginx answers 504 before the first token. Every protocol and transport
+runs at once, so the module costs one wait, not eight.
 """
 
 from __future__ import annotations
@@ -116,9 +116,10 @@ async def _a2a(url: str, transport: str) -> str:
     return "".join(p.text for c in chunks for p in c.artifact.parts)
 
 
-async def _mcp(url: str) -> str:
-    async with MCPClient(f"{url}/mcp", read_timeout_seconds=120) as client:
-        result = await client.call_tool("late", {"message": "mcp"})
+async def _mcp(url: str, mode: str) -> str:
+    client = MCPClient(f"{url}/mcp", mode=mode, read_timeout_seconds=120)  # type: ignore[arg-type]
+    async with client:
+        result = await client.call_tool("late", {"message": mode})
     assert not result.is_error, result
     assert result.structured_content is not None
     return str(result.structured_content["text"])
@@ -141,7 +142,8 @@ async def test_a_slow_first_token_arrives_whole_through_nginx_on_every_protocol(
         "responses": _responses(proxied),
         "a2a JSON-RPC": _a2a(proxied, "JSONRPC"),
         "a2a HTTP+JSON": _a2a(proxied, "HTTP+JSON"),
-        "mcp": _mcp(proxied),
+        "mcp handshake era": _mcp(proxied, "legacy"),
+        "mcp 2026-07-28": _mcp(proxied, "auto"),
         "acp": _acp(proxied),
     }
 
@@ -161,7 +163,8 @@ async def test_a_slow_first_token_arrives_whole_through_nginx_on_every_protocol(
         "responses": "late: responses",
         "a2a JSON-RPC": "late: JSONRPC",
         "a2a HTTP+JSON": "late: HTTP+JSON",
-        "mcp": "late: mcp",
+        "mcp handshake era": "late: legacy",
+        "mcp 2026-07-28": "late: auto",
         "acp": "late: acp",
     }
     assert time.monotonic() - start > FIRST_TOKEN  # the wait really was past nginx's limit
