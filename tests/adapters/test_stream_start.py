@@ -1,21 +1,25 @@
 """A streamed run that fails before its first token: the error is in the stream, on every protocol.
 
 Every stream starts (status 200, headers) when its run is accepted, so a
-failure that comes before the first token, an upstream that answers 500 or
-cannot be reached, or the agent itself, is the protocol's in-stream error,
+failure that comes before the first token, an upstream that refuses the
+key, answers 500 or cannot be reached, or the agent itself, is the
+protocol's in-stream error,
 read by each protocol's official client: the openai SDK raises an
 ``APIError`` with the OpenAI error body, the A2A task ends failed, the MCP
 tool result is an error, the IBM ACP run ends with ``run.failed``. One
-server (on a real socket) for the module.
+server (on a real socket) for the module. And a client that leaves while
+the first token is still awaited stops the upstream request.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+import threading
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+import anyio
 import httpx
 import openai
 import pytest
@@ -24,6 +28,10 @@ from acp_sdk.client import Client as ACPClient
 from acp_sdk.models import RunFailedEvent
 from mcp import Client as MCPClient
 from mcp_types import TextContent
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
 
 from agenthost.agents import Agent, ChatAgent, FunctionAgent, Message
 from agenthost.agents.models.openai import OpenAIModel
@@ -39,19 +47,49 @@ async def _agent_bug(messages: list[Message]) -> str:
     raise RuntimeError("agent bug")
 
 
-def _agents(upstream: str) -> dict[str, Agent]:
+class _Upstream:
+    """An OpenAI-compatible upstream that refuses every key (``no-key``) or, for
+    ``silent``, sends its headers and then no token: ``abandoned`` is set when a
+    silent stream is closed from the other end (it runs in the server's thread)."""
+
+    def __init__(self) -> None:
+        self.abandoned = threading.Event()
+        self.app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])
+
+    async def _chat(self, request: Request) -> Response:
+        body = await request.json()
+        if body["model"] == "no-key":
+            error = {"message": "Incorrect API key provided.", "type": "invalid_request_error"}
+            return JSONResponse({"error": {**error, "code": "invalid_api_key"}}, 401)
+        return StreamingResponse(self._silence(), media_type="text/event-stream")
+
+    async def _silence(self) -> AsyncIterator[bytes]:
+        try:
+            # No token; comments, so that the server notices the other end leaving.
+            for _ in range(1200):
+                yield b": waiting\n\n"
+                await anyio.sleep(0.05)
+            yield b"data: [DONE]\n\n"
+        finally:
+            self.abandoned.set()
+
+
+def _agents(upstream: str, own: str) -> dict[str, Agent]:
     def relay(name: str, model: str, base_url: str) -> ChatAgent:
         return ChatAgent(name, OpenAIModel(model, base_url=base_url, api_key="k", max_retries=0))
 
     return {
+        "no-key": relay("no-key", "no-key", own),  # the upstream answers 401
         "broken": relay("broken", "broken", upstream),  # the upstream answers 500
         "unreachable": relay("unreachable", "gpt-test", "http://127.0.0.1:9/v1"),
         "buggy": FunctionAgent("buggy", _agent_bug),
+        "silent": relay("silent", "silent", own),
     }
 
 
 FAILURES = {
     # agent: (the OpenAI error code, what its message says on every protocol)
+    "no-key": ("upstream_error", "status 401"),
     "broken": ("upstream_error", "failed with status 500"),
     "unreachable": ("upstream_error", "cannot connect to the upstream"),
     # Each protocol's words for a bug (OpenAI and MCP name the exception's type).
@@ -64,9 +102,19 @@ def says(text: str, agent: str) -> bool:
 
 
 @pytest.fixture(scope="module")
-def served(upstream: tuple[FakeUpstream, str]) -> Iterator[str]:
+def own_upstream() -> Iterator[tuple[_Upstream, str]]:
+    fake = _Upstream()
+    with serve_in_thread(fake.app) as url:
+        yield fake, f"{url}/v1"
+
+
+@pytest.fixture(scope="module")
+def served(
+    upstream: tuple[FakeUpstream, str], own_upstream: tuple[_Upstream, str]
+) -> Iterator[str]:
     settings = Settings(adapters=["openai", "a2a", "mcp", "acp"], a2a_grpc_port=free_port())
-    with serve_in_thread(create_app(settings, _agents(upstream[1])), lifespan=True) as url:
+    app = create_app(settings, _agents(upstream[1], own_upstream[1]))
+    with serve_in_thread(app, lifespan=True) as url:
         yield url
 
 
@@ -152,3 +200,24 @@ async def test_an_acp_stream_ends_with_run_failed(served: str, agent: str) -> No
     assert isinstance(events[-1], RunFailedEvent), events[-1]
     assert events[-1].run.error is not None
     assert says(events[-1].run.error.message, agent)
+
+
+@pytest.mark.parametrize("endpoint", ["chat", "responses"])
+async def test_a_client_that_leaves_before_the_first_token_stops_the_upstream(
+    served: str, own_upstream: tuple[_Upstream, str], endpoint: str
+) -> None:
+    fake = own_upstream[0]
+    fake.abandoned.clear()
+    async with _openai(served) as client:
+        stream: Any
+        with anyio.fail_after(5):  # the stream opens while the upstream is silent
+            if endpoint == "chat":
+                stream = await client.chat.completions.create(
+                    model="silent", messages=[{"role": "user", "content": "hi"}], stream=True
+                )
+            else:
+                stream = await client.responses.create(model="silent", input="hi", stream=True)
+            await anext(aiter(stream))
+        await stream.close()
+    left = await anyio.to_thread.run_sync(fake.abandoned.wait, 5)
+    assert left, "the upstream request went on after the client left"
