@@ -49,10 +49,12 @@ async def _agent_bug(messages: list[Message]) -> str:
 
 class _Upstream:
     """An OpenAI-compatible upstream that refuses every key (``no-key``) or, for
-    ``silent``, sends its headers and then no token: ``abandoned`` is set when a
-    silent stream is closed from the other end (it runs in the server's thread)."""
+    ``silent``, sends its headers and then no token: ``silent`` is set when such a
+    stream starts, ``abandoned`` when it is closed from the other end (events
+    between threads: it runs in the server's)."""
 
     def __init__(self) -> None:
+        self.silent = threading.Event()
         self.abandoned = threading.Event()
         self.app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])
 
@@ -64,6 +66,7 @@ class _Upstream:
         return StreamingResponse(self._silence(), media_type="text/event-stream")
 
     async def _silence(self) -> AsyncIterator[bytes]:
+        self.silent.set()
         try:
             # No token; comments, so that the server notices the other end leaving.
             for _ in range(1200):
@@ -207,6 +210,7 @@ async def test_a_client_that_leaves_before_the_first_token_stops_the_upstream(
     served: str, own_upstream: tuple[_Upstream, str], endpoint: str
 ) -> None:
     fake = own_upstream[0]
+    fake.silent.clear()
     fake.abandoned.clear()
     async with _openai(served) as client:
         stream: Any
@@ -218,6 +222,8 @@ async def test_a_client_that_leaves_before_the_first_token_stops_the_upstream(
             else:
                 stream = await client.responses.create(model="silent", input="hi", stream=True)
             await anext(aiter(stream))
+        # Leave once the upstream request is under way (not before it is sent).
+        assert await anyio.to_thread.run_sync(fake.silent.wait, 5)
         await stream.close()
     left = await anyio.to_thread.run_sync(fake.abandoned.wait, 5)
     assert left, "the upstream request went on after the client left"
