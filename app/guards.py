@@ -190,9 +190,13 @@ class SiteGuard:
       and a page on any loopback port is an allowed origin. JSON is
       ``application/json`` or a ``+json`` type, or only ``application/json``
       under the ``strict_json`` prefixes (MCP's transport takes nothing
-      else). Without a ``Content-Type``: ``DELETE`` (no route takes a body)
-      and the ``POST`` paths ``bodyless(path)`` is true of (cancels and
-      subscriptions, which read no body, so cannot carry a prompt).
+      else). Without a ``Content-Type``: ``DELETE`` (no route takes a body),
+      the ``POST`` paths ``bodyless(path)`` is true of (cancels and
+      subscriptions, which read no body, so cannot carry a prompt), and
+      under the ``untyped`` prefixes a request that is not a browser's (the
+      acp-sdk client sends its JSON with no type). Every browser's ``POST``
+      carries ``Origin`` (``null`` at worst) and ``Sec-Fetch-*``: a request
+      with either is a browser's.
     """
 
     def __init__(
@@ -206,6 +210,7 @@ class SiteGuard:
         error_for: ErrorFor,
         strict_json: Iterable[str] = (),
         bodyless: Callable[[str], object] | None = None,
+        untyped: Iterable[str] = (),
     ) -> None:
         self.app = app
         hosts = [h.lower() for h in (*LOCAL_HOSTS, *hosts)]
@@ -220,6 +225,7 @@ class SiteGuard:
         self.error_for = error_for
         self.strict_json = tuple(strict_json)
         self.bodyless = bodyless
+        self.untyped = tuple(untyped)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket") or scope["path"] in self.exempt:
@@ -228,6 +234,7 @@ class SiteGuard:
         # The first of each header, as Headers.get finds it, in one pass (a missing
         # header costs Headers.get a KeyError raised and caught).
         raw_host = raw_origin = raw_type = None
+        fetched = False  # a browser's Sec-Fetch-* metadata
         for name, value in scope["headers"]:
             if name == b"host":
                 raw_host = value if raw_host is None else raw_host
@@ -235,6 +242,8 @@ class SiteGuard:
                 raw_origin = value if raw_origin is None else raw_origin
             elif name == b"content-type":
                 raw_type = value if raw_type is None else raw_type
+            elif name.startswith(b"sec-fetch-"):
+                fetched = True
         host = raw_host.decode("latin-1").lower() if raw_host is not None else ""
         origin = raw_origin.decode("latin-1") if raw_origin is not None else None
         refusal = None
@@ -243,7 +252,8 @@ class SiteGuard:
         elif not self._origin_allowed(origin, host):
             refusal = (403, "requests from this Origin are not allowed", "origin_not_allowed")
         elif scope["type"] == "http" and scope["method"] in STATE_CHANGING:
-            refusal = self._media_refusal(scope["method"], scope["path"], raw_type)
+            browser = fetched or raw_origin is not None
+            refusal = self._media_refusal(scope["method"], scope["path"], raw_type, browser)
         if refusal is None:
             await self.app(scope, receive, send)
             return
@@ -265,13 +275,15 @@ class SiteGuard:
         return netloc == host or _name_of(netloc) in LOCAL_HOSTS
 
     def _media_refusal(
-        self, method: str, path: str, raw_type: bytes | None
+        self, method: str, path: str, raw_type: bytes | None, browser: bool
     ) -> tuple[int, str, str] | None:
         declared = raw_type.decode("latin-1") if raw_type is not None else ""
         media = declared.split(";", 1)[0].strip().lower()
         strict = path.startswith(self.strict_json)
         if not media:
             if method == "DELETE" or (self.bodyless is not None and self.bodyless(path)):
+                return None
+            if not browser and path.startswith(self.untyped):
                 return None
             message = "the request has no Content-Type; send its body as application/json"
         elif media == "application/json" or (not strict and _is_json(media)):

@@ -53,6 +53,10 @@ BODYLESS_POSTS: Mapping[str, str] = {
     "acp": r"/runs/[^/]+/cancel",
     "a2a": r"/[^/]+(?:/[^/]+)?/tasks/[^/]+:(?:cancel|subscribe)",
 }
+# Protocols whose official client sends its JSON bodies with no Content-Type: acp-sdk's
+# (httpx ``content=``, for runs and resumes). There a request that is not a browser's
+# may omit it (SiteGuard).
+UNTYPED_CLIENTS = ("acp",)
 # Protocols whose bodies are application/json and nothing else: the MCP SDK's transport
 # answers any other type with a plain-text 400, so SiteGuard answers it first.
 STRICT_JSON = ("mcp",)
@@ -165,6 +169,7 @@ def add_middleware(
         error_for=error_for,
         strict_json=tuple(p for p, a in adapters.items() if a.name in STRICT_JSON),
         bodyless=re.compile(bodyless).fullmatch if bodyless else None,
+        untyped=tuple(p for p, a in adapters.items() if a.name in UNTYPED_CLIENTS),
     )
     if settings.cors_origins:
         # Outermost, so that browsers' preflight requests need no key.
