@@ -90,7 +90,11 @@ def error_responder(adapters: Mapping[str, Adapter]) -> ErrorFor:
 def jsonrpc_error(status: int, message: str, code: str) -> Response:
     """A JSON-RPC error without an id (the request was not read), as MCP's adapter answers:
     -32603 for a server error, else -32600 (the request is refused as it came)."""
-    error = {"code": -32603 if status >= 500 else -32600, "message": message, "data": {"code": code}}
+    error = {
+        "code": -32603 if status >= 500 else -32600,
+        "message": message,
+        "data": {"code": code},
+    }
     body = {"jsonrpc": "2.0", "id": None, "error": error}
     return Response(orjson.dumps(body), status, media_type="application/json")
 
