@@ -228,7 +228,11 @@ class SiteGuard:
         self.untyped = tuple(untyped)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in ("http", "websocket") or scope["path"] in self.exempt:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        path = _route_path(scope)
+        if path in self.exempt:
             await self.app(scope, receive, send)
             return
         # The first of each header, as Headers.get finds it, in one pass (a missing
@@ -253,12 +257,12 @@ class SiteGuard:
             refusal = (403, "requests from this Origin are not allowed", "origin_not_allowed")
         elif scope["type"] == "http" and scope["method"] in STATE_CHANGING:
             browser = fetched or raw_origin is not None
-            refusal = self._media_refusal(scope["method"], scope["path"], raw_type, browser)
+            refusal = self._media_refusal(scope["method"], path, raw_type, browser)
         if refusal is None:
             await self.app(scope, receive, send)
             return
         status, message, code = refusal
-        await self.error_for(scope["path"], status, message, code)(scope, receive, send)
+        await self.error_for(path, status, message, code)(scope, receive, send)
 
     def _host_allowed(self, host: str) -> bool:
         return host in self.hosts or _name_of(host) in self.names
@@ -300,6 +304,13 @@ def _first_header(scope: Scope, name: bytes) -> str | None:
         if key == name:
             return value.decode("latin-1")  # type: ignore[no-any-return]
     return None
+
+
+def _route_path(scope: Scope) -> str:
+    """The path the app routes on: without the ``root_path`` (behind a proxy's prefix)."""
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    return path[len(root) :] if root and path.startswith(root) else path
 
 
 def _is_json(media: str) -> bool:

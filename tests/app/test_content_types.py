@@ -283,3 +283,19 @@ async def test_the_openapi_document_lists_the_agent_cards_404() -> None:
         assert set(schema["required"]) <= set(missing.json()), (schema, missing.text)
         deleted = document["paths"]["/v1/responses/{response_id}"]["delete"]["responses"]
         assert "415" in deleted
+
+
+async def test_behind_a_path_prefix_the_refusals_keep_their_protocols_shape() -> None:
+    counter, agents = counting()
+    async with running(agents, settings()) as (app, _):
+        prefixed = httpx.ASGITransport(app=app, root_path="/x")  # a proxy's --root-path
+        async with httpx.AsyncClient(transport=prefixed, base_url="http://localhost/x") as http:
+            for path in ("/a2a/counter/message:send", "/a2a/counter", "/acp/runs"):
+                raw = orjson.dumps(RUNS[path][0])
+                browser = {**HEADERS, "origin": "http://localhost:5173"}
+                answer = await http.post(path, content=raw, headers=browser)
+                assert answer.status_code == 415 and RUNS[path][1](answer.json()), answer.text
+            cancel = await http.post("/a2a/counter/tasks/nope:cancel", headers=HEADERS)
+            assert cancel.status_code == 404, cancel.text
+            assert (await http.get("/healthz", headers={"host": "10.0.0.7"})).status_code == 200
+    assert counter.runs == 0
