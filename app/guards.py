@@ -190,13 +190,15 @@ class SiteGuard:
       and a page on any loopback port is an allowed origin. JSON is
       ``application/json`` or a ``+json`` type, or only ``application/json``
       under the ``strict_json`` prefixes (MCP's transport takes nothing
-      else). Without a ``Content-Type``: ``DELETE`` (no route takes a body),
-      the ``POST`` paths ``bodyless(path)`` is true of (cancels and
-      subscriptions, which read no body, so cannot carry a prompt), and
-      under the ``untyped`` prefixes a request that is not a browser's (the
-      acp-sdk client sends its JSON with no type). Every browser's ``POST``
-      carries ``Origin`` (``null`` at worst) and ``Sec-Fetch-*``: a request
-      with either is a browser's.
+      else). A ``POST`` without one passes only on the paths
+      ``bodyless(path)`` is true of (cancels and subscriptions, which read
+      no body, so cannot carry a prompt), and under the ``untyped`` prefixes
+      when it is not a browser's (the acp-sdk client sends its JSON with no
+      type): every browser's ``POST`` carries ``Origin`` (``null`` at worst)
+      and ``Sec-Fetch-*``. ``PUT``, ``PATCH`` and ``DELETE`` without one
+      pass: no browser sends them cross-site without a CORS preflight, no
+      route takes a ``PUT``/``PATCH`` (405 says so) and ``DELETE`` takes no
+      body.
     """
 
     def __init__(
@@ -285,7 +287,7 @@ class SiteGuard:
         media = declared.split(";", 1)[0].strip().lower()
         strict = path.startswith(self.strict_json)
         if not media:
-            if method == "DELETE" or (self.bodyless is not None and self.bodyless(path)):
+            if method != "POST" or (self.bodyless is not None and self.bodyless(path)):
                 return None
             if not browser and path.startswith(self.untyped):
                 return None

@@ -16,6 +16,7 @@ schema made from that adapter's own error response, so it cannot drift):
   in use), 413 (body too large), 415 (no ``Content-Type``, or not JSON), 422
   (a body that does not validate, on ACP), 503 (a store or the server
   busy or shutting down); DELETE: 415 (a ``Content-Type`` that is not JSON).
+  (A method a route does not take is 405, not listed.)
 """
 
 from __future__ import annotations

@@ -183,6 +183,11 @@ async def test_routes_that_read_no_body_need_no_type_but_refuse_a_wrong_one() ->
         # Not a bodyless route: a POST that would run an agent needs its type.
         lookalike = await http.post("/a2a/counter/message:send:cancel", headers=HEADERS)
         assert lookalike.status_code == 415
+        # A method no route takes is a 405 (no browser sends a PUT cross-site unasked).
+        assert (await http.put("/v1/models", headers=HEADERS)).status_code == 405
+        assert (await http.patch("/v1/chat/completions", headers=HEADERS)).status_code == 405
+        wrong = await http.put("/v1/chat/completions", headers={"content-type": "text/plain"})
+        assert wrong.status_code == 415
 
 
 async def test_the_official_clients_bodyless_and_untyped_requests_pass() -> None:
