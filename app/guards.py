@@ -195,10 +195,11 @@ class SiteGuard:
       no body, so cannot carry a prompt), and under the ``untyped`` prefixes
       when it is not a browser's (the acp-sdk client sends its JSON with no
       type): every browser's ``POST`` carries ``Origin`` (``null`` at worst)
-      and ``Sec-Fetch-*``. ``PUT``, ``PATCH`` and ``DELETE`` without one
-      pass: no browser sends them cross-site without a CORS preflight, no
-      route takes a ``PUT``/``PATCH`` (405 says so) and ``DELETE`` takes no
-      body.
+      and ``Sec-Fetch-*``. A ``POST`` that ``routed(scope)`` says no route
+      takes gets the app's 404 or 405 instead. ``PUT``, ``PATCH`` and
+      ``DELETE`` without one pass: no browser sends them cross-site without
+      a CORS preflight, no route takes a ``PUT``/``PATCH`` (405 says so) and
+      ``DELETE`` takes no body.
     """
 
     def __init__(
@@ -213,6 +214,7 @@ class SiteGuard:
         strict_json: Iterable[str] = (),
         bodyless: Callable[[str], object] | None = None,
         untyped: Iterable[str] = (),
+        routed: Callable[[Scope], bool] | None = None,
     ) -> None:
         self.app = app
         hosts = [h.lower() for h in (*LOCAL_HOSTS, *hosts)]
@@ -228,6 +230,7 @@ class SiteGuard:
         self.strict_json = tuple(strict_json)
         self.bodyless = bodyless
         self.untyped = tuple(untyped)
+        self.routed = routed
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -259,7 +262,7 @@ class SiteGuard:
             refusal = (403, "requests from this Origin are not allowed", "origin_not_allowed")
         elif scope["type"] == "http" and scope["method"] in STATE_CHANGING:
             browser = fetched or raw_origin is not None
-            refusal = self._media_refusal(scope["method"], path, raw_type, browser)
+            refusal = self._media_refusal(scope, path, raw_type, browser)
         if refusal is None:
             await self.app(scope, receive, send)
             return
@@ -281,15 +284,17 @@ class SiteGuard:
         return netloc == host or _name_of(netloc) in LOCAL_HOSTS
 
     def _media_refusal(
-        self, method: str, path: str, raw_type: bytes | None, browser: bool
+        self, scope: Scope, path: str, raw_type: bytes | None, browser: bool
     ) -> tuple[int, str, str] | None:
         declared = raw_type.decode("latin-1") if raw_type is not None else ""
         media = declared.split(";", 1)[0].strip().lower()
         strict = path.startswith(self.strict_json)
         if not media:
-            if method != "POST" or (self.bodyless is not None and self.bodyless(path)):
+            if scope["method"] != "POST" or (self.bodyless is not None and self.bodyless(path)):
                 return None
             if not browser and path.startswith(self.untyped):
+                return None
+            if self.routed is not None and not self.routed(scope):
                 return None
             message = "the request has no Content-Type; send its body as application/json"
         elif media == "application/json" or (not strict and _is_json(media)):

@@ -20,6 +20,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.routing import Match
+from starlette.types import Scope
 
 from agenthost.adapters.base import Adapter, HasAsgiRoutes, HasSiteAllowances
 from agenthost.adapters.routing import allowed_methods
@@ -174,6 +176,7 @@ def add_middleware(
         strict_json=tuple(p for p, a in adapters.items() if a.name in STRICT_JSON),
         bodyless=re.compile(bodyless).fullmatch if bodyless else None,
         untyped=tuple(p for p, a in adapters.items() if a.name in UNTYPED_CLIENTS),
+        routed=lambda scope: _routed(app, scope),
     )
     if settings.cors_origins:
         # Outermost, so that browsers' preflight requests need no key.
@@ -201,6 +204,12 @@ def site_allowances(settings: Settings) -> tuple[list[str], list[str]]:
             hosts += protocol.site_hosts()
             origins += protocol.site_origins()
     return hosts, origins
+
+
+def _routed(app: FastAPI, scope: Scope) -> bool:
+    """Whether a route of ``app`` takes the request (its method at its path): one no route
+    takes is answered 404 or 405 by the router, whatever its headers."""
+    return any(route.matches(scope)[0] is Match.FULL for route in app.routes)
 
 
 def _checks_hosts(settings: Settings) -> bool:

@@ -183,7 +183,10 @@ async def test_routes_that_read_no_body_need_no_type_but_refuse_a_wrong_one() ->
         # Not a bodyless route: a POST that would run an agent needs its type.
         lookalike = await http.post("/a2a/counter/message:send:cancel", headers=HEADERS)
         assert lookalike.status_code == 415
-        # A method no route takes is a 405 (no browser sends a PUT cross-site unasked).
+        # A method no route takes is a 405 and a path none serves a 404, typed or not (no
+        # browser sends a PUT cross-site unasked).
+        assert (await http.post("/v1/models", headers=HEADERS)).status_code == 405
+        assert (await http.post("/v1/nowhere", headers=HEADERS)).status_code == 404
         assert (await http.put("/v1/models", headers=HEADERS)).status_code == 405
         assert (await http.patch("/v1/chat/completions", headers=HEADERS)).status_code == 405
         wrong = await http.put("/v1/chat/completions", headers={"content-type": "text/plain"})
