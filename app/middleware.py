@@ -1,7 +1,7 @@
 """The middleware stack every request passes, and the errors the app itself answers.
 
 From the outside in: tracing spans, the request's id and protocol, CORS, the
-Host/Origin check, API keys, the per-principal in-flight bound, HEAD as GET,
+Host/Origin/Content-Type check, API keys, the per-principal in-flight bound, HEAD as GET,
 the body limit, then the adapters' fast lanes. An error raised before an
 adapter is reached is answered in that adapter's protocol shape
 (:func:`error_responder`).
