@@ -10,6 +10,7 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
+from agenthost.adapters.body_limits import off_loop
 from agenthost.adapters.disconnect import unless_disconnected
 from agenthost.adapters.openai.convert_chat import (
     ChunkFactory,
@@ -39,7 +40,8 @@ async def create_chat_completion(request: Request, agents: Mapping[str, Agent]) 
     body = await read_body(request, ChatCompletionRequest)
     agent = find_agent(agents, body.model)
     check_supported(body, agent)
-    messages, options = to_run(body)
+    # Converting thousands of messages takes a while (~45 µs each): a large body's off the loop.
+    messages, options = await off_loop(len(await request.body()), to_run, body)
     options = with_upstream(options, upstream_params(agent, chat_fields(body)))
     id, created = f"chatcmpl-{os.urandom(16).hex()}", int(time.time())
     if not body.stream:
