@@ -6,7 +6,13 @@ stops sending new requests, while the server keeps serving for
 ``graceful_shutdown_seconds`` to finish. Runs still going then are
 interrupted (``agents.limits``): each protocol ends its stream with its own
 error event (and ``[DONE]`` on Chat Completions) instead of a cut body, and
-the process exits 0. A second signal exits without waiting.
+the process exits 0.
+
+Nothing can hold the process past ``drain_seconds + graceful_shutdown_seconds +
+shutdown_margin_seconds`` after the signal: a watchdog thread
+(:class:`~agenthost.app.watchdog.ShutdownWatchdog`) exits it then, with a log line
+naming where the event loop was stuck (a tool that blocks it, say), and a second
+SIGTERM or SIGINT exits at once. Both exit non-zero (1, and 128 + the signal).
 
 That is the one drain for every protocol. sse-starlette, which streams the
 A2A SDK's and the MCP SDK's SSE bodies, would cancel each of its streams as
@@ -36,6 +42,7 @@ from fastapi import FastAPI
 
 from agenthost.app.connections import ConnectionLimits, LimitedHTTPProtocol, ResponseTracking
 from agenthost.app.settings import Settings
+from agenthost.app.watchdog import ShutdownWatchdog
 
 logger = logging.getLogger("agenthost")
 
@@ -97,6 +104,7 @@ def build_server(settings: Settings, app: FastAPI) -> DrainingServer:
         app,
         drain_seconds=settings.drain_seconds,
         grace_seconds=settings.graceful_shutdown_seconds,
+        margin_seconds=settings.shutdown_margin_seconds,
     )
 
 
@@ -110,20 +118,29 @@ class DrainingServer(uvicorn.Server):
         *,
         drain_seconds: float,
         grace_seconds: float = 30.0,
+        margin_seconds: float = 8.0,
     ) -> None:
         super().__init__(config)
         self.app = app
         self.drain_seconds = drain_seconds
         self.grace_seconds = grace_seconds
-        self._draining = False
+        self.watchdog = ShutdownWatchdog(
+            drain_seconds + grace_seconds + margin_seconds,
+            f"drain {drain_seconds:g} s + grace {grace_seconds:g} s + margin {margin_seconds:g} s",
+        )
+        self._signalled = False
         _sse_streams(should_exit=False)
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         self.app.state.ready = False
-        if self._draining or self.drain_seconds <= 0:
+        if self._signalled:
+            self.watchdog.force(sig)
+            return
+        self._signalled = True
+        self.watchdog.start()
+        if self.drain_seconds <= 0:
             super().handle_exit(sig, frame)
             return
-        self._draining = True
         logger.info("draining for %.1f s before shutting down", self.drain_seconds)
         loop = asyncio.get_event_loop()
         # Runs inside a signal handler: hand the timer to the loop thread-safely.
