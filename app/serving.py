@@ -20,8 +20,10 @@ soon as uvicorn sees the signal (it patches ``Server.handle_exit``), cutting
 A2A JSON-RPC, HTTP+JSON and MCP streams mid-body 0.1 s after SIGTERM: its
 automatic drain is turned off here (``AppStatus``'s documented switch), and
 its streams told to stop (``AppStatus.should_exit``) only after the
-interrupted runs have had :data:`FINAL_EVENTS_SECONDS` for their last events
-(which ends the streams no run feeds, such as MCP's GET stream).
+interrupted runs have had :data:`SSE_CLOSE_SECONDS` for their last events.
+The streams still open then (those no run feeds, such as a stateful MCP
+session's GET stream) first get their last chunk (:mod:`agenthost.app.streams`):
+they end, rather than being cut, and their clients may reconnect elsewhere.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from fastapi import FastAPI
 
 from agenthost.app.connections import ConnectionLimits, LimitedHTTPProtocol, ResponseTracking
 from agenthost.app.settings import Settings
+from agenthost.app.streams import OpenStreams
 from agenthost.app.watchdog import ShutdownWatchdog
 
 logger = logging.getLogger("agenthost")
@@ -88,8 +91,9 @@ def build_server(settings: Settings, app: FastAPI) -> DrainingServer:
         max_connections=settings.max_connections,
         max_connections_per_client=settings.max_connections_per_client,
     )
+    streams = OpenStreams(app)
     config = uvicorn.Config(
-        ResponseTracking(app),  # tells LimitedHTTPProtocol when responses end
+        ResponseTracking(streams),  # tells LimitedHTTPProtocol when responses end
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level,
@@ -105,6 +109,7 @@ def build_server(settings: Settings, app: FastAPI) -> DrainingServer:
         drain_seconds=settings.drain_seconds,
         grace_seconds=settings.graceful_shutdown_seconds,
         margin_seconds=settings.shutdown_margin_seconds,
+        streams=streams,
     )
 
 
@@ -119,6 +124,7 @@ class DrainingServer(uvicorn.Server):
         drain_seconds: float,
         grace_seconds: float = 30.0,
         margin_seconds: float = 8.0,
+        streams: OpenStreams | None = None,
     ) -> None:
         super().__init__(config)
         self.app = app
@@ -128,7 +134,9 @@ class DrainingServer(uvicorn.Server):
             drain_seconds + grace_seconds + margin_seconds,
             f"drain {drain_seconds:g} s + grace {grace_seconds:g} s + margin {margin_seconds:g} s",
         )
+        self.streams = streams
         self._signalled = False
+        self._closing: asyncio.Task[None] | None = None
         _sse_streams(should_exit=False)
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
@@ -167,12 +175,22 @@ class DrainingServer(uvicorn.Server):
 
     def _interrupt_runs(self) -> None:
         loop = asyncio.get_running_loop()
-        loop.call_later(SSE_CLOSE_SECONDS, _sse_streams, True)
+        loop.call_later(SSE_CLOSE_SECONDS, self._close_streams)
         count = self.app.state.host.interrupt_runs("the server is shutting down; retry the request")
         if count:
             logger.warning(
                 "interrupted %d runs still going after %.1f s", count, self.grace_seconds
             )
+
+    def _close_streams(self) -> None:
+        self._closing = asyncio.create_task(self._end_streams())
+
+    async def _end_streams(self) -> None:
+        if self.streams is not None:
+            count = await self.streams.end_all()
+            if count:
+                logger.info("ended %d event streams still open (no run fed them)", count)
+        _sse_streams(should_exit=True)  # and cancels what is left of them
 
     @contextmanager
     def capture_signals(self) -> Generator[None, None, None]:

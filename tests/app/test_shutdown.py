@@ -4,6 +4,7 @@ saying why; a second signal ends it at once (app/watchdog.py, ShutdownWatchdog).
 
 from __future__ import annotations
 
+import logging
 import signal
 import threading
 import time
@@ -12,8 +13,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
+import anyio
 import httpx
 import pytest
+from mcp import Client
 
 from tests.commands import clean_env, serving
 
@@ -134,3 +137,48 @@ def test_a_c_call_holding_the_gil_is_ended_by_the_backstop(tmp_path: Path) -> No
     assert code == -signal.SIGALRM, text
     assert GRACE + MARGIN + 2 - 0.1 < took < GRACE + MARGIN + 5, took
     assert "ends at the latest" in text, text
+
+
+ECHO = "agents:\n  - {name: echo, model: echo}\n"
+
+
+@pytest.mark.anyio
+async def test_sigterm_ends_a_stateful_mcp_get_stream_cleanly(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A stateful session's standalone GET stream, which no run feeds, lasts until the
+    # drain closes it. Before, sse-starlette cancelled it: the client read "peer closed
+    # connection without sending complete message body (incomplete chunked read)" and
+    # the server logged "ASGI callable returned without completing response" (3 of 3).
+    config = tmp_path / "agents.yaml"
+    config.write_text(ECHO)
+    env = clean_env(
+        AGENTHOST_ADAPTERS="mcp",
+        AGENTHOST_MCP_STATELESS="false",
+        AGENTHOST_GRACEFUL_SHUTDOWN_SECONDS="1",
+    )
+    caplog.set_level(logging.DEBUG, logger="mcp.client.streamable_http")
+    with (
+        (tmp_path / "stderr").open("w+b") as log,
+        serving(config, env, stderr=log) as (process, url),
+    ):
+        async with Client(f"{url}/mcp", mode="legacy") as client:
+            assert [tool.name for tool in (await client.list_tools()).tools] == ["echo"]
+            while not any("GET SSE connection established" in r.message for r in caplog.records):
+                await anyio.sleep(0.05)
+            signalled = time.monotonic()
+            process.send_signal(signal.SIGTERM)
+            while not any("GET stream disconnected" in r.message for r in caplog.records):
+                assert time.monotonic() - signalled < 30, "the GET stream never ended"
+                await anyio.sleep(0.05)
+            ended = time.monotonic() - signalled
+            with anyio.fail_after(30):
+                while process.poll() is None:
+                    await anyio.sleep(0.05)
+        text = stderr_of(log)
+    assert process.returncode == 0, text
+    assert ended < 1 + 1 + 3, ended  # the grace time, then the runs' last second
+    first_error = next(r for r in caplog.records if "GET stream" in r.message)
+    assert "incomplete chunked read" not in caplog.text, first_error
+    assert "ended 1 event streams still open" in text, text
+    assert "without completing response" not in text, text
