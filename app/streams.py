@@ -13,6 +13,7 @@ ends each one with the empty last chunk, dropping whatever its app sends after.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -89,8 +90,7 @@ class OpenStreams:
         self._open.clear()
         if streams:
             ending = asyncio.gather(*(stream.end() for stream in streams), return_exceptions=True)
-            try:
+            # Past it, the process ends them: uvicorn cancels what is left.
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(ending, SECONDS_TO_END)
-            except TimeoutError:
-                pass  # the process ends them: uvicorn cancels what is left
         return len(streams)

@@ -179,10 +179,14 @@ class ShutdownWatchdog:
         self._started = True
         try:
             self._loop = asyncio.get_running_loop()
-        except RuntimeError:  # a signal handler runs outside any task: the loop is still this thread's
+        except (
+            RuntimeError
+        ):  # a signal handler runs outside any task: the loop is still this thread's
             self._loop = None
         self._loop_thread = threading.get_ident()
-        logger.info("the process ends at the latest %.1f s from now (%s)", self.seconds, self.budget)
+        logger.info(
+            "the process ends at the latest %.1f s from now (%s)", self.seconds, self.budget
+        )
         threading.Thread(target=self._watch, name="shutdown watchdog", daemon=True).start()
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGALRM, signal.SIG_DFL)
@@ -196,7 +200,9 @@ class ShutdownWatchdog:
     def _watch(self) -> None:
         if self._forced.wait(self.seconds):
             name = signal.Signals(self._signal).name
-            self._exit(128 + self._signal, f"second {name}: exiting now, without finishing the shutdown")
+            self._exit(
+                128 + self._signal, f"second {name}: exiting now, without finishing the shutdown"
+            )
             return
         task, where = describe(self._loop, self._loop_thread)
         held = f"; the event loop is busy{task}{where}" if task or where else ""

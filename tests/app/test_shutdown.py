@@ -4,11 +4,12 @@ saying why; a second signal ends it at once (app/watchdog.py, ShutdownWatchdog).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
@@ -52,10 +53,8 @@ def block_the_loop(url: str, agent: str, seconds: str) -> threading.Thread:
 
     def ask() -> None:
         body = {"model": agent, "messages": [{"role": "user", "content": seconds}]}
-        try:
+        with contextlib.suppress(httpx.TransportError):  # the process ends under it
             httpx.post(f"{url}/v1/chat/completions", json=body, timeout=60)
-        except httpx.TransportError:
-            pass  # the process ends under it
 
     asker = threading.Thread(target=ask, daemon=True)
     asker.start()
@@ -142,6 +141,13 @@ def test_a_c_call_holding_the_gil_is_ended_by_the_backstop(tmp_path: Path) -> No
 ECHO = "agents:\n  - {name: echo, model: echo}\n"
 
 
+async def until(condition: Callable[[], bool], seconds: float = 30) -> None:
+    """Polls ``condition`` (log records, a process: nothing to wait on)."""
+    with anyio.fail_after(seconds):
+        while not condition():  # noqa: ASYNC110
+            await anyio.sleep(0.05)
+
+
 @pytest.mark.anyio
 async def test_sigterm_ends_a_stateful_mcp_get_stream_cleanly(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
@@ -158,23 +164,22 @@ async def test_sigterm_ends_a_stateful_mcp_get_stream_cleanly(
         AGENTHOST_GRACEFUL_SHUTDOWN_SECONDS="1",
     )
     caplog.set_level(logging.DEBUG, logger="mcp.client.streamable_http")
+
+    def logged(text: str) -> bool:
+        return any(text in record.message for record in caplog.records)
+
     with (
         (tmp_path / "stderr").open("w+b") as log,
         serving(config, env, stderr=log) as (process, url),
     ):
         async with Client(f"{url}/mcp", mode="legacy") as client:
             assert [tool.name for tool in (await client.list_tools()).tools] == ["echo"]
-            while not any("GET SSE connection established" in r.message for r in caplog.records):
-                await anyio.sleep(0.05)
+            await until(lambda: logged("GET SSE connection established"))
             signalled = time.monotonic()
             process.send_signal(signal.SIGTERM)
-            while not any("GET stream disconnected" in r.message for r in caplog.records):
-                assert time.monotonic() - signalled < 30, "the GET stream never ended"
-                await anyio.sleep(0.05)
+            await until(lambda: logged("GET stream disconnected"))
             ended = time.monotonic() - signalled
-            with anyio.fail_after(30):
-                while process.poll() is None:
-                    await anyio.sleep(0.05)
+            await until(lambda: process.poll() is not None)
         text = stderr_of(log)
     assert process.returncode == 0, text
     assert ended < 1 + 1 + 3, ended  # the grace time, then the runs' last second
