@@ -2,9 +2,9 @@
 
 Every A2A request that needs the task database gets the protocol's
 "unavailable" error while it is down (JSON-RPC -32603, HTTP+JSON 503, both
-saying so, with ``kind: unavailable``), never the driver's text; the log says
-it once, and once more when it is back; then every request succeeds again, and
-no conversation holds a turn whose client got an error.
+saying so, with ``kind: unavailable``; gRPC UNAVAILABLE), never the driver's
+text; the log says it once, and once more when it is back; then every request
+succeeds again, and no turn is stored for a request refused during the outage.
 """
 
 from __future__ import annotations
@@ -16,8 +16,11 @@ import uuid
 from typing import Any
 
 import anyio
+import grpc
+import grpc.aio
 import httpx
 import pytest
+from a2a.types import GetTaskRequest, a2a_pb2_grpc
 
 from tests.conftest import running
 from tests.scale.test_outage import AGENTS, V1, settings
@@ -73,7 +76,22 @@ async def test_postgresql_stopped_and_started_under_a2a_traffic(
 
     with postgres() as database:
         values = settings("memory", a2a_task_store=database.url)
-        async with running(AGENTS, values) as (_, client):
+        grpc_port = values.protocol("a2a").grpc_port  # type: ignore[attr-defined]
+        async with (
+            running(AGENTS, values) as (_, client),
+            grpc.aio.insecure_channel(f"127.0.0.1:{grpc_port}") as channel,
+        ):
+            stub = a2a_pb2_grpc.A2AServiceStub(channel)  # type: ignore[no-untyped-call]
+
+            async def grpc_get_task() -> str:
+                try:
+                    await stub.GetTask(GetTaskRequest(id=task_id, tenant="echo"))
+                except grpc.aio.AioRpcError as error:
+                    status = (error.code(), error.details())
+                    expected = (grpc.StatusCode.UNAVAILABLE, UNAVAILABLE)
+                    return "unavailable" if status == expected else repr(status)
+                return "ok"
+
             before = (
                 await client.post(
                     "/a2a/echo", json=rpc("SendMessage", {"message": message("before")}), headers=V1
@@ -100,12 +118,14 @@ async def test_postgresql_stopped_and_started_under_a2a_traffic(
                 ),
                 "HTTP+JSON GET task": lambda: client.get(f"/a2a/echo/tasks/{task_id}", headers=V1),
             }
+            kinds = [*requests, "gRPC GetTask"]
             stop = anyio.Event()
 
             async def traffic() -> None:
                 while not stop.is_set():
                     for name, request in requests.items():
                         outcomes.append((time.monotonic(), name, outcome(await request())))
+                    outcomes.append((time.monotonic(), "gRPC GetTask", await grpc_get_task()))
                     await anyio.sleep(0.05)
 
             async def conversation() -> None:
@@ -145,10 +165,11 @@ async def test_postgresql_stopped_and_started_under_a2a_traffic(
 
     during = [o for t, _, o in outcomes if stopped + 0.5 < t < started]
     after = [(name, o) for t, name, o in outcomes if t > recovered + 0.2]
+    assert {o for _, _, o in outcomes} <= {"ok", "unavailable"}, outcomes
     assert during and set(during) == {"unavailable"}, during
     assert after and all(o == "ok" for _, o in after), after
     # Every request kind both failed (cleanly) and succeeded again.
-    assert {n for _, n, o in outcomes if o == "unavailable"} == set(requests)
+    assert {n for _, n, o in outcomes if o == "unavailable"} == set(kinds)
     assert recovered - started < 5, recovered - started
     # No phantom turn once the outage is known: every request is refused before its run
     # starts. A turn whose run was already going when PostgreSQL went (its task's last
