@@ -177,11 +177,9 @@ class ShutdownWatchdog:
         if self._started:
             return
         self._started = True
-        try:
+        try:  # a signal handler runs on the loop's thread, while the loop runs
             self._loop = asyncio.get_running_loop()
-        except (
-            RuntimeError
-        ):  # a signal handler runs outside any task: the loop is still this thread's
+        except RuntimeError:  # no loop: nothing to name but the thread's frame
             self._loop = None
         self._loop_thread = threading.get_ident()
         logger.info(
