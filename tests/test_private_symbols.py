@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -128,8 +129,12 @@ def _has(module: str, name: str) -> bool:
     """``module`` has ``name`` (an attribute, a submodule, or ``Class.member``: a class
     attribute, or an instance attribute its ``__init__`` sets)."""
     owner, _, member = name.partition(".")
-    value = getattr(importlib.import_module(module), owner, None)
+    package = importlib.import_module(module)
+    value = getattr(package, owner, None)
     if value is None and not member:
+        if f"{module}.{owner}" in sys.modules:  # kept out (None) by sdk_databases.defer()
+            folders = getattr(package, "__path__", ())
+            return any((Path(folder) / f"{owner}.py").exists() for folder in folders)
         return importlib.util.find_spec(f"{module}.{owner}") is not None
     if value is None or not member or hasattr(value, member):
         return value is not None
