@@ -19,7 +19,11 @@ this adds:
   new connection gets 503;
 - a cap on open connections per client address (before auth, so it holds
   without a key): past it, that address's longest-idle connection is closed,
-  else the new one gets 429.
+  else the new one gets 429;
+- a time limit for a client that stops reading its response: once the
+  transport's write buffer is full (uvicorn then makes the app's next
+  ``send`` wait), the connection is aborted if the buffer has not drained
+  within ``send_stall_timeout``; the app sees a disconnect.
 
 How, with nothing of uvicorn's but its public ``http`` setting:
 
@@ -48,6 +52,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import logging
 from collections import Counter
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -60,6 +65,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.config import HTTP_PROTOCOLS
 
 
+logger = logging.getLogger("agenthost")
+
+
 @dataclass(frozen=True, slots=True)
 class ConnectionLimits:
     """What one connection may take; see docs/security.md."""
@@ -70,6 +78,7 @@ class ConnectionLimits:
     max_headers: int = 100
     max_connections: int = 2048
     max_connections_per_client: int = 0  # 0: no cap
+    send_stall_timeout: float = 30.0  # 0: none
 
 
 @dataclass(eq=False)
@@ -131,6 +140,7 @@ class LimitedHTTPProtocol(asyncio.Protocol):
         self.client_host = ""
         self.counted = False  # in ``connections``
         self.done = False  # refused, or handed to another protocol: nothing more is parsed
+        self.stall_timer: asyncio.TimerHandle | None = None  # runs while writing is paused
 
     @classmethod
     def with_limits(cls, limits: ConnectionLimits) -> type[LimitedHTTPProtocol]:
@@ -159,17 +169,45 @@ class LimitedHTTPProtocol(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_timer()
+        self._stop_stall_timer()
         self._uncount()
         self.inner.connection_lost(exc)
 
     def eof_received(self) -> bool | None:
         return self.inner.eof_received()
 
+    # Writes: uvicorn's flow control makes the app's next send wait while the
+    # transport's buffer is over its high-water mark, so a client that stops
+    # reading holds one response message and its run, never a growing buffer;
+    # past the stall limit the connection is aborted, which the app sees as a
+    # disconnect (a run streaming to it is cancelled).
+
     def pause_writing(self) -> None:
+        stall = self.limits.send_stall_timeout
+        if stall and self.stall_timer is None:
+            self.stall_timer = self.loop.call_later(stall, self._stalled)
         self.inner.pause_writing()
 
     def resume_writing(self) -> None:
+        self._stop_stall_timer()
         self.inner.resume_writing()
+
+    def _stop_stall_timer(self) -> None:
+        if self.stall_timer is not None:
+            self.stall_timer.cancel()
+            self.stall_timer = None
+
+    def _stalled(self) -> None:
+        self.stall_timer = None
+        self.done = True
+        logger.info(
+            "closed a connection from %s: it read nothing of its response for %.1f s",
+            self.client_host,
+            self.limits.send_stall_timeout,
+        )
+        if self.transport is not None:
+            # abort(), not close(): close() would wait to flush what the client never reads.
+            self.transport.abort()
 
     def _uncount(self) -> None:
         if self.counted:
