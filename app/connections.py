@@ -64,7 +64,6 @@ import httptools
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.config import HTTP_PROTOCOLS
 
-
 logger = logging.getLogger("agenthost")
 
 

@@ -135,10 +135,16 @@ class BodyLimitGuard:
             return None  # one body alone always passes
         if self.max_owner_bytes and mine + more > self.max_owner_bytes:
             message = f"more than {self.max_owner_bytes} bytes of request bodies in flight for "
-            return Busy(429, message + "this API key or address; retry shortly", "too_many_requests")
+            return Busy(
+                429, message + "this API key or address; retry shortly", "too_many_requests"
+            )
         budget = self.max_in_flight_bytes
         # Past the ceiling, only owners under an equal share of it are let in.
-        if budget and self.in_flight_bytes + more > budget and mine + more > budget // len(self.held):
+        if (
+            budget
+            and self.in_flight_bytes + more > budget
+            and mine + more > budget // len(self.held)
+        ):
             message = f"more than {budget} bytes of request bodies in flight; retry shortly"
             return Busy(503, message, "server_busy")
         return None

@@ -203,7 +203,9 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--stall", type=float, default=5.0)
     parser.add_argument(
-        "--per-key-mib", type=float, help="AGENTHOST_MAX_BODY_BYTES_PER_PRINCIPAL (default: its own)"
+        "--per-key-mib",
+        type=float,
+        help="AGENTHOST_MAX_BODY_BYTES_PER_PRINCIPAL (default: its own)",
     )
     args = parser.parse_args()
     size = int(args.body_mib * MIB)
@@ -274,7 +276,9 @@ def main() -> int:
     print(f"RSS: base {base / MIB:.0f} MiB, with streams {with_streams / MIB:.0f} MiB, ", end="")
     print(f"peak {peak / MIB:.0f} MiB, after the stall {after / MIB:.0f} MiB")
     per = (with_streams - base) / max(1, len(streams))
-    print(f"memory per in-flight streamed request: {per / MIB:.1f} MiB ({per / size:.1f}x its body)")
+    print(
+        f"memory per in-flight streamed request: {per / MIB:.1f} MiB ({per / size:.1f}x its body)"
+    )
     print(f"key B: {sum(tally.statuses.values())} requests, statuses {dict(tally.statuses)}")
     if lat:
         p50, p99 = percentile(lat, 50) * 1000, percentile(lat, 99) * 1000

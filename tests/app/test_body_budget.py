@@ -157,7 +157,9 @@ async def test_a_key_past_its_own_budget_gets_429_and_another_key_is_served() ->
     app, guard, seen = _keyed(release, budget=0, per_owner=5 * MB)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
-        first = asyncio.create_task(client.post("/hold", content=b"a" * (3 * MB), headers=_as(ALICE)))
+        first = asyncio.create_task(
+            client.post("/hold", content=b"a" * (3 * MB), headers=_as(ALICE))
+        )
         await seen.reach(1)
         refused = await client.post("/hold", content=b"a" * (3 * MB), headers=_as(ALICE))
         assert refused.status_code == 429

@@ -120,8 +120,7 @@ def test_one_keys_stalled_bodies_and_unread_streams_do_not_refuse_another_key(
         base = peak = rss(process.pid)
         stop, statuses = threading.Event(), Counter[str]()
         bob = [
-            threading.Thread(target=requests_of, args=(url, BOB, stop, statuses))
-            for _ in range(2)
+            threading.Thread(target=requests_of, args=(url, BOB, stop, statuses)) for _ in range(2)
         ]
         for thread in bob:
             thread.start()
