@@ -5,14 +5,14 @@ Starts ``agenthost serve`` (one ``echo`` agent, two API keys) and then:
 1. key A opens ``--streams`` streamed echo requests of ``--body-mib`` each
    and never reads them: the server's RSS growth per in-flight streamed
    request (after the bodies are in and the streams have filled the sockets);
-2. key A also sends ``--bodies`` bodies of ``--body-mib`` each, all but the
-   last byte, and stalls; meanwhile key B sends requests with a 128 KiB body
-   for ``--seconds``: B's statuses and latency percentiles;
+2. key A also sends ``--bodies`` requests with bodies of ``--body-mib``
+   each, all but the last byte, and stalls; meanwhile key B sends requests
+   with a 128 KiB body for ``--seconds``: B's statuses and latency;
 3. after ``--stall`` seconds (``AGENTHOST_SEND_STALL_SECONDS``), which of A's
    unread streams the server closed, and the RSS then.
 
     .venv/bin/python bench/fairness.py [--streams 32] [--bodies 32] [--body-mib 4]
-        [--seconds 10] [--stall 5] [--per-key-mib M]
+        [--seconds 10] [--stall 20] [--per-key-mib M]
 
 For the before numbers run it with ``PYTHONPATH=<another checkout>/src``
 (the server subprocess inherits it, so it imports that checkout's code).
@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import select
 import socket
 import statistics
 import subprocess
@@ -143,7 +144,7 @@ def stalled_body(port: int, key: str, body: bytes) -> socket.socket | None:
 
 def accepted(sock: socket.socket) -> bool:
     """The server began a 200 answer on ``sock`` (peeked: the bytes stay unread)."""
-    sock.settimeout(10)
+    sock.settimeout(60)
     try:
         return sock.recv(12, socket.MSG_PEEK).startswith(b"HTTP/1.1 200")
     except OSError:
@@ -201,7 +202,7 @@ def main() -> int:
     parser.add_argument("--bodies", type=int, default=32)
     parser.add_argument("--body-mib", type=float, default=4.0)
     parser.add_argument("--seconds", type=float, default=10.0)
-    parser.add_argument("--stall", type=float, default=5.0)
+    parser.add_argument("--stall", type=float, default=20.0)
     parser.add_argument(
         "--per-key-mib",
         type=float,
@@ -238,10 +239,15 @@ def main() -> int:
                 )
                 if s is not None
             ]
-            time.sleep(3.0)  # the runs start and fill the sockets
-            with_streams = rss(pid)
+            # Every stream answered (its body parsed, its run started), then the sockets fill.
+            sent = time.monotonic()
             refused = [s for s in streams if not accepted(s)]
             streams = [s for s in streams if s not in refused]
+            answered_in = time.monotonic() - sent
+            with_streams = 0
+            for _ in range(10):
+                with_streams = max(with_streams, rss(pid))
+                time.sleep(0.1)
             stop = threading.Event()
             tally = Tally()
             bob = threading.Thread(target=other_key, args=(port, KEY_B, stop, tally))
@@ -261,8 +267,8 @@ def main() -> int:
                 time.sleep(0.2)
             stop.set()
             bob.join()
-        wait = max(0.0, args.stall + 2.0 - args.seconds - 3.0)
-        time.sleep(wait)
+            answered, _, _ = select.select(bodies, [], [], 0)  # refused, or timed out
+        time.sleep(max(0.0, args.stall + 2.0 - args.seconds))
         states = Counter(stream_state(s) for s in streams)
         after = rss(pid)
         for sock in (*streams, *refused, *bodies):
@@ -271,19 +277,23 @@ def main() -> int:
     print(f"server code: {os.environ.get('PYTHONPATH') or REPO}")
     print(
         f"key A: {len(streams)} unread streams ({len(refused)} refused), "
-        f"{len(bodies)} stalled bodies sent whole but the last byte, of {size} bytes each"
+        f"{args.bodies} stalled bodies ({args.bodies - len(bodies) + len(answered)} refused "
+        f"or cut), of {size} bytes each"
     )
     print(f"RSS: base {base / MIB:.0f} MiB, with streams {with_streams / MIB:.0f} MiB, ", end="")
     print(f"peak {peak / MIB:.0f} MiB, after the stall {after / MIB:.0f} MiB")
-    per = (with_streams - base) / max(1, len(streams))
-    print(
-        f"memory per in-flight streamed request: {per / MIB:.1f} MiB ({per / size:.1f}x its body)"
-    )
+    if streams:
+        print(f"key A's streams answered within {answered_in:.1f} s of being sent")
+        per = (with_streams - base) / len(streams)
+        print(
+            f"memory per in-flight streamed request: {per / MIB:.1f} MiB ({per / size:.1f}x body)"
+        )
     print(f"key B: {sum(tally.statuses.values())} requests, statuses {dict(tally.statuses)}")
     if lat:
         p50, p99 = percentile(lat, 50) * 1000, percentile(lat, 99) * 1000
         print(f"key B latency: p50 {p50:.0f} ms, p99 {p99:.0f} ms, max {lat[-1] * 1000:.0f} ms")
-    print(f"key A's streams {args.stall + 2:.0f}+ s later: {dict(states)}")
+    if streams:
+        print(f"key A's streams {args.stall + 2:.0f}+ s later: {dict(states)}")
     return 0 if set(tally.statuses) == {"200"} else 1
 
 
