@@ -22,8 +22,9 @@ this adds:
   else the new one gets 429;
 - a time limit for a client that stops reading its response: once the
   transport's write buffer is full (uvicorn then makes the app's next
-  ``send`` wait), the connection is aborted if the buffer has not drained
-  within ``send_stall_timeout``; the app sees a disconnect.
+  ``send`` wait), the connection is aborted if the client has read less
+  than :data:`MIN_PROGRESS` in ``send_stall_timeout``; the app sees a
+  disconnect.
 
 How, with nothing of uvicorn's but its public ``http`` setting:
 
@@ -51,8 +52,11 @@ callbacks and one per header, and one wrapped ``send`` per response message.
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import importlib
 import logging
+import sys
+import termios
 from collections import Counter
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -65,6 +69,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.config import HTTP_PROTOCOLS
 
 logger = logging.getLogger("agenthost")
+
+MIN_PROGRESS = 64 * 1024
+"""Bytes a client must read within each send-stall period while writing is paused."""
+
+# The ioctl telling a TCP socket's bytes not yet acknowledged (SIOCOUTQ on Linux).
+_OUTQ: int | None = getattr(termios, "TIOCOUTQ", None) if sys.platform == "linux" else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +150,7 @@ class LimitedHTTPProtocol(asyncio.Protocol):
         self.counted = False  # in ``connections``
         self.done = False  # refused, or handed to another protocol: nothing more is parsed
         self.stall_timer: asyncio.TimerHandle | None = None  # runs while writing is paused
+        self.stall_pending: int | None = None  # bytes not yet delivered when it was armed
 
     @classmethod
     def with_limits(cls, limits: ConnectionLimits) -> type[LimitedHTTPProtocol]:
@@ -181,9 +192,18 @@ class LimitedHTTPProtocol(asyncio.Protocol):
     # past the stall limit the connection is aborted, which the app sees as a
     # disconnect (a run streaming to it is cancelled).
 
+    # A slow reader is not a stalled one: once the kernel's send queue is full
+    # the socket turns writable again only after the client has read a large
+    # part of it (half of a queue of up to 4 MiB), so writing may stay paused
+    # for longer than the limit while the client reads steadily. Each time the
+    # limit ends, the bytes still to deliver (the kernel's unacknowledged ones,
+    # where Linux tells them, and the transport's) must have gone down by
+    # MIN_PROGRESS.
+
     def pause_writing(self) -> None:
         stall = self.limits.send_stall_timeout
         if stall and self.stall_timer is None:
+            self.stall_pending = self._pending()
             self.stall_timer = self.loop.call_later(stall, self._stalled)
         self.inner.pause_writing()
 
@@ -196,8 +216,29 @@ class LimitedHTTPProtocol(asyncio.Protocol):
             self.stall_timer.cancel()
             self.stall_timer = None
 
+    def _pending(self) -> int | None:
+        """Bytes written but not yet taken by the client, or None if the kernel does not say."""
+        transport = self.transport
+        sock = transport.get_extra_info("socket") if transport is not None else None
+        if transport is None or sock is None or _OUTQ is None:
+            return None
+        try:
+            unacked = fcntl.ioctl(sock.fileno(), _OUTQ, b"\0\0\0\0")
+        except (OSError, ValueError):
+            return None
+        return int.from_bytes(unacked, sys.byteorder) + transport.get_write_buffer_size()
+
     def _stalled(self) -> None:
         self.stall_timer = None
+        pending = self._pending()
+        before = self.stall_pending
+        # A client that reads nothing still frees a little now and then (a
+        # zero-window probe, its kernel compacting its receive queue): what counts
+        # is reading at least MIN_PROGRESS bytes in the period.
+        if pending is not None and before is not None and pending <= before - MIN_PROGRESS:
+            self.stall_pending = pending  # the client read: another period
+            self.stall_timer = self.loop.call_later(self.limits.send_stall_timeout, self._stalled)
+            return
         self.done = True
         logger.info(
             "closed a connection from %s: it read nothing of its response for %.1f s",

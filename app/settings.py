@@ -212,8 +212,9 @@ class Settings(BaseSettings):
         30.0,
         ge=0,
         description="Seconds a client may leave its response unread once the server's send "
-        "buffer for it is full (the run waits meanwhile); then the connection is closed and its "
-        "run stopped, as on a disconnect. 0: never.",
+        "buffers for it are full (the run waits meanwhile): a client that reads less than 64 KiB "
+        "in that time has its connection closed and its run stopped, as on a disconnect. "
+        "0: never.",
     )
 
     # Connection limits (app/connections.py); see docs/security.md.

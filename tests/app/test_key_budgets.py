@@ -15,6 +15,7 @@ import socket
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -123,40 +124,44 @@ def alice_served_again(url: str) -> int:
             time.sleep(0.2)
 
 
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, str]]:
+    with agenthost_serve(tmp_path_factory.mktemp("budgets"), **ENV) as (process, url):
+        yield process.pid, url
+
+
 def test_one_keys_stalled_bodies_and_unread_streams_do_not_refuse_another_key(
-    tmp_path: Path,
+    served: tuple[int, str],
 ) -> None:
-    with agenthost_serve(tmp_path, **ENV) as (process, url):
-        port = int(url.rsplit(":", 1)[1])
-        base = peak = rss(process.pid)
-        stop, statuses = threading.Event(), Counter[str]()
-        bob = [
-            threading.Thread(target=requests_of, args=(url, BOB, stop, statuses)) for _ in range(2)
-        ]
+    pid, url = served
+    port = int(url.rsplit(":", 1)[1])
+    base = peak = rss(pid)
+    stop, statuses = threading.Event(), Counter[str]()
+    bob = [threading.Thread(target=requests_of, args=(url, BOB, stop, statuses)) for _ in range(2)]
+    for thread in bob:
+        thread.start()
+    try:
+        stream, stalled = chat_body(BODY, stream=True), chat_body(BODY, stream=False)
+        with ThreadPoolExecutor(32) as pool:
+            sent = pool.map(lambda _: send(port, ALICE, stream, small_buffer=True), range(32))
+            streams = [s for s in sent if s is not None]
+            sent = pool.map(lambda _: send(port, ALICE, stalled), range(32))
+            bodies = [s for s in sent if s is not None]
+        answered = {s: status(s) for s in streams}
+        running = [s for s, code in answered.items() if code == b"200"]
+        started = time.monotonic()
+        while time.monotonic() - started < STALL + 2:
+            peak = max(peak, rss(pid))
+            time.sleep(0.1)
+        ends = Counter(stream_end(s) for s in running)
+    finally:
+        stop.set()
         for thread in bob:
-            thread.start()
-        try:
-            stream, stalled = chat_body(BODY, stream=True), chat_body(BODY, stream=False)
-            with ThreadPoolExecutor(32) as pool:
-                sent = pool.map(lambda _: send(port, ALICE, stream, small_buffer=True), range(32))
-                streams = [s for s in sent if s is not None]
-                sent = pool.map(lambda _: send(port, ALICE, stalled), range(32))
-                bodies = [s for s in sent if s is not None]
-            answered = {s: status(s) for s in streams}
-            running = [s for s, code in answered.items() if code == b"200"]
-            started = time.monotonic()
-            while time.monotonic() - started < STALL + 2:
-                peak = max(peak, rss(process.pid))
-                time.sleep(0.1)
-            ends = Counter(stream_end(s) for s in running)
-        finally:
-            stop.set()
-            for thread in bob:
-                thread.join()
-        for sock in (*streams, *bodies):
-            sock.close()
-        # Once her stalled bodies are closed too, alice is served again.
-        again = alice_served_again(url)
+            thread.join()
+    for sock in (*streams, *bodies):
+        sock.close()
+    # Once her stalled bodies are closed too, alice is served again.
+    again = alice_served_again(url)
     # Alice reached the ceiling (some of her streams were refused, 503 past it)...
     assert running and b"503" in answered.values()
     # ...and bob, holding far less than his share, got nothing but 200s meanwhile.
@@ -168,3 +173,25 @@ def test_one_keys_stalled_bodies_and_unread_streams_do_not_refuse_another_key(
     assert peak - base < 48 * MB, f"RSS grew by {(peak - base) / MB:.0f} MiB"
     # The cut streams' runs ended and gave their budget back.
     assert again == 200
+
+
+def test_a_client_reading_slowly_but_steadily_is_not_cut(tmp_path: Path) -> None:
+    """The stall is time in which the client read nothing, not time with writing paused.
+
+    Once the kernel's send queue is full, the socket turns writable again only
+    after the client has read about half of it (~1 MB here), so writing stays
+    paused for seconds at a time while this client reads ~800 KB/s.
+    """
+    with agenthost_serve(tmp_path, **{**ENV, "AGENTHOST_SEND_STALL_SECONDS": "1"}) as (_, url):
+        port = int(url.rsplit(":", 1)[1])
+        sock = send(port, BOB, chat_body(96 * 1024, stream=True), small_buffer=True)
+        assert sock is not None
+        received, tail = 0, b""
+        with sock:
+            sock.settimeout(10)
+            while b"data: [DONE]" not in tail and (chunk := sock.recv(16384)):
+                received += len(chunk)
+                tail = (tail + chunk)[-64:]
+                time.sleep(0.01)  # at most 8 KiB (its receive buffer) a read
+    assert b"data: [DONE]" in tail, f"cut after {received} bytes"
+    assert received > 3 * MB  # more than the kernel's queues hold: writing was paused
