@@ -19,7 +19,12 @@ this adds:
   new connection gets 503;
 - a cap on open connections per client address (before auth, so it holds
   without a key): past it, that address's longest-idle connection is closed,
-  else the new one gets 429.
+  else the new one gets 429;
+- a time limit for a client that stops reading its response: once the
+  transport's write buffer is full (uvicorn then makes the app's next
+  ``send`` wait), the connection is aborted if the client has read less
+  than :data:`MIN_PROGRESS` in ``send_stall_timeout``; the app sees a
+  disconnect.
 
 How, with nothing of uvicorn's but its public ``http`` setting:
 
@@ -47,7 +52,11 @@ callbacks and one per header, and one wrapped ``send`` per response message.
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import importlib
+import logging
+import sys
+import termios
 from collections import Counter
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -58,6 +67,14 @@ from typing import Any, ClassVar, cast
 import httptools
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.config import HTTP_PROTOCOLS
+
+logger = logging.getLogger("agenthost")
+
+MIN_PROGRESS = 64 * 1024
+"""Bytes a client must read within each send-stall period while writing is paused."""
+
+# The ioctl telling a TCP socket's bytes not yet acknowledged (SIOCOUTQ on Linux).
+_OUTQ: int | None = getattr(termios, "TIOCOUTQ", None) if sys.platform == "linux" else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +87,7 @@ class ConnectionLimits:
     max_headers: int = 100
     max_connections: int = 2048
     max_connections_per_client: int = 0  # 0: no cap
+    send_stall_timeout: float = 30.0  # 0: none
 
 
 @dataclass(eq=False)
@@ -131,6 +149,8 @@ class LimitedHTTPProtocol(asyncio.Protocol):
         self.client_host = ""
         self.counted = False  # in ``connections``
         self.done = False  # refused, or handed to another protocol: nothing more is parsed
+        self.stall_timer: asyncio.TimerHandle | None = None  # runs while writing is paused
+        self.stall_pending: int | None = None  # bytes not yet delivered when it was armed
 
     @classmethod
     def with_limits(cls, limits: ConnectionLimits) -> type[LimitedHTTPProtocol]:
@@ -159,17 +179,75 @@ class LimitedHTTPProtocol(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_timer()
+        self._stop_stall_timer()
         self._uncount()
         self.inner.connection_lost(exc)
 
     def eof_received(self) -> bool | None:
         return self.inner.eof_received()
 
+    # Writes: uvicorn's flow control makes the app's next send wait while the
+    # transport's buffer is over its high-water mark, so a client that stops
+    # reading holds one response message and its run, never a growing buffer;
+    # past the stall limit the connection is aborted, which the app sees as a
+    # disconnect (a run streaming to it is cancelled).
+
+    # A slow reader is not a stalled one: once the kernel's send queue is full
+    # the socket turns writable again only after the client has read a large
+    # part of it (half of a queue of up to 4 MiB), so writing may stay paused
+    # for longer than the limit while the client reads steadily. Each time the
+    # limit ends, the bytes still to deliver (the kernel's unacknowledged ones,
+    # where Linux tells them, and the transport's) must have gone down by
+    # MIN_PROGRESS.
+
     def pause_writing(self) -> None:
+        stall = self.limits.send_stall_timeout
+        if stall and self.stall_timer is None:
+            self.stall_pending = self._pending()
+            self.stall_timer = self.loop.call_later(stall, self._stalled)
         self.inner.pause_writing()
 
     def resume_writing(self) -> None:
+        self._stop_stall_timer()
         self.inner.resume_writing()
+
+    def _stop_stall_timer(self) -> None:
+        if self.stall_timer is not None:
+            self.stall_timer.cancel()
+            self.stall_timer = None
+
+    def _pending(self) -> int | None:
+        """Bytes written but not yet taken by the client, or None if the kernel does not say."""
+        transport = self.transport
+        sock = transport.get_extra_info("socket") if transport is not None else None
+        if transport is None or sock is None or _OUTQ is None:
+            return None
+        try:
+            unacked = fcntl.ioctl(sock.fileno(), _OUTQ, b"\0\0\0\0")
+        except (OSError, ValueError):
+            return None
+        return int.from_bytes(unacked, sys.byteorder) + transport.get_write_buffer_size()
+
+    def _stalled(self) -> None:
+        self.stall_timer = None
+        pending = self._pending()
+        before = self.stall_pending
+        # A client that reads nothing still frees a little now and then (a
+        # zero-window probe, its kernel compacting its receive queue): what counts
+        # is reading at least MIN_PROGRESS bytes in the period.
+        if pending is not None and before is not None and pending <= before - MIN_PROGRESS:
+            self.stall_pending = pending  # the client read: another period
+            self.stall_timer = self.loop.call_later(self.limits.send_stall_timeout, self._stalled)
+            return
+        self.done = True
+        logger.info(
+            "closed a connection from %s: it read nothing of its response for %.1f s",
+            self.client_host,
+            self.limits.send_stall_timeout,
+        )
+        if self.transport is not None:
+            # abort(), not close(): close() would wait to flush what the client never reads.
+            self.transport.abort()
 
     def _uncount(self) -> None:
         if self.counted:

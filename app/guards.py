@@ -7,7 +7,9 @@ refusals use the error shape of the protocol that owns the path.
 from __future__ import annotations
 
 import hmac
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
+from typing import NamedTuple
 
 from starlette.datastructures import Headers
 from starlette.responses import Response
@@ -73,36 +75,92 @@ class APIKeyGuard:
         return found
 
 
+class Busy(NamedTuple):
+    """A refusal for want of body budget: 429 for the owner's own, 503 for the ceiling."""
+
+    status: int
+    message: str
+    code: str
+
+
 class BodyLimitGuard:
     """Refuses request bodies over ``max_bytes`` with 413, declared or streamed,
-    and bounds the body bytes of every request in flight together.
+    and bounds the body bytes in flight, per owner and together.
 
     A streamed body that grows too large looks like a client disconnect to
     the app; whatever the app answers is dropped and the 413 sent instead.
 
-    Parsing, converting and storing a body takes a few times its size while
-    the request runs, so memory follows the large bodies in flight: past
-    ``max_in_flight_bytes`` (counted from when a body arrives until its
-    response ends) a request gets 503 with ``Retry-After``, before or while
-    its body is read. One body alone is always let in. 0: no bound.
+    Parsing, converting and running a body keeps a few times its size alive
+    until the response ends, so a body counts from when it arrives until its
+    response ends (a stream its client stops reading is closed after
+    ``AGENTHOST_SEND_STALL_SECONDS``, which ends it). The owner of a request
+    is its principal (``scope["state"]["principal"]``, set by
+    :class:`APIKeyGuard`), else its client address (auth off, or a public
+    path). Past a budget a request is refused with ``Retry-After``, before
+    or while its body is read:
+
+    - an owner may hold ``max_owner_bytes`` (0: no bound of its own);
+      past it 429 ``too_many_requests``;
+    - all owners together ``max_in_flight_bytes`` (0: no bound); past it,
+      only an owner holding less than an equal share of it (the budget
+      divided by the owners holding bytes) is let in, others get 503
+      ``server_busy``: the owners holding the most are the ones refused, so
+      one owner cannot get another a 503.
+
+    An owner's first body (it holds nothing else) is always let in.
     """
 
     def __init__(
-        self, app: ASGIApp, *, max_bytes: int, error_for: ErrorFor, max_in_flight_bytes: int = 0
+        self,
+        app: ASGIApp,
+        *,
+        max_bytes: int,
+        error_for: ErrorFor,
+        max_in_flight_bytes: int = 0,
+        max_owner_bytes: int = 0,
     ) -> None:
         self.app = app
         self.max_bytes = max_bytes
         self.error_for = error_for
         self.max_in_flight_bytes = max_in_flight_bytes
+        self.max_owner_bytes = max_owner_bytes
         self.in_flight_bytes = 0
+        self.held: Counter[str] = Counter()  # body bytes in flight per owner
 
-    def _over_budget(self, more: int, held: int) -> bool:
-        others = self.in_flight_bytes - held
-        return (
-            bool(self.max_in_flight_bytes)
-            and others > 0
-            and others + held + more > (self.max_in_flight_bytes)
-        )
+    def _over_budget(self, owner: str, more: int, own: int = 0) -> Busy | None:
+        """Why ``owner`` may not take ``more`` bytes more for a request holding ``own``
+        (None: it may)."""
+        mine = self.held.get(owner, 0)
+        if mine <= own:
+            return None  # one body alone always passes
+        if self.max_owner_bytes and mine + more > self.max_owner_bytes:
+            message = f"more than {self.max_owner_bytes} bytes of request bodies in flight for "
+            return Busy(
+                429, message + "this API key or address; retry shortly", "too_many_requests"
+            )
+        budget = self.max_in_flight_bytes
+        # Past the ceiling, only owners under an equal share of it are let in.
+        if (
+            budget
+            and self.in_flight_bytes + more > budget
+            and mine + more > budget // len(self.held)
+        ):
+            message = f"more than {budget} bytes of request bodies in flight; retry shortly"
+            return Busy(503, message, "server_busy")
+        return None
+
+    def _take(self, owner: str, count: int) -> None:
+        self.held[owner] += count
+        self.in_flight_bytes += count
+
+    def _give_back(self, owner: str, count: int) -> None:
+        if count:
+            self.in_flight_bytes -= count
+            left = self.held[owner] - count
+            if left:
+                self.held[owner] = left
+            else:
+                del self.held[owner]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -113,11 +171,13 @@ class BodyLimitGuard:
         if size is not None and size > self.max_bytes:
             await self._refuse(scope, receive, send)
             return
-        if size and self._over_budget(size, 0):
-            await self._busy(scope, receive, send)
+        owner = _owner(scope)
+        if size and (reason := self._over_budget(owner, size)):
+            await self._busy(scope, receive, send, reason)
             return
         received = held = 0
-        too_large = busy = started = False
+        too_large = started = False
+        busy: Busy | None = None
 
         async def counting_receive() -> Message:
             nonlocal received, held, too_large, busy
@@ -128,11 +188,10 @@ class BodyLimitGuard:
                 if received > self.max_bytes:
                     too_large = True
                     return {"type": "http.disconnect"}
-                if chunk and self._over_budget(chunk, held):
-                    busy = True
+                if chunk and (busy := self._over_budget(owner, chunk, held)):
                     return {"type": "http.disconnect"}
                 held += chunk
-                self.in_flight_bytes += chunk
+                self._take(owner, chunk)
             return message
 
         async def guarded_send(message: Message) -> None:
@@ -148,21 +207,18 @@ class BodyLimitGuard:
             if not (too_large or busy) or started:
                 raise
         finally:
-            self.in_flight_bytes -= held
+            self._give_back(owner, held)
         if too_large and not started:
             await self._refuse(scope, receive, send)
         elif busy and not started:
-            await self._busy(scope, receive, send)
+            await self._busy(scope, receive, send, busy)
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
         message = f"request body larger than {self.max_bytes} bytes"
         await self.error_for(scope["path"], 413, message, "request_too_large")(scope, receive, send)
 
-    async def _busy(self, scope: Scope, receive: Receive, send: Send) -> None:
-        message = (
-            f"more than {self.max_in_flight_bytes} bytes of request bodies in flight; retry shortly"
-        )
-        response = self.error_for(scope["path"], 503, message, "server_busy")
+    async def _busy(self, scope: Scope, receive: Receive, send: Send, busy: Busy) -> None:
+        response = self.error_for(scope["path"], busy.status, busy.message, busy.code)
         response.headers["retry-after"] = "1"
         response.headers["connection"] = "close"  # the rest of its body is never read
         await response(scope, receive, send)
@@ -303,6 +359,15 @@ class SiteGuard:
             expected = "application/json" if strict else "JSON (application/json)"
             message = f"Content-Type {media!r} is not accepted here; send {expected}"
         return (415, message, "unsupported_media_type")
+
+
+def _owner(scope: Scope) -> str:
+    """Whose budget a request counts against: its principal, else its client address."""
+    principal = scope.get("state", {}).get("principal")
+    if principal is not None:
+        return f"principal {principal}"
+    client = scope.get("client")
+    return f"address {client[0]}" if client else "address ?"
 
 
 def _first_header(scope: Scope, name: bytes) -> str | None:

@@ -144,6 +144,7 @@ def add_middleware(
         BodyLimitGuard,
         max_bytes=settings.max_body_bytes,
         max_in_flight_bytes=settings.max_body_bytes_in_flight,
+        max_owner_bytes=settings.max_body_bytes_per_principal,
         error_for=error_for,
     )
     app.add_middleware(HeadAsGet)

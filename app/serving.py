@@ -90,6 +90,7 @@ def build_server(settings: Settings, app: FastAPI) -> DrainingServer:
         max_headers=settings.max_headers,
         max_connections=settings.max_connections,
         max_connections_per_client=settings.max_connections_per_client,
+        send_stall_timeout=settings.send_stall_seconds,
     )
     streams = OpenStreams(app)
     config = uvicorn.Config(

@@ -196,9 +196,25 @@ class Settings(BaseSettings):
         128 * 1024 * 1024,
         ge=0,
         description="Request body bytes of every request in flight together (a body counts until "
-        "its response ends); past it a request gets 503 with Retry-After. Memory follows the large "
-        "bodies in flight (each takes a few times its size while it runs). One body alone always "
-        "passes. 0: no bound.",
+        "its response ends). Past it only an API key (or, without one, a client address) holding "
+        "less than an equal share of it is let in; the others get 503 with Retry-After, so one key "
+        "cannot get another a 503. Memory follows the large bodies in flight (each takes a few "
+        "times its size while it runs). One body alone always passes. 0: no bound.",
+    )
+    max_body_bytes_per_principal: int = Field(
+        32 * 1024 * 1024,
+        ge=0,
+        description="Request body bytes one API key's principal (with auth off, or without a key: "
+        "one client address) has in flight at once (a body counts until its response ends); past "
+        "it the request gets 429 with Retry-After. Its first body always passes. 0: no bound.",
+    )
+    send_stall_seconds: float = Field(
+        30.0,
+        ge=0,
+        description="Seconds a client may leave its response unread once the server's send "
+        "buffers for it are full (the run waits meanwhile): a client that reads less than 64 KiB "
+        "in that time has its connection closed and its run stopped, as on a disconnect. "
+        "0: never.",
     )
     # JSON bodies (adapters/body_limits.py): bounds checked before a body is parsed into
     # models or protobuf, each refused with the protocol's own 4xx naming the setting.
