@@ -148,6 +148,33 @@ class HasAsgiRoutes(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class RequestRules:
+    """What the app's request guards need to know of a protocol's routes (paths are
+    regular expressions under the adapter's prefix)."""
+
+    bodyless_posts: str | None = None
+    """POST routes that read no body, so may come with no Content-Type (what the
+    protocol's official clients send bodyless: a cancel, a subscribe)."""
+    untyped_json_clients: bool = False
+    """Its official client sends JSON bodies with no Content-Type (acp-sdk): a request
+    that is no browser's may omit it."""
+    strict_json: bool = False
+    """Bodies are ``application/json`` and nothing else (no ``+json`` types)."""
+    jsonrpc_paths: str | None = None
+    """Its JSON-RPC endpoints, where an error the app answers is a JSON-RPC error."""
+
+
+NO_RULES = RequestRules()
+
+
+@runtime_checkable
+class HasRequestRules(Protocol):
+    """An adapter whose routes the app's request guards treat specially."""
+
+    request_rules: RequestRules
+
+
 @runtime_checkable
 class HasStoreHealth(Protocol):
     """An adapter with a store it prepares at start-up (A2A's task tables), for ``/readyz``."""

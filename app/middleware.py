@@ -23,7 +23,14 @@ from starlette.responses import Response
 from starlette.routing import Match
 from starlette.types import Scope
 
-from agenthost.adapters.base import Adapter, HasAsgiRoutes, HasSiteAllowances
+from agenthost.adapters.base import (
+    NO_RULES,
+    Adapter,
+    HasAsgiRoutes,
+    HasRequestRules,
+    HasSiteAllowances,
+    RequestRules,
+)
 from agenthost.adapters.routing import allowed_methods
 from agenthost.adapters.sse import KeepAlive
 from agenthost.app.docs_ui import ASSET_PATHS, REDOC_PATHS
@@ -46,35 +53,19 @@ PUBLIC_SUFFIXES = ("/.well-known/agent-card.json",)
 ErrorFor = Callable[[str, int, str, str], Response]
 """``error_for(path, status, message, code)``: the error in the shape of the path's protocol."""
 
-# Under each protocol's prefix (by adapter name), the POST routes that read no body, so
-# take no Content-Type (SiteGuard): what the official clients send bodyless. The acp-sdk
-# client's run_cancel; the a2a-sdk REST client's subscribe (its cancel sends JSON; the
-# server reads neither body), under the 0.3 ``/v1`` paths and a tenant's too. The openai
-# SDK declares JSON on every request, and the MCP SDK's transport requires it.
-BODYLESS_POSTS: Mapping[str, str] = {
-    "acp": r"/runs/[^/]+/cancel",
-    "a2a": r"/[^/]+(?:/[^/]+)?/tasks/[^/]+:(?:cancel|subscribe)",
-}
-# Protocols whose official client sends its JSON bodies with no Content-Type: acp-sdk's
-# (httpx ``content=``, for runs and resumes). There a request that is not a browser's
-# may omit it (SiteGuard).
-UNTYPED_CLIENTS = ("acp",)
-# Protocols whose bodies are application/json and nothing else: the MCP SDK's transport
-# answers any other type with a plain-text 400, so SiteGuard answers it first.
-STRICT_JSON = ("mcp",)
-# Each protocol's JSON-RPC endpoints (under its prefix, by adapter name), where an error
-# the app answers is a JSON-RPC error: each A2A agent's URL. (MCP's adapter answers
-# JSON-RPC errors on its whole prefix.)
-JSONRPC_PATHS: Mapping[str, str] = {"a2a": r"/[^/]+/?"}
+
+def _rules(adapter: Adapter) -> RequestRules:
+    """What ``adapter`` declares of its routes for the request guards."""
+    return adapter.request_rules if isinstance(adapter, HasRequestRules) else NO_RULES
 
 
 def error_responder(adapters: Mapping[str, Adapter]) -> ErrorFor:
     """Errors in the protocol shape of the adapter whose prefix the path is under (a
     JSON-RPC error at a JSON-RPC endpoint of a protocol that also has other routes)."""
     jsonrpc = {
-        prefix: re.compile(re.escape(prefix) + JSONRPC_PATHS[adapter.name])
+        prefix: re.compile(re.escape(prefix) + str(_rules(adapter).jsonrpc_paths))
         for prefix, adapter in adapters.items()
-        if adapter.name in JSONRPC_PATHS
+        if _rules(adapter).jsonrpc_paths
     }
 
     def error_for(path: str, status: int, message: str, code: str) -> Response:
@@ -163,9 +154,9 @@ def add_middleware(
         )
     hosts, origins = site_allowances(settings)
     bodyless = "|".join(
-        re.escape(prefix) + BODYLESS_POSTS[adapter.name]
+        re.escape(prefix) + str(_rules(adapter).bodyless_posts)
         for prefix, adapter in adapters.items()
-        if adapter.name in BODYLESS_POSTS
+        if _rules(adapter).bodyless_posts
     )
     app.add_middleware(
         SiteGuard,
@@ -174,9 +165,9 @@ def add_middleware(
         check_host=_checks_hosts(settings),
         exempt=("/healthz", "/readyz"),
         error_for=error_for,
-        strict_json=tuple(p for p, a in adapters.items() if a.name in STRICT_JSON),
+        strict_json=tuple(p for p, a in adapters.items() if _rules(a).strict_json),
         bodyless=re.compile(bodyless).fullmatch if bodyless else None,
-        untyped=tuple(p for p, a in adapters.items() if a.name in UNTYPED_CLIENTS),
+        untyped=tuple(p for p, a in adapters.items() if _rules(a).untyped_json_clients),
         routed=lambda scope: _routed(app, scope),
     )
     if settings.cors_origins:

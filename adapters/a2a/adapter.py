@@ -36,7 +36,7 @@ from agenthost.adapters.a2a.options import A2AOptions
 from agenthost.adapters.a2a.rest import METHODS as FRONT_METHODS
 from agenthost.adapters.a2a.service import AgentService, card_response
 from agenthost.adapters.a2a.tasks import TaskStores
-from agenthost.adapters.base import AdapterContext, principal_of
+from agenthost.adapters.base import AdapterContext, RequestRules, principal_of
 from agenthost.adapters.cancels import CancelChannel
 from agenthost.agents import Agent
 
@@ -84,6 +84,13 @@ class A2AAdapter:
     """Serves every agent over A2A 1.0 (JSON-RPC, HTTP+JSON, gRPC) and 0.3."""
 
     name = "a2a"
+    # The a2a-sdk REST client's subscribe is bodyless (its cancel sends JSON; neither body
+    # is read), under the 0.3 ``/v1`` paths and a tenant's too; each agent's URL is a
+    # JSON-RPC endpoint.
+    request_rules = RequestRules(
+        bodyless_posts=r"/[^/]+(?:/[^/]+)?/tasks/[^/]+:(?:cancel|subscribe)",
+        jsonrpc_paths=r"/[^/]+/?",
+    )
     at_bare_prefix = False
 
     def __init__(self, context: AdapterContext, options: A2AOptions | None = None) -> None:

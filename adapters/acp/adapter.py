@@ -32,7 +32,7 @@ from agenthost.adapters.acp.runs import RunStore
 from agenthost.adapters.acp.runs_api import RunsAPI
 from agenthost.adapters.acp.shared import SharedRuns
 from agenthost.adapters.acp.timeline import read_timeline
-from agenthost.adapters.base import AdapterContext, principal_of
+from agenthost.adapters.base import AdapterContext, RequestRules, principal_of
 from agenthost.adapters.leases import DEFAULT_LEASE_SECONDS
 from agenthost.adapters.routing import allowed_methods
 from agenthost.agents import Conversation, SessionKey
@@ -95,6 +95,8 @@ class ACPAdapter:
     root_router: APIRouter | None = None
 
     name = "acp"
+    # acp-sdk 1.0.3 sends its run and resume JSON with no Content-Type, its cancel bodyless.
+    request_rules = RequestRules(bodyless_posts=r"/runs/[^/]+/cancel", untyped_json_clients=True)
     at_bare_prefix = False
 
     def __init__(

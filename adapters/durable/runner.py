@@ -122,6 +122,8 @@ class DurableRuns:
         """Runs this replica took over from a replica that died."""
         self._stopping = False
         self._lost: set[str] = set()  # runs whose lease another replica took (paused here)
+        self._cancelling: set[str] = set()  # runs a client asked to stop
+        self._settling: set[asyncio.Task[None]] = set()
 
     def handle(self, protocol: str, kind: RunKind) -> None:
         self.kinds[protocol] = kind
@@ -139,9 +141,13 @@ class DurableRuns:
         task = asyncio.create_task(self._drive(record, progress), name=f"run-{record.id}")
         self.tasks[record.id] = task
 
-        def done(_: object) -> None:
+        def done(task: asyncio.Task[None]) -> None:
             self.tasks.pop(record.id, None)
             self.live.pop(record.id, None)
+            if task.cancelled() and record.id in self._cancelling:
+                # Cancelled before its first line ran: nothing settled it yet.
+                self._settling.add(asyncio.create_task(self._settle_cancelled(record)))
+            self._cancelling.discard(record.id)
 
         task.add_done_callback(done)
 
@@ -199,6 +205,7 @@ class DurableRuns:
         another replica runs it (it stops at its next lease renewal)."""
         task = self.tasks.get(id)
         if task is not None:
+            self._cancelling.add(id)
             task.cancel()
             return True
         await self.log.update(id, cancel=True)
@@ -219,12 +226,12 @@ class DurableRuns:
         result: RunResult | None = None
         error: BaseException | None = None
         renewal = asyncio.create_task(self._renew(record), name=f"lease-{id}")
-        await log.update(id, status="in_progress")
         separate = bool(progress.texts)
         # What an earlier attempt finished: this attempt's result lacks only that text
         # (the steps it finishes itself are in its result already).
         earlier = list(progress.texts)
-        try:
+        try:  # from here on, however the run ends (a cancel at once too), it is settled
+            await log.update(id, status="in_progress")
             updates = await kind.updates(record, list(progress.messages))
             live = self.live[id] = []
             try:
@@ -290,6 +297,14 @@ class DurableRuns:
             await log.flush(id)
             await log.update(id, status=status, error=detail)
             await log.release(id, self.replica, settled=True)
+
+    async def _settle_cancelled(self, record: RunRecord) -> None:
+        renewal = asyncio.create_task(asyncio.sleep(0))
+        kind = self.kinds.get(record.protocol) or _NoKind()
+        try:
+            await self._settle(record, kind, None, RunCancelled("the run was cancelled"), renewal)
+        finally:
+            self._settling.discard(asyncio.current_task())  # type: ignore[arg-type]
 
     async def _hand_over(self, record: RunRecord, renewal: asyncio.Task[None]) -> None:
         """This replica stops: its run goes on elsewhere (the lease released, not failed)."""

@@ -28,7 +28,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from agenthost.adapters.base import AdapterContext, principal_of
+from agenthost.adapters.base import AdapterContext, RequestRules, principal_of
 from agenthost.adapters.bodies import send_jsonrpc_error
 from agenthost.adapters.cancels import CancelChannel, SharedMemory, is_shared
 from agenthost.adapters.leases import DEFAULT_LEASE_SECONDS
@@ -90,6 +90,8 @@ class MCPAdapter:
     root_router: APIRouter | None = None
 
     name = "mcp"
+    # The MCP SDK's transport answers any type but application/json with a plain-text 400.
+    request_rules = RequestRules(strict_json=True)
     # MCP clients POST to /mcp, and some refuse to follow a redirect to /mcp/.
     at_bare_prefix = True
 

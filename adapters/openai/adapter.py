@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp
 
-from agenthost.adapters.base import AdapterContext, principal_of
+from agenthost.adapters.base import AdapterContext, RequestRules, principal_of
 from agenthost.adapters.endpoints import asgi_endpoint
 from agenthost.adapters.openai import background, chat, conversations, responses
 from agenthost.adapters.openai import request_bodies as bodies
@@ -56,6 +56,9 @@ class OpenAIAdapter:
     root_router: APIRouter | None = None
 
     name = "openai"
+    # A background response's cancel reads no body (the openai SDK declares JSON anyway;
+    # curl -X POST does not).
+    request_rules = RequestRules(bodyless_posts=r"/responses/[^/]+/cancel")
     at_bare_prefix = False
 
     def __init__(self, context: AdapterContext) -> None:

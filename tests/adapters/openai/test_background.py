@@ -135,3 +135,29 @@ async def test_background_needs_store_and_a_plain_response_cannot_be_streamed_ag
             await client.responses.cancel(plain.id)
         with pytest.raises(openai.NotFoundError):
             await client.responses.retrieve("resp_missing", stream=True)
+
+
+async def test_another_key_cannot_see_follow_list_or_cancel_a_background_response() -> None:
+    from tests.adapters.openai.clients import running
+    from tests.principals import bearer, keyed_settings
+
+    async with running(AGENTS, keyed_settings()) as (_, http):
+        body = {"model": "slow", "input": "secret plans", "background": True}
+        created = await http.post("/v1/responses", json=body, headers=bearer("alice"))
+        assert created.status_code == 200, created.text
+        id = created.json()["id"]
+        for method, path in (
+            ("GET", f"/v1/responses/{id}"),
+            ("GET", f"/v1/responses/{id}?stream=true"),
+            ("POST", f"/v1/responses/{id}/cancel"),
+            ("GET", f"/playground/runs/{id}/events"),
+        ):
+            answer = await http.request(method, path, headers=bearer("bob"))
+            assert answer.status_code == 404, (path, answer.text)
+            assert "secret" not in answer.text
+        listed = await http.get("/playground/runs.json?agent=slow", headers=bearer("bob"))
+        assert listed.json() == {"runs": []}
+        mine = await http.get("/playground/runs.json?agent=slow", headers=bearer("alice"))
+        assert [r["id"] for r in mine.json()["runs"]] == [id]
+        stopped = await http.post(f"/v1/responses/{id}/cancel", headers=bearer("alice"))
+        assert stopped.json()["status"] == "cancelled"
