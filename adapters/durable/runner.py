@@ -304,7 +304,7 @@ class DurableRuns:
         try:
             await self._settle(record, kind, None, RunCancelled("the run was cancelled"), renewal)
         finally:
-            self._settling.discard(asyncio.current_task())  # type: ignore[arg-type]
+            self._settling.discard(asyncio.current_task())
 
     async def _hand_over(self, record: RunRecord, renewal: asyncio.Task[None]) -> None:
         """This replica stops: its run goes on elsewhere (the lease released, not failed)."""
