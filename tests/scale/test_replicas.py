@@ -42,9 +42,9 @@ LEASE = 2.0  # seconds a run's lease lasts unless its replica refreshes it
 class Replica:
     """One ``agenthost serve`` process; it can be killed and started again on its port."""
 
-    def __init__(self, folder: Path, env: dict[str, str]) -> None:
+    def __init__(self, folder: Path, env: dict[str, str], config: str = CONFIG) -> None:
         self.config = folder / "agents.yaml"
-        self.config.write_text(CONFIG)
+        self.config.write_text(config)
         self.port = free_port()
         self.env = env
         self.process: subprocess.Popen[bytes] | None = None
@@ -69,7 +69,9 @@ class Replica:
 
 
 @contextmanager
-def replicas(folder: Path, count: int, **env: str) -> Iterator[list[Replica]]:
+def replicas(
+    folder: Path, count: int, *, config: str = CONFIG, **env: str
+) -> Iterator[list[Replica]]:
     settings = {
         "AGENTHOST_ADAPTERS": "openai,a2a,mcp,acp",
         "AGENTHOST_A2A_GRPC_PORT": "0",
@@ -80,7 +82,7 @@ def replicas(folder: Path, count: int, **env: str) -> Iterator[list[Replica]]:
         for index in range(count):
             sub = folder / f"replica-{index}"
             sub.mkdir()
-            replica = Replica(sub, settings)
+            replica = Replica(sub, settings, config)
             stack.callback(replica.kill)
             started.append(replica)
         with ThreadPoolExecutor(count) as pool:
