@@ -1,0 +1,124 @@
+"""Durable runs across real replicas: an A2A task outlives its replica.
+
+Two ``agenthost serve`` processes share a real Redis (sessions and the run
+log) and PostgreSQL (A2A tasks). A task streamed with ``SendStreamingMessage``
+whose agent ran a tool with a side effect (a counter in a file) and is
+streaming its answer loses its replica to ``kill -9``; the client subscribes
+to the task on the other replica (``SubscribeToTask``). The run is claimed
+there once its lease expires and resumed from its last finished step: the
+tool is not run again, the answer's artifact is first replaced (``append:
+false``) by the text of the finished steps, the rest of the answer follows,
+and the task ends ``completed`` with the whole answer, on both replicas.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+
+from tests.scale.durable_agents import ANSWER
+from tests.scale.test_replicas import Replica, replicas
+from tests.stores import RedisServer, postgres_url, redis  # noqa: F401 (fixtures)
+
+CONFIG = "agents:\n  - {name: counting, import: 'tests.scale.durable_agents:counting'}\n"
+LEASE = 2.0
+HEADERS = {"A2A-Version": "1.0", "accept": "text/event-stream"}
+
+
+@pytest.fixture(scope="module")
+def pair(
+    tmp_path_factory: pytest.TempPathFactory,
+    redis: RedisServer,  # noqa: F811
+    postgres_url: str,  # noqa: F811
+) -> Iterator[tuple[list[Replica], Path]]:
+    folder = tmp_path_factory.mktemp("durable-a2a")
+    counter = folder / "counter"
+    with replicas(
+        folder,
+        2,
+        config=CONFIG,
+        AGENTHOST_ADAPTERS="a2a",
+        AGENTHOST_SESSION_STORE=redis.url,
+        AGENTHOST_A2A_TASK_STORE=postgres_url,
+        AGENTHOST_RUN_LEASE_SECONDS=str(LEASE),
+        DURABLE_COUNTER=str(counter),
+    ) as started:
+        yield started, counter
+
+
+def _events(url: str, method: str, params: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """A JSON-RPC stream's results (``StreamResponse`` JSON), as they come."""
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    with httpx.stream(
+        "POST", f"{url}/a2a/counting", json=body, headers=HEADERS, timeout=30
+    ) as answer:
+        for line in answer.iter_lines():
+            if line.startswith("data:"):
+                event = orjson.loads(line.removeprefix("data:"))
+                assert "result" in event, event
+                yield event["result"]
+
+
+def _get_task(url: str, id: str) -> dict[str, Any]:
+    body = {"jsonrpc": "2.0", "id": 2, "method": "GetTask", "params": {"id": id}}
+    answer = httpx.post(f"{url}/a2a/counting", json=body, headers=HEADERS, timeout=30)
+    task: dict[str, Any] = answer.json()["result"]
+    return task
+
+
+def _text(artifact: dict[str, Any]) -> str:
+    return "".join(part.get("text", "") for part in artifact["parts"])
+
+
+def test_a_task_resumes_on_the_other_replica_without_running_its_tool_again(
+    pair: tuple[list[Replica], Path],
+) -> None:
+    (owner, other), counter = pair
+    counter.unlink(missing_ok=True)
+    message = {"messageId": uuid.uuid4().hex, "role": "ROLE_USER", "parts": [{"text": "go"}]}
+    seen: list[dict[str, Any]] = []
+    for event in _events(owner.url, "SendStreamingMessage", {"message": message}):
+        seen.append(event)
+        update = event.get("artifactUpdate")
+        if update is not None and "w2 " in _text(update["artifact"]):
+            break
+    task_id = seen[0]["task"]["id"]
+    assert counter.read_text() == "1"  # the tool ran, and the answer is under way
+    owner.kill()
+    killed = time.monotonic()
+    try:
+        rest = []
+        resumed_after: float | None = None
+        for event in _events(other.url, "SubscribeToTask", {"id": task_id}):
+            rest.append(event)
+            if "artifactUpdate" in event and resumed_after is None:
+                resumed_after = time.monotonic() - killed
+            status = event.get("statusUpdate", {}).get("status", {}).get("state")
+            if status not in (None, "TASK_STATE_WORKING"):
+                break
+        on_other = _get_task(other.url, task_id)
+    finally:
+        owner.start()
+    # The subscription: the task as it stands, then the rest, ending completed.
+    assert rest[0]["task"]["status"]["state"] == "TASK_STATE_WORKING", rest[0]
+    assert rest[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED", rest[-1]
+    # The lost step is dropped: the artifact starts again from the finished step's text.
+    updates = [e["artifactUpdate"] for e in rest if "artifactUpdate" in e]
+    replaced = [u for u in updates if not u.get("append")]
+    assert len(replaced) == 1 and _text(replaced[0]["artifact"]) == "Counting.", updates
+    assert updates[0] is replaced[0]
+    assert "".join(_text(u["artifact"]) for u in updates) == ANSWER
+    assert updates[-1].get("lastChunk") is True
+    assert counter.read_text() == "1"  # the recorded tool result was not made again
+    for task in (on_other, _get_task(owner.url, task_id)):  # the owner restarted reads it too
+        assert task["status"]["state"] == "TASK_STATE_COMPLETED", task
+        assert [_text(a) for a in task["artifacts"]] == [ANSWER]
+    assert resumed_after is not None and resumed_after < LEASE + LEASE / 3 + 3
+    print(f"resume latency (kill -> next artifact chunk on the client): {resumed_after:.2f} s")
