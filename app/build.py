@@ -171,6 +171,7 @@ def build_registry(
                 expose=spec.expose,
                 skills=to_skills(spec.skills),
                 sessions=spec.sessions,
+                durable=spec.durable,
                 options=protocol_options(spec),
             )
         except RegistryError as exc:

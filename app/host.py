@@ -103,7 +103,11 @@ class Host:
             )
             self.metrics.watch_loop(lambda: self.watchdog)
         self.watchdog: LoopWatchdog | None = None
-        self.durable = DurableRuns(self._run_log(), lease_seconds=settings.run_lease_seconds)
+        self.durable = DurableRuns(
+            self._run_log(),
+            lease_seconds=settings.run_lease_seconds,
+            not_durable=self.registry.not_durable,
+        )
 
     def _run_log(self) -> RunLog:
         """The run log: in this process, or in the shared session store's Redis."""

@@ -51,6 +51,7 @@ class ServedAgent:
     ``expose``: the protocols serving it (None: every one served);
     ``skills``: what it advertises (None: one skill made from its description);
     ``sessions``: 'shared' or 'isolated' (None: ``AGENTHOST_SESSIONS``);
+    ``durable``: whether its detached runs resume on another replica (else they fail);
     ``options``: per protocol, that protocol's ``AgentOptions`` (its ``<protocol>:``
     section; absent: the protocol has none).
     """
@@ -60,6 +61,7 @@ class ServedAgent:
     expose: frozenset[str] | None = None
     skills: tuple[Skill, ...] | None = None
     sessions: Literal["isolated", "shared"] | None = None
+    durable: bool = True
     options: Mapping[str, Any] = field(default_factory=dict)
 
     def exposed_by(self, protocol: str) -> bool:
@@ -111,6 +113,11 @@ class Registry(Mapping[str, Agent]):
     def sessions(self) -> dict[str, str]:
         """Agent → 'shared' or 'isolated' where its config says (else the setting)."""
         return {n: s.sessions for n, s in self.served.items() if s.sessions is not None}
+
+    @property
+    def not_durable(self) -> frozenset[str]:
+        """The agents whose orphaned detached runs fail instead of resuming elsewhere."""
+        return frozenset(n for n, s in self.served.items() if not s.durable)
 
     def options_for(self, protocol: str) -> dict[str, Any]:
         """Agent → its ``protocol`` options, for the agents whose config has them."""
@@ -173,6 +180,7 @@ class Registry(Mapping[str, Agent]):
         expose: Iterable[str] | None = None,
         skills: Iterable[Skill] | None = None,
         sessions: Literal["isolated", "shared"] | None = None,
+        durable: bool = True,
         options: Mapping[str, Any] | None = None,
     ) -> Agent:
         """Wrap ``obj`` and serve it as ``name`` (see :class:`ServedAgent` for the rest).
@@ -188,6 +196,7 @@ class Registry(Mapping[str, Agent]):
             expose=frozenset(expose) if expose is not None else None,
             skills=tuple(skills) if skills is not None else None,
             sessions=sessions,
+            durable=durable,
             options=dict(options or {}),
         )
         return agent

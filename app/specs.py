@@ -150,6 +150,13 @@ SessionsField = Field(
     "protocol keeps its own; unset: AGENTHOST_SESSIONS.",
 )
 SessionsMode = Literal["isolated", "shared"] | None
+DurableField = Field(
+    True,
+    description="Whether a detached run of this agent (a background Response, an A2A, MCP "
+    "or IBM ACP task) whose replica died is resumed on another replica from its last finished "
+    "step (true), or failed with a retryable error (false: an agent whose state cannot be "
+    "rebuilt from its messages). See docs/durable-runs.md.",
+)
 
 
 class ChatAgentSpec(_AgentBase):
@@ -176,6 +183,7 @@ class ChatAgentSpec(_AgentBase):
     expose: list[ProtocolName] | None = Expose
     skills: list[SkillSpec] | None = Skills
     sessions: SessionsMode = SessionsField
+    durable: bool = DurableField
     # Composition (memory, handoff) ---------------------------------------
     memory: MemorySpec = Field(
         default_factory=UnconstrainedSpec,
@@ -204,6 +212,7 @@ class ImportAgentSpec(_AgentBase):
     expose: list[ProtocolName] | None = Expose
     skills: list[SkillSpec] | None = Skills
     sessions: SessionsMode = SessionsField
+    durable: bool = DurableField
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -226,6 +235,7 @@ class PipelineAgentSpec(_AgentBase):
     expose: list[ProtocolName] | None = Expose
     skills: list[SkillSpec] | None = Skills
     sessions: SessionsMode = SessionsField
+    durable: bool = DurableField
 
     @property
     def source(self) -> str:
@@ -247,6 +257,7 @@ class WorkflowAgentSpec(_AgentBase):
     expose: list[ProtocolName] | None = Expose
     skills: list[SkillSpec] | None = Skills
     sessions: SessionsMode = SessionsField
+    durable: bool = DurableField
 
     @property
     def source(self) -> str:

@@ -26,7 +26,7 @@ import logging
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from agenthost.adapters.durable.events import (
@@ -101,11 +101,15 @@ class DurableRuns:
         lease_seconds: float = 15.0,
         claim_seconds: float | None = None,
         replica: str | None = None,
+        not_durable: frozenset[str] = frozenset(),
     ) -> None:
+        """``not_durable``: agents (config ``durable: false``) whose runs are recorded
+        not durable: orphaned, they fail instead of resuming."""
         self.log = log
         self.lease_seconds = lease_seconds
         self.claim_seconds = claim_seconds if claim_seconds is not None else lease_seconds / 3
         self.replica = replica or uuid.uuid4().hex[:12]
+        self.not_durable = not_durable
         self.kinds: dict[str, RunKind] = {}
         self.tasks: dict[str, asyncio.Task[None]] = {}
         self.resumed = 0
@@ -119,6 +123,8 @@ class DurableRuns:
 
     async def start(self, record: RunRecord) -> None:
         """Record ``record`` and run it in a task of its own (this replica holds its lease)."""
+        if record.agent in self.not_durable:
+            record = replace(record, durable=False)
         await self.log.create(record, self.replica, self.lease_seconds)
         self._spawn(record, Progress())
 
@@ -313,14 +319,17 @@ class DurableRuns:
                 logger.exception("claiming orphaned runs failed")
 
     async def stop(self, grace: float) -> None:
-        """Hand this replica's runs over (shared log) or end them (this process)."""
+        """This replica stops: with a shared log its runs are handed over at once (another
+        replica resumes them); in this process they get ``grace`` seconds to end."""
         self._stopping = True
         tasks = list(self.tasks.values())
-        if self.log.shared:
-            for task in tasks:
-                task.cancel()
-        if tasks:
+        if not tasks:
+            return
+        if not self.log.shared:
             await asyncio.wait(tasks, timeout=grace)
+        for task in tasks:
+            task.cancel()
+        await asyncio.wait(tasks, timeout=max(grace, 1.0))
 
 
 class _NoKind:

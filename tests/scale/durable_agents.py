@@ -15,8 +15,12 @@ from pathlib import Path
 import anyio
 
 from agenthost.agents import ChatAgent, Message, TextDelta, TextPart, ToolCallPart, tool
-from agenthost.agents.models.base import BaseChatModel, ModelRequest, ModelResponse
-from agenthost.agents.models.base import ModelStreamEvent
+from agenthost.agents.models.base import (
+    BaseChatModel,
+    ModelRequest,
+    ModelResponse,
+    ModelStreamEvent,
+)
 from agenthost.agents.results import Usage
 
 WORDS = [f"w{i} " for i in range(12)]
@@ -49,3 +53,6 @@ class _Counting(BaseChatModel):
 
 
 counting = ChatAgent("counting", _Counting(), tools=(count,))
+
+fragile = ChatAgent("fragile", _Counting(), tools=(count,))
+"""The same agent, served with ``durable: false``: its orphaned runs fail."""

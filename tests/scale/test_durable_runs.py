@@ -24,7 +24,10 @@ from tests.scale.durable_agents import ANSWER
 from tests.scale.test_replicas import Replica, replicas
 from tests.stores import RedisServer, postgres_url, redis  # noqa: F401 (fixtures)
 
-CONFIG = "agents:\n  - {name: counting, import: 'tests.scale.durable_agents:counting'}\n"
+CONFIG = (
+    "agents:\n  - {name: counting, import: 'tests.scale.durable_agents:counting'}\n"
+    "  - {name: fragile, import: 'tests.scale.durable_agents:fragile', durable: false}\n"
+)
 LEASE = 2.0
 
 
@@ -86,9 +89,7 @@ def _resumes_elsewhere(
         last = seen[-1].sequence_number
         rest = []
         resumed_after: float | None = None
-        with second.responses.retrieve(
-            created.id, stream=True, starting_after=last
-        ) as stream:
+        with second.responses.retrieve(created.id, stream=True, starting_after=last) as stream:
             for event in stream:
                 if resumed_after is None:
                     resumed_after = time.monotonic() - killed
@@ -111,3 +112,57 @@ def _resumes_elsewhere(
     assert first.responses.retrieve(created.id).output_text == ANSWER  # restarted: reads it too
     assert resumed_after is not None and resumed_after < LEASE + LEASE / 3 + 3
     print(f"resume latency (kill -> next event on the client): {resumed_after:.2f} s")
+
+
+def _until_w2(client: openai.OpenAI, model: str) -> tuple[str, int]:
+    """Start a background response; its id and the last sequence number seen, once the
+    tool ran and the answer is under way."""
+    created = client.responses.create(model=model, input="go", background=True)
+    with client.responses.retrieve(created.id, stream=True) as stream:
+        for event in stream:
+            if event.type == "response.output_text.delta" and event.delta == "w2 ":
+                return created.id, event.sequence_number
+    raise AssertionError("the answer never got under way")
+
+
+def test_a_replica_stopped_by_sigterm_hands_its_run_over(
+    pair: tuple[list[Replica], Path],
+) -> None:
+    (owner, other), counter = pair
+    counter.unlink(missing_ok=True)
+    with _clients(owner, other) as (first, second):
+        id, last = _until_w2(first, "counting")
+        stopped = time.monotonic()
+        owner.terminate()  # a rolling deploy: no lease to wait out, the run is released
+        try:
+            with second.responses.retrieve(id, stream=True, starting_after=last) as stream:
+                rest = list(stream)
+            took = time.monotonic() - stopped
+        finally:
+            owner.start()
+    assert [e.sequence_number for e in rest] == list(range(last + 1, last + 1 + len(rest)))
+    assert rest[-1].type == "response.completed"
+    assert rest[-1].response.output_text == ANSWER
+    assert counter.read_text() == "1"
+    assert took < 15, took
+
+
+def test_an_agent_that_is_not_durable_fails_its_orphaned_run_with_a_retryable_error(
+    pair: tuple[list[Replica], Path],
+) -> None:
+    (owner, other), counter = pair
+    with _clients(owner, other) as (first, second):
+        id, last = _until_w2(first, "fragile")
+        owner.kill()
+        killed = time.monotonic()
+        try:
+            with second.responses.retrieve(id, stream=True, starting_after=last) as stream:
+                rest = list(stream)
+            took = time.monotonic() - killed
+            stored = second.responses.retrieve(id)
+        finally:
+            owner.start()
+    assert rest[-1].type == "response.failed"
+    assert stored.status == "failed"
+    assert stored.error is not None and "start the run again" in stored.error.message
+    assert took < LEASE + LEASE / 3 + 3, took

@@ -61,6 +61,13 @@ class Replica:
         )
         wait_ready(self.process, self.url)
 
+    def terminate(self) -> None:
+        """SIGTERM, as a rolling deploy stops it; returns once it exited."""
+        if self.process is not None:
+            self.process.send_signal(signal.SIGTERM)
+            self.process.wait(timeout=60)
+            self.process = None
+
     def kill(self) -> None:
         if self.process is not None:
             self.process.send_signal(signal.SIGKILL)
