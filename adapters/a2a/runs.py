@@ -118,6 +118,8 @@ class TaskRuns:
             return
         try:
             await asyncio.shield(drive)
+            # Settled here (its end written), or handed over to another replica.
+            self._forget(id, task_id)
         except asyncio.CancelledError:
             if id in self.writers and id not in self.cancelled:
                 # What the request's queue had not written may be lost: the store
@@ -130,7 +132,7 @@ class TaskRuns:
                 self.writers[id] = writer
             raise
         except Exception:
-            return  # settled with its error (written by settled)
+            self._forget(id, task_id)  # settled with its error (written by settled)
 
     async def cancel_task(self, task_id: str) -> None:
         """Stop the run of ``task_id`` if it goes on here (its task was cancelled)."""
@@ -174,10 +176,8 @@ class TaskRuns:
     async def settled(
         self, record: RunRecord, result: RunResult | None, error: BaseException | None
     ) -> None:
-        writer = self.writers.pop(record.id, None)
-        if self.runs.get(record.request["task"]) == record.id:
-            del self.runs[record.request["task"]]
-        self.cancelled.discard(record.id)
+        writer = self.writers.get(record.id)
+        self._forget(record.id, record.request["task"])
         if isinstance(error, RunCancelled):
             return  # whoever cancelled the task wrote its end
         if writer is None:  # orphaned and not resumed (durable: false)
@@ -187,6 +187,12 @@ class TaskRuns:
         else:
             assert error is not None
             await writer.fail(error)
+
+    def _forget(self, id: str, task_id: str) -> None:
+        self.writers.pop(id, None)
+        if self.runs.get(task_id) == id:
+            del self.runs[task_id]
+        self.cancelled.discard(id)
 
     def _store_writer(self, record: RunRecord) -> TaskWriter:
         """A writer of the task straight to its store (no request, no SDK queue, here)."""
@@ -218,4 +224,3 @@ class _StoreQueue(EventQueue):
             if task is None or task.status.state in TERMINAL_TASK_STATES:
                 raise RunCancelled("the task was ended by another request") from None
             await self.manager.process(event)
-

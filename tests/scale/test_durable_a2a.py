@@ -9,15 +9,18 @@ there once its lease expires and resumed from its last finished step: the
 tool is not run again, the answer's artifact is first replaced (``append:
 false``) by the text of the finished steps, the rest of the answer follows,
 and the task ends ``completed`` with the whole answer, on both replicas.
+A replica stopped by SIGTERM hands its task over at once; an agent with
+``durable: false`` has its orphaned task failed, with a retryable message.
 """
 
 from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import orjson
@@ -27,8 +30,12 @@ from tests.scale.durable_agents import ANSWER
 from tests.scale.test_replicas import Replica, replicas
 from tests.stores import RedisServer, postgres_url, redis  # noqa: F401 (fixtures)
 
-CONFIG = "agents:\n  - {name: counting, import: 'tests.scale.durable_agents:counting'}\n"
+CONFIG = (
+    "agents:\n  - {name: counting, import: 'tests.scale.durable_agents:counting'}\n"
+    "  - {name: fragile, import: 'tests.scale.durable_agents:fragile', durable: false}\n"
+)
 LEASE = 2.0
+T = TypeVar("T")
 HEADERS = {"A2A-Version": "1.0", "accept": "text/event-stream"}
 
 
@@ -53,11 +60,13 @@ def pair(
         yield started, counter
 
 
-def _events(url: str, method: str, params: dict[str, Any]) -> Iterator[dict[str, Any]]:
+def _events(
+    url: str, method: str, params: dict[str, Any], agent: str = "counting"
+) -> Iterator[dict[str, Any]]:
     """A JSON-RPC stream's results (``StreamResponse`` JSON), as they come."""
     body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
     with httpx.stream(
-        "POST", f"{url}/a2a/counting", json=body, headers=HEADERS, timeout=30
+        "POST", f"{url}/a2a/{agent}", json=body, headers=HEADERS, timeout=30
     ) as answer:
         for line in answer.iter_lines():
             if line.startswith("data:"):
@@ -66,9 +75,9 @@ def _events(url: str, method: str, params: dict[str, Any]) -> Iterator[dict[str,
                 yield event["result"]
 
 
-def _get_task(url: str, id: str) -> dict[str, Any]:
+def _get_task(url: str, id: str, agent: str = "counting") -> dict[str, Any]:
     body = {"jsonrpc": "2.0", "id": 2, "method": "GetTask", "params": {"id": id}}
-    answer = httpx.post(f"{url}/a2a/counting", json=body, headers=HEADERS, timeout=30)
+    answer = httpx.post(f"{url}/a2a/{agent}", json=body, headers=HEADERS, timeout=30)
     task: dict[str, Any] = answer.json()["result"]
     return task
 
@@ -77,32 +86,60 @@ def _text(artifact: dict[str, Any]) -> str:
     return "".join(part.get("text", "") for part in artifact["parts"])
 
 
-def test_a_task_resumes_on_the_other_replica_without_running_its_tool_again(
-    pair: tuple[list[Replica], Path],
-) -> None:
-    (owner, other), counter = pair
-    counter.unlink(missing_ok=True)
+def _until_w2(url: str, agent: str = "counting") -> str:
+    """Stream a message; the task's id, once its tool ran and the answer is under way."""
     message = {"messageId": uuid.uuid4().hex, "role": "ROLE_USER", "parts": [{"text": "go"}]}
     seen: list[dict[str, Any]] = []
-    for event in _events(owner.url, "SendStreamingMessage", {"message": message}):
+    for event in _events(url, "SendStreamingMessage", {"message": message}, agent):
         seen.append(event)
         update = event.get("artifactUpdate")
         if update is not None and "w2 " in _text(update["artifact"]):
+            return str(seen[0]["task"]["id"])
+    raise AssertionError(f"the answer never got under way: {seen}")
+
+
+def _rest(url: str, task_id: str, agent: str = "counting") -> list[dict[str, Any]]:
+    """``SubscribeToTask`` on ``url``: its events, up to the task's end."""
+    rest = []
+    for event in _events(url, "SubscribeToTask", {"id": task_id}, agent):
+        rest.append(event)
+        status = event.get("statusUpdate", {}).get("status", {}).get("state")
+        if status not in (None, "TASK_STATE_WORKING"):
             break
-    task_id = seen[0]["task"]["id"]
-    assert counter.read_text() == "1"  # the tool ran, and the answer is under way
+    return rest
+
+
+def _both_up(replicas: list[Replica]) -> None:
+    for replica in replicas:
+        if replica.process is None:
+            replica.start()
+
+
+def test_a_task_resumes_on_the_other_replica_without_running_its_tool_again(
+    pair: tuple[list[Replica], Path],
+) -> None:
+    """Killed with it: a task of an agent with ``durable: false``, which fails instead."""
+    (owner, other), counter = pair
+    _both_up([owner, other])
+    counter.unlink(missing_ok=True)
+    fragile = _until_w2(owner.url, "fragile")
+    task_id = _until_w2(owner.url)
+    assert counter.read_text() == "2"  # the tools ran, and the answers are under way
     owner.kill()
     killed = time.monotonic()
     try:
-        rest = []
-        resumed_after: float | None = None
-        for event in _events(other.url, "SubscribeToTask", {"id": task_id}):
-            rest.append(event)
-            if "artifactUpdate" in event and resumed_after is None:
-                resumed_after = time.monotonic() - killed
-            status = event.get("statusUpdate", {}).get("status", {}).get("state")
-            if status not in (None, "TASK_STATE_WORKING"):
-                break
+        with ThreadPoolExecutor(1) as pool:
+            failing = pool.submit(_timed, _rest, other.url, fragile, "fragile")
+            rest = []
+            resumed_after: float | None = None
+            for event in _events(other.url, "SubscribeToTask", {"id": task_id}):
+                rest.append(event)
+                if "artifactUpdate" in event and resumed_after is None:
+                    resumed_after = time.monotonic() - killed
+                status = event.get("statusUpdate", {}).get("status", {}).get("state")
+                if status not in (None, "TASK_STATE_WORKING"):
+                    break
+            failed, failed_after = failing.result(timeout=30)
         on_other = _get_task(other.url, task_id)
     finally:
         owner.start()
@@ -116,9 +153,38 @@ def test_a_task_resumes_on_the_other_replica_without_running_its_tool_again(
     assert updates[0] is replaced[0]
     assert "".join(_text(u["artifact"]) for u in updates) == ANSWER
     assert updates[-1].get("lastChunk") is True
-    assert counter.read_text() == "1"  # the recorded tool result was not made again
+    assert counter.read_text() == "2"  # the recorded tool results were not made again
     for task in (on_other, _get_task(owner.url, task_id)):  # the owner restarted reads it too
         assert task["status"]["state"] == "TASK_STATE_COMPLETED", task
         assert [_text(a) for a in task["artifacts"]] == [ANSWER]
     assert resumed_after is not None and resumed_after < LEASE + LEASE / 3 + 3
     print(f"resume latency (kill -> next artifact chunk on the client): {resumed_after:.2f} s")
+    # Not durable: failed within lease + claim interval, saying to start it again.
+    end = failed[-1]["statusUpdate"]["status"]
+    assert end["state"] == "TASK_STATE_FAILED", end
+    assert "start the run again" in end["message"]["parts"][0]["text"], end
+    assert _get_task(owner.url, fragile, "fragile")["status"]["state"] == "TASK_STATE_FAILED"
+    assert failed_after < LEASE + LEASE / 3 + 3, failed_after
+
+
+def _timed(call: Callable[..., T], *args: Any) -> tuple[T, float]:
+    started = time.monotonic()
+    return call(*args), time.monotonic() - started
+
+
+def test_a_replica_stopped_by_sigterm_hands_its_task_over(
+    pair: tuple[list[Replica], Path],
+) -> None:
+    (other, owner), counter = pair
+    _both_up([owner, other])
+    counter.unlink(missing_ok=True)
+    task_id = _until_w2(owner.url)
+    stopped = time.monotonic()
+    owner.terminate()  # a rolling deploy: no lease to wait out, the run is released
+    rest = _rest(other.url, task_id)
+    took = time.monotonic() - stopped
+    assert rest[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED", rest[-1]
+    task = _get_task(other.url, task_id)
+    assert [_text(a) for a in task["artifacts"]] == [ANSWER], task
+    assert counter.read_text() == "1"
+    assert took < 15, took
