@@ -181,8 +181,14 @@ def test_a_replica_stopped_by_sigterm_hands_its_task_over(
     task_id = _until_w2(owner.url)
     stopped = time.monotonic()
     owner.terminate()  # a rolling deploy: no lease to wait out, the run is released
-    rest = _rest(other.url, task_id)
+    rest = []  # followed over HTTP+JSON this time
+    url = f"{other.url}/a2a/counting/tasks/{task_id}:subscribe"
+    with httpx.stream("POST", url, headers=HEADERS, timeout=30) as answer:
+        for line in answer.iter_lines():
+            if line.startswith("data:"):
+                rest.append(orjson.loads(line.removeprefix("data:")))
     took = time.monotonic() - stopped
+    assert rest[0]["task"]["status"]["state"] == "TASK_STATE_WORKING", rest[0]
     assert rest[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED", rest[-1]
     task = _get_task(other.url, task_id)
     assert [_text(a) for a in task["artifacts"]] == [ANSWER], task
