@@ -1,7 +1,8 @@
 """The A2A request handler: a cancel on one replica stops the run on the one running it.
 
 A blocking ``SendMessage`` is marked so that its answer comes whole (one
-text part, see :mod:`agenthost.adapters.a2a.executor`).
+text part, see :mod:`agenthost.adapters.a2a.executor`); a message that
+names only its task is given the task's context (any replica may take it).
 
 With tasks in PostgreSQL, the SDK records a cancel of a task that runs on
 another replica in the database; the running replica would notice only at
@@ -14,9 +15,12 @@ cancels it at once: its run (model call, tools) is stopped.
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncGenerator
 from typing import Any
 
+from a2a.server.cluster.task_store import StoredTask
 from a2a.server.context import ServerCallContext
+from a2a.server.events import Event
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.types import CancelTaskRequest, Message, SendMessageRequest, Task
 
@@ -45,8 +49,31 @@ class ClusterRequestHandler(DefaultRequestHandler):
     ) -> Message | Task:
         # Not streamed: the answer is sent whole (one text part, not one per chunk).
         context.state[WHOLE_ANSWER] = True
+        await self._in_its_context(params, context)
         result: Message | Task = await super().on_message_send(params, context)
         return result
+
+    async def on_message_send_stream(
+        self, params: SendMessageRequest, context: ServerCallContext
+    ) -> AsyncGenerator[Event, None]:
+        await self._in_its_context(params, context)
+        async for event in super().on_message_send_stream(params, context):
+            yield event
+
+    async def _in_its_context(self, params: SendMessageRequest, context: ServerCallContext) -> None:
+        """A message that names its task but not its context continues the task's context.
+
+        The SDK would give it a new context id, which the replica holding the
+        task (its ``ActiveTask``) ignores, but a replica taking the task up from
+        the store refuses as not the task's (the follow-up of a question asked
+        on another replica)."""
+        message = params.message
+        if not message.task_id or message.context_id:
+            return
+        found = await self.task_store.get(message.task_id, context)
+        task = found.task if isinstance(found, StoredTask) else found
+        if task is not None:
+            message.context_id = task.context_id
 
     async def on_cancel_task(
         self, params: CancelTaskRequest, context: ServerCallContext

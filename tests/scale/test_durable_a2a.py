@@ -33,6 +33,7 @@ from tests.stores import RedisServer, postgres_url, redis  # noqa: F401 (fixture
 CONFIG = (
     "agents:\n  - {name: counting, import: 'tests.scale.durable_agents:counting'}\n"
     "  - {name: fragile, import: 'tests.scale.durable_agents:fragile', durable: false}\n"
+    "  - {name: recall, import: 'tests.scale.replica_agents:recall'}\n"
 )
 LEASE = 2.0
 T = TypeVar("T")
@@ -165,6 +166,35 @@ def test_a_task_resumes_on_the_other_replica_without_running_its_tool_again(
     assert "start the run again" in end["message"]["parts"][0]["text"], end
     assert _get_task(owner.url, fragile, "fragile")["status"]["state"] == "TASK_STATE_FAILED"
     assert failed_after < LEASE + LEASE / 3 + 3, failed_after
+
+
+def test_a_question_asked_on_one_replica_is_answered_on_the_other(
+    pair: tuple[list[Replica], Path],
+) -> None:
+    """A durable run that ends waiting for its user: the answer, sent to the other
+    replica and naming only its task, runs there as the task's next durable run."""
+    (owner, other), _ = pair
+    _both_up([owner, other])
+
+    def send(url: str, message: dict[str, Any]) -> dict[str, Any]:
+        body = {"jsonrpc": "2.0", "id": 3, "method": "SendMessage", "params": {"message": message}}
+        answer = httpx.post(f"{url}/a2a/recall", json=body, headers=HEADERS, timeout=30)
+        task: dict[str, Any] = answer.json()["result"]["task"]
+        return task
+
+    asked = send(
+        owner.url, {"messageId": uuid.uuid4().hex, "role": "ROLE_USER", "parts": [{"text": "ask"}]}
+    )
+    assert asked["status"]["state"] == "TASK_STATE_INPUT_REQUIRED", asked
+    reply = {
+        "messageId": uuid.uuid4().hex,
+        "role": "ROLE_USER",
+        "taskId": asked["id"],
+        "parts": [{"text": "Bob"}],
+    }
+    done = send(other.url, reply)
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED", done
+    assert [_text(a) for a in done["artifacts"]] == ["Nice to meet you, Bob."]
 
 
 def _timed(call: Callable[..., T], *args: Any) -> tuple[T, float]:
