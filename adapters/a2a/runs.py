@@ -124,12 +124,13 @@ class TaskRuns:
             if id in self.writers and id not in self.cancelled:
                 # What the request's queue had not written may be lost: the store
                 # writer's next chunk holds the whole text so far (append: false).
-                old = self.writers[id]
-                writer = self._store_writer(record)
-                writer.chunks.held = old.chunks.text
-                writer.chunks.pieces = [writer.chunks.held]
-                writer.separate = old.separate
-                self.writers[id] = writer
+                old = self.writers.pop(id)
+                writer = await self._store_writer(record)
+                if writer is not None:
+                    writer.chunks.held = old.chunks.text
+                    writer.chunks.pieces = [writer.chunks.held]
+                    writer.separate = old.separate
+                    self.writers[id] = writer
             raise
         except Exception:
             self._forget(id, task_id)  # settled with its error (written by settled)
@@ -154,7 +155,9 @@ class TaskRuns:
         if agent is None:
             raise RunIncomplete(f"the agent {record.agent!r} is no longer served")
         if record.id not in self.writers:  # taken over from a replica that died
-            writer = self._store_writer(record)
+            writer = await self._store_writer(record)
+            if writer is None:
+                raise RunCancelled("the task was ended while no replica ran it")
             self.writers[record.id] = writer
             self.runs[request["task"]] = record.id
             await writer.updater.update_status(
@@ -168,7 +171,10 @@ class TaskRuns:
         run = agent.run_stream([run_input, *done], session=session)
         try:
             async for update in run:
-                await self.writers[record.id].write(update)
+                current = self.writers.get(record.id)
+                if current is None:  # its request ended, and the task with it
+                    raise RunCancelled("the task was ended by another request")
+                await current.write(update)
                 yield update
         finally:
             await run.aclose()
@@ -181,7 +187,9 @@ class TaskRuns:
         if isinstance(error, RunCancelled):
             return  # whoever cancelled the task wrote its end
         if writer is None:  # orphaned and not resumed (durable: false)
-            writer = self._store_writer(record)
+            writer = await self._store_writer(record)
+            if writer is None:
+                return  # ended meanwhile (cancelled)
         if result is not None:
             await writer.end(result)
         else:
@@ -194,13 +202,17 @@ class TaskRuns:
             del self.runs[task_id]
         self.cancelled.discard(id)
 
-    def _store_writer(self, record: RunRecord) -> TaskWriter:
-        """A writer of the task straight to its store (no request, no SDK queue, here)."""
+    async def _store_writer(self, record: RunRecord) -> TaskWriter | None:
+        """A writer of the task straight to its store (no request, no SDK queue, here);
+        None when the task is gone or ended (a cancel while no replica ran it)."""
         request = record.request
         context = ServerCallContext(user=PrincipalUser(record.principal))
         manager = TaskManager(
             self.task_stores[record.agent], context, request["task"], request["context"], None
         )
+        task = await manager.get_task()
+        if task is None or task.status.state in TERMINAL_TASK_STATES:
+            return None
         updater = TaskUpdater(_StoreQueue(manager), request["task"], request["context"])
         return TaskWriter(
             record.agent, updater, whole=request["whole"], artifact_id=request["artifact"]

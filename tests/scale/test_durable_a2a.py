@@ -123,8 +123,9 @@ def test_a_task_resumes_on_the_other_replica_without_running_its_tool_again(
     (owner, other), counter = pair
     _both_up([owner, other])
     counter.unlink(missing_ok=True)
-    fragile = _until_w2(owner.url, "fragile")
-    task_id = _until_w2(owner.url)
+    with ThreadPoolExecutor(2) as pool:  # both under way at once, neither over at the kill
+        started = [pool.submit(_until_w2, owner.url, agent) for agent in ("fragile", "counting")]
+        fragile, task_id = (future.result(timeout=30) for future in started)
     assert counter.read_text() == "2"  # the tools ran, and the answers are under way
     owner.kill()
     killed = time.monotonic()
