@@ -165,6 +165,7 @@ def test_a_task_resumes_on_the_other_replica_without_running_its_tool_again(
     end = failed[-1]["statusUpdate"]["status"]
     assert end["state"] == "TASK_STATE_FAILED", end
     assert "start the run again" in end["message"]["parts"][0]["text"], end
+    assert end["message"]["metadata"]["retryable"] is True, end
     assert _get_task(owner.url, fragile, "fragile")["status"]["state"] == "TASK_STATE_FAILED"
     assert failed_after < LEASE + LEASE / 3 + 3, failed_after
 
