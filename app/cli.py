@@ -1,10 +1,12 @@
-"""The ``agenthost`` command: ``serve``, ``check``, ``schema`` and ``acp-stdio``."""
+"""The ``agenthost`` command: ``serve``, ``check``, ``schema``, ``mcp-stdio`` and ``acp-stdio``."""
 
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import logging
+import socket
 import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -19,13 +21,18 @@ from agenthost.app.config import ConfigError
 from agenthost.app.host import Host
 from agenthost.app.principals import KeysError, check_allow
 from agenthost.app.registry import Registry
-from agenthost.app.settings import Settings, warn_unknown_variables
+from agenthost.app.settings import PROTOCOL_SETTINGS, Settings, warn_unknown_variables
 from agenthost.app.specs import ConfigSpec
 from agenthost.app.unused_modules import skip as skip_unused_modules
 
+DESCRIPTION = (
+    "Serve AI agents defined in a YAML config over the OpenAI API, A2A, MCP and ACP. "
+    "Settings come from AGENTHOST_* environment variables (docs/settings.md)."
+)
+
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="agenthost", description=__doc__)
+    parser = argparse.ArgumentParser(prog="agenthost", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"agenthost {version('agenthost')}")
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="serve the configured agents")
@@ -49,6 +56,47 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def port_problem(host: str, port: int) -> str | None:
+    """Why ``serve`` could not listen on ``host:port`` (None: it can), found before the
+    agents are built so that a port in use is said at once, not after a model loads."""
+    if port == 0:
+        return None
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                return (
+                    f"{host}:{port} is already in use (another agenthost?): stop it, or "
+                    "choose another port with --port or AGENTHOST_PORT"
+                )
+            if exc.errno == errno.EACCES:
+                return f"cannot listen on {host}:{port}: ports below 1024 need privileges"
+            return f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+    return None
+
+
+def settings_errors(exc: ValidationError) -> str:
+    """Each error of the settings with the variable that set it (never its value: it may
+    be a secret), e.g. ``AGENTHOST_PORT: Input should be a valid integer``."""
+    lines = []
+    for error in exc.errors():
+        parts = [str(p) for p in error["loc"] if not isinstance(p, int)]
+        lines.append(f"  {_variable(parts[0]) if parts else 'settings'}: {error['msg']}")
+    return "\n".join(lines)
+
+
+def _variable(field: str) -> str:
+    """The environment variable of setting ``field`` (a protocol's, when only one has it)."""
+    if field not in Settings.model_fields:
+        owners = [n for n, model in PROTOCOL_SETTINGS.items() if field in model.model_fields]
+        if len(owners) == 1:
+            return f"AGENTHOST_{owners[0].upper()}_{field.upper()}"
+    return f"AGENTHOST_{field.upper()}"
+
+
 def _settings(args: argparse.Namespace) -> Settings:
     flags = {
         key: value
@@ -69,10 +117,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     protocol_out = _claim_stdout() if args.command == "acp-stdio" else None
     try:
         settings = _settings(args)
+        if args.command == "serve" and (problem := port_problem(settings.host, settings.port)):
+            print(f"error: {problem}", file=sys.stderr)  # before any model loads
+            return 2
         config, registry = load_agents(settings.config)
         check_allow(registry.allow, settings.principals())
     except ValidationError as exc:
-        print(f"error: invalid settings: {exc}", file=sys.stderr)
+        print(f"error: invalid settings:\n{settings_errors(exc)}", file=sys.stderr)
         return 2
     except (ConfigError, KeysError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -106,7 +157,7 @@ def _mcp_stdio(host: Host) -> int:
     async def running() -> AsyncIterator[None]:
         async with host.running():
             logging.getLogger("agenthost").info(
-                "serving %d agents over MCP stdio: %s",
+                "serving %d agent(s) over MCP stdio: %s",
                 len(context.agents),
                 ", ".join(context.agents),
             )

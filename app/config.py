@@ -6,6 +6,8 @@ value of an interpolated variable (they hold secrets).
 
 from __future__ import annotations
 
+import difflib
+import functools
 import os
 import re
 from collections.abc import Mapping
@@ -30,7 +32,8 @@ def load_config(path: Path, environ: Mapping[str, str] | None = None) -> ConfigS
     """Read, interpolate and validate a config file."""
     env = os.environ if environ is None else environ
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        with path.open(encoding="utf-8") as stream:  # YAML errors then name the file
+            raw = yaml.safe_load(stream)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     except yaml.YAMLError as exc:
@@ -73,7 +76,32 @@ def _describe(path: Path, raw: Any, error: Any) -> str:
     # Drop the union tags pydantic puts in the location ("chat", "import", ...).
     loc = tuple(p for i, p in enumerate(loc) if not (i == 2 and p in AGENT_KINDS))
     loc = drop_tags(loc)
-    return f"{path}: {_where(raw, loc)}: {error['msg']}"
+    message = error["msg"]
+    if error["type"] == "extra_forbidden" and loc and isinstance(loc[-1], str):
+        close = difflib.get_close_matches(loc[-1], _known_keys(), n=1, cutoff=0.75)
+        if close:
+            message += f"; did you mean {close[0]!r}?"
+    return f"{path}: {_where(raw, loc)}: {message}"
+
+
+@functools.cache
+def _known_keys() -> frozenset[str]:
+    """Every key the config file's schema names, anywhere (for "did you mean")."""
+    keys: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            properties = node.get("properties")
+            if isinstance(properties, dict):
+                keys.update(properties)
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(ConfigSpec.model_json_schema(by_alias=True))
+    return frozenset(keys)
 
 
 def _where(raw: Any, loc: tuple[Any, ...]) -> str:

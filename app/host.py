@@ -24,6 +24,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from agenthost.adapters.base import Adapter, AdapterContext, HasBoundedStores
+from agenthost.adapters.body_limits import BodyLimits, use_limits
 from agenthost.adapters.durable import DurableRuns, LocalRunLog, RunLog
 from agenthost.agents import Agent, MemoryManager
 from agenthost.agents.hosting import Hosting
@@ -62,6 +63,7 @@ class Host:
         served as copies made under them (the objects given are left as they were).
         """
         self.settings = settings = settings or Settings()
+        use_limits(body_limits(settings))
         self.runs = LiveRuns()
         self.metrics = Metrics() if settings.metrics else None
         self.tracing = _tracing()
@@ -263,3 +265,15 @@ def _tracing() -> Tracing | None:
     from agenthost.app.tracing import Tracing
 
     return Tracing()
+
+
+def body_limits(settings: Settings) -> BodyLimits:
+    """The bounds on JSON request bodies that ``settings`` set."""
+    return BodyLimits(
+        max_values=settings.max_json_values,
+        max_keys=settings.max_json_keys,
+        max_depth=settings.max_json_depth,
+        max_string=settings.max_json_string,
+        offload_bytes=settings.body_offload_bytes,
+        workers=settings.body_workers,
+    )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 
 from agenthost.adapters.base import HasPublicURL, principal_of
+from agenthost.adapters.sse import event_stream
 from agenthost.agents import Agent
 from agenthost.app.protocols import ADAPTERS
 
@@ -54,7 +56,60 @@ def build_router() -> APIRouter:
     async def agents(request: Request) -> Response:
         return Response(orjson.dumps(describe(request)), media_type="application/json")
 
+    @router.get("/playground/runs.json")
+    async def runs(request: Request) -> Response:
+        """The caller's latest detached runs of ``?agent=`` (any protocol), newest first."""
+        agent = request.query_params.get("agent", "")
+        host, principal = request.app.state.host, principal_of(request)
+        if agent not in visible_agents(request):
+            return _not_found(f"no agent {agent!r}")
+        records = await host.durable.log.recent(principal, agent)
+        listed = [
+            {
+                "id": r.id,
+                "protocol": r.protocol,
+                "status": r.status,
+                "created_at": r.created_at,
+                "attempt": r.attempt,
+                "error": r.error,
+            }
+            for r in records
+        ]
+        return Response(orjson.dumps({"runs": listed}), media_type="application/json")
+
+    @router.get("/playground/runs/{run_id}/events")
+    async def run_events(request: Request, run_id: str) -> Response:
+        """One of the caller's runs as its log keeps it: each event a ``data:`` line (its
+        JSON) with its sequence number as the ``id:``, replayed and then followed."""
+        durable = request.app.state.host.durable
+        record = await durable.log.get(run_id)
+        if record is None or record.principal != principal_of(request):
+            return _not_found(f"no run {run_id!r}")
+        raw = request.query_params.get("after", "-1")
+        after = int(raw) if raw.lstrip("-").isdigit() else -1
+
+        async def events() -> AsyncIterator[bytes]:
+            async for seq, event in durable.events(run_id, after):
+                yield b"id: %d\ndata: %s\n\n" % (seq, event)
+
+        return event_stream(events(), {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
     return router
+
+
+def visible_agents(request: Request) -> list[str]:
+    """The agents the caller's key may see."""
+    host, principal = request.app.state.host, principal_of(request)
+    return [
+        name
+        for name in host.registry
+        if (allowed := host.allow.get(name)) is None or principal in allowed
+    ]
+
+
+def _not_found(message: str) -> Response:
+    body = orjson.dumps({"error": {"message": message, "code": "not_found"}})
+    return Response(body, status_code=404, media_type="application/json")
 
 
 def describe(request: Request) -> dict[str, Any]:

@@ -15,6 +15,11 @@ conversation append is made so by a token checked in the same script
 (:mod:`agenthost.app.redis_memory`). The attempts of one operation are
 bounded in time by the store's deadline (``store_timeout``), not by their
 count: an outage still answers "unavailable" within it.
+
+The pool is a blocking one of :data:`MAX_CONNECTIONS`: past it an operation
+waits for a free connection (within its deadline) instead of failing at
+once, as redis-py's default pool does past its 100 ("Too many connections":
+100 concurrent operations were enough to fail requests).
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from redis import exceptions as redis_errors
-from redis.asyncio import Redis
+from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.retry import Retry
 from redis.asyncio.sentinel import Sentinel
 from redis.backoff import EqualJitterBackoff
@@ -31,6 +36,8 @@ from redis.backoff import EqualJitterBackoff
 SENTINEL = "redis+sentinel://"
 HEALTH_CHECK_SECONDS = 10
 """A connection idle this long is PINGed (and reconnected) before its next command."""
+MAX_CONNECTIONS = 256
+"""Connections to Redis per process; operations past it wait for one."""
 RETRIES = 8
 """Attempts after the first; the deadline of the operation usually ends them first."""
 
@@ -62,7 +69,10 @@ def redis_client(url: str, *, timeout: float) -> Redis:
     """A client for ``url`` whose connects and commands each give up after ``timeout`` s."""
     if url.startswith(SENTINEL):
         return _sentinel_client(url, timeout=timeout)
-    return Redis.from_url(url, **_options(timeout))
+    pool = BlockingConnectionPool.from_url(
+        url, max_connections=MAX_CONNECTIONS, timeout=timeout, **_options(timeout)
+    )
+    return Redis.from_pool(pool)  # the client owns the pool: its aclose() closes it
 
 
 def _sentinel_client(url: str, *, timeout: float) -> Redis:

@@ -60,6 +60,8 @@ else redis.call('zadd', KEYS[2], 0, ARGV[2]) end
 return 1
 """
 _FIELDS = ("status", "error", "attempt", "cancel")
+INDEXED = 100
+"""Runs listed per principal and agent (the playground's runs view): the latest ones."""
 
 
 class RedisRunLog:
@@ -96,6 +98,9 @@ class RedisRunLog:
         self.batches = 0
         """Round trips the writer made (each carries every run's new events)."""
 
+    def _index(self, principal: str, agent: str) -> str:
+        return f"{self.prefix}by:{quote(principal, safe='')}|{quote(agent, safe='')}"
+
     def _key(self, id: str, kind: str) -> str:
         return f"{self.prefix}{{{quote(id, safe='')}}}:{kind}"
 
@@ -125,6 +130,10 @@ class RedisRunLog:
             pipe.pexpire(key, self.retention_ms)
             pipe.set(self._key(record.id, "l"), owner, px=ms)
             pipe.zadd(self.live, {record.id: int(time.time() * 1000) + ms})
+            index = self._index(record.principal, record.agent)
+            pipe.zadd(index, {record.id: record.created_at})
+            pipe.zremrangebyrank(index, 0, -(INDEXED + 1))
+            pipe.pexpire(index, self.retention_ms)
             await pipe.execute()
         self._leases.add(record.id)
 
@@ -133,11 +142,7 @@ class RedisRunLog:
             raw = await self.client.hgetall(self._key(id, "r"))
         if not raw:
             return await self.local.get(id)
-        data = orjson.loads(raw[b"d"])
-        for field in _FIELDS:
-            if field.encode() in raw:
-                data[field] = orjson.loads(raw[field.encode()])
-        return RunRecord(**data)
+        return _record(raw)
 
     async def update(self, id: str, **changes: Any) -> None:
         await self.local.update(id, **changes)
@@ -279,6 +284,15 @@ class RedisRunLog:
             ids: Any = await self.client.zrangebyscore(self.live, "-inf", now, start=0, num=100)
         return [i.decode() for i in ids]
 
+    async def recent(self, principal: str, agent: str, limit: int = 50) -> list[RunRecord]:
+        async with self._deadline():
+            ids: Any = await self.client.zrevrange(self._index(principal, agent), 0, limit - 1)
+            async with self.client.pipeline(transaction=False) as pipe:
+                for id in ids:
+                    pipe.hgetall(self._key(id.decode(), "r"))
+                raws: Any = await pipe.execute()
+        return [_record(raw) for raw in raws if raw]
+
     async def start(self) -> None:
         self._writer = asyncio.create_task(self._write(), name="run-log-writer")
 
@@ -291,6 +305,14 @@ class RedisRunLog:
             self._writer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._writer
+
+
+def _record(raw: Any) -> RunRecord:
+    data = orjson.loads(raw[b"d"])
+    for field in _FIELDS:
+        if field.encode() in raw:
+            data[field] = orjson.loads(raw[field.encode()])
+    return RunRecord(**data)
 
 
 def _entries(entries: Any) -> list[tuple[int, bytes]]:

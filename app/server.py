@@ -87,7 +87,9 @@ def _lifespan(
             app.state.ready = True
             surfaces = ", ".join(f"{a.name} at {prefix}" for prefix, a in adapters.items())
             names = ", ".join(host.registry)
-            logger.info("serving %d agents (%s) over %s", len(host.registry), names, surfaces)
+            count = len(host.registry)
+            noun = "agent" if count == 1 else "agents"
+            logger.info("serving %d %s (%s) over %s", count, noun, names, surfaces)
             if host.principals:
                 logger.info("auth on: %d API keys", len(host.principals))
             else:

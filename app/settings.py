@@ -200,6 +200,35 @@ class Settings(BaseSettings):
         "bodies in flight (each takes a few times its size while it runs). One body alone always "
         "passes. 0: no bound.",
     )
+    # JSON bodies (adapters/body_limits.py): bounds checked before a body is parsed into
+    # models or protobuf, each refused with the protocol's own 4xx naming the setting.
+    max_json_values: int = Field(
+        100_000,
+        ge=100,
+        description="Values (array elements and object members, nested ones too) in one JSON "
+        "request body; more get the protocol's 400.",
+    )
+    max_json_keys: int = Field(
+        10_000, ge=16, description="Members of one object in a JSON request body; more get 400."
+    )
+    max_json_depth: int = Field(
+        64, ge=8, le=1000, description="Nesting of arrays and objects in a JSON request body."
+    )
+    max_json_string: int = Field(
+        8 * 1024 * 1024,
+        ge=1024,
+        description="Characters in one string (or key) of a JSON request body; more get 400.",
+    )
+    body_offload_bytes: int = Field(
+        64 * 1024,
+        ge=0,
+        description="Request bodies this large or larger are parsed and converted in a worker "
+        "thread, off the event loop (smaller ones inline: a thread hop costs more than their "
+        "parse).",
+    )
+    body_workers: int = Field(
+        2, ge=1, description="Threads parsing large request bodies; more bodies wait their turn."
+    )
 
     # Connection limits (app/connections.py); see docs/security.md.
     header_timeout: float = Field(
@@ -238,9 +267,10 @@ class Settings(BaseSettings):
     run_lease_seconds: float = Field(
         15.0,
         gt=0,
-        description="With a shared session store: seconds after which a run (IBM ACP, MCP "
-        "task) whose replica stopped refreshing its lease (the replica died) is reported "
-        "failed by the others; refreshed every third of it.",
+        description="With a shared session store: a detached run's lease (a background "
+        "Response, an MCP task, an IBM ACP run), refreshed every third of it; once it expired "
+        "(the replica died) another replica takes the run over within a third of it and "
+        "resumes it (docs/durable-runs.md).",
     )
     run_retention_seconds: float | None = Field(
         None,

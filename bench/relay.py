@@ -343,6 +343,20 @@ def _bodies(chunks: int) -> dict[str, tuple[str, str, str, tuple[str, ...]]]:
             ("A2A-Version: 1.0",),
         ),
         "v1-plain": ("/v1/chat/completions", json.dumps(chat), '"finish_reason":"stop"', ()),
+        # A streamed Response, and the same as a background one (its run on the run log,
+        # the stream a view following it): the difference is what the log costs.
+        "responses": (
+            "/v1/responses",
+            json.dumps({"model": "{agent}", "input": PROMPT, "stream": True}),
+            "response.completed",
+            (),
+        ),
+        "responses-bg": (
+            "/v1/responses",
+            json.dumps({"model": "{agent}", "input": PROMPT, "stream": True, "background": True}),
+            "response.completed",
+            (),
+        ),
     }
 
 

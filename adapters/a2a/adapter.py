@@ -49,6 +49,35 @@ def error_body(status: int, message: str, code: str) -> Response:
     return Response(orjson.dumps(body), status, media_type="application/json")
 
 
+class _AppError(Response):
+    """An error the app raises (401, 413, 415, 429, 503…) in the shape of the A2A binding
+    asked: a JSON-RPC error (id null) for a ``POST`` at an agent's URL, its JSON-RPC
+    endpoint; HTTP+JSON's ``google.rpc.Status`` anywhere else. The shape is chosen when
+    the response is sent: the app picks the adapter by path, then may add headers."""
+
+    def __init__(self, status: int, message: str, code: str, prefix: str) -> None:
+        body = {"error": {"code": status, "status": code, "message": message}}
+        super().__init__(orjson.dumps(body), status, media_type="application/json")
+        self.message = message
+        self.prefix = prefix
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if _at_jsonrpc_url(scope, self.prefix):
+            code = -32603 if self.status_code >= 500 else -32600
+            error = {"code": code, "message": self.message}
+            self.body = orjson.dumps({"jsonrpc": "2.0", "id": None, "error": error})
+            self.headers["content-length"] = str(len(self.body))
+        await super().__call__(scope, receive, send)
+
+
+def _at_jsonrpc_url(scope: Scope, prefix: str) -> bool:
+    path: str = scope.get("path", "")
+    if scope.get("method") != "POST" or not path.startswith(prefix + "/"):
+        return False
+    agent = path[len(prefix) + 1 :].removesuffix("/")
+    return bool(agent) and "/" not in agent
+
+
 def unknown_agent(name: str) -> Response:
     return error_body(404, f"no agent named {name!r} is served over A2A here", "NOT_FOUND")
 
@@ -142,7 +171,7 @@ class A2AAdapter:
         return list(self.stores.bounded())
 
     def error_response(self, status: int, message: str, *, code: str) -> Response:
-        return error_body(status, message, code.upper())
+        return _AppError(status, message, code.upper(), self.context.prefix)
 
     def service_for(self, principal: str, name: str) -> AgentService | None:
         """The agent's service if it is served here and ``principal`` may use it."""

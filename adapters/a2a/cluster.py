@@ -1,8 +1,10 @@
 """The A2A request handler: a cancel on one replica stops the run on the one running it.
 
 A blocking ``SendMessage`` is marked so that its answer comes whole (one
-text part, see :mod:`agenthost.adapters.a2a.executor`); a message that
-names only its task is given the task's context (any replica may take it).
+text part, see :mod:`agenthost.adapters.a2a.executor`). A large message's
+required fields are checked off the loop (:mod:`agenthost.adapters.a2a.validation`).
+A message that names only its task is given the task's context (any replica
+may take it up).
 
 With tasks in PostgreSQL, the SDK records a cancel of a task that runs on
 another replica in the database; the running replica would notice only at
@@ -26,6 +28,7 @@ from a2a.types import CancelTaskRequest, Message, SendMessageRequest, Task
 
 from agenthost.adapters.a2a.executor import WHOLE_ANSWER
 from agenthost.adapters.a2a.users import PrincipalUser
+from agenthost.adapters.a2a.validation import checked
 from agenthost.adapters.cancels import CancelChannel
 
 logger = logging.getLogger("agenthost.a2a")
@@ -49,16 +52,22 @@ class ClusterRequestHandler(DefaultRequestHandler):
     ) -> Message | Task:
         # Not streamed: the answer is sent whole (one text part, not one per chunk).
         context.state[WHOLE_ANSWER] = True
+        send = await checked(DefaultRequestHandler.on_message_send, params)
         await self._in_its_context(params, context)
-        result: Message | Task = await super().on_message_send(params, context)
+        result: Message | Task = await send(self, params, context)
         return result
 
     async def on_message_send_stream(
         self, params: SendMessageRequest, context: ServerCallContext
-    ) -> AsyncGenerator[Event, None]:
+    ) -> AsyncGenerator[Event]:
+        send = await checked(DefaultRequestHandler.on_message_send_stream, params)
         await self._in_its_context(params, context)
-        async for event in super().on_message_send_stream(params, context):
-            yield event
+        events = send(self, params, context)
+        try:
+            async for event in events:
+                yield event
+        finally:  # as the SDK's decorator does: its cleanup runs on a client's disconnect
+            await events.aclose()
 
     async def _in_its_context(self, params: SendMessageRequest, context: ServerCallContext) -> None:
         """A message that names its task but not its context continues the task's context.

@@ -9,7 +9,7 @@ is refused with a clear error.
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import orjson
@@ -18,6 +18,7 @@ from a2a.utils.errors import ContentTypeNotSupportedError, InvalidParamsError
 from google.protobuf.json_format import MessageToDict, ParseDict
 from google.protobuf.struct_pb2 import Value
 
+from agenthost.adapters.body_limits import off_loop
 from agenthost.agents import DataPart, FilePart, Message, RunResult, TextPart
 from agenthost.agents import Part as AgentPart
 
@@ -31,7 +32,11 @@ def from_part(part: Part) -> AgentPart:
         return TextPart(text=part.text)
     if kind == "data":
         # As JSON text: every model (and every agent reading ``Message.text``) sees it.
-        return TextPart(text=orjson.dumps(_whole_numbers(MessageToDict(part.data))).decode())
+        try:
+            value = MessageToDict(part.data)
+        except ValueError:  # NaN or ±Infinity, which JSON has no number for (gRPC allows them)
+            raise InvalidParamsError("a data part holds NaN or Infinity: not JSON") from None
+        return TextPart(text=orjson.dumps(_whole_numbers(value)).decode())
     if kind in ("raw", "url"):
         media_type = part.media_type or ""
         if not media_type.startswith(IMAGE_TYPES):
@@ -52,6 +57,13 @@ def from_parts(parts: Iterable[Part]) -> list[AgentPart]:
     if not converted:
         raise InvalidParamsError("the message has no parts")
     return converted
+
+
+async def from_parts_off_loop(parts: Sequence[Part]) -> list[AgentPart]:
+    """:func:`from_parts`, in the body worker pool when the parts are large (a data part's
+    conversion costs ~1 µs a value: :mod:`agenthost.adapters.body_limits`)."""
+    size = sum(part.ByteSize() for part in parts)
+    return await off_loop(size, from_parts, parts)
 
 
 def to_part(part: AgentPart) -> Part | None:

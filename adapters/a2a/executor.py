@@ -170,7 +170,9 @@ class AgentRunExecutor(AgentExecutor):
 
     async def _run_input(self, message: A2AMessage, session: ManagedSession) -> Message:
         reply = Message(
-            role="user", parts=convert.from_parts(message.parts), id=message.message_id or None
+            role="user",
+            parts=await convert.from_parts_off_loop(message.parts),
+            id=message.message_id or None,
         )
         # A run that asked the user something takes this message as the answer.
         return resume_input(pending_in(await session.load()), reply)

@@ -9,7 +9,9 @@ any call may). A call with neither reaches the default agent.
 With API keys on, every call needs ``authorization: Bearer <key>`` (or
 ``x-api-key: <key>``, as on HTTP) in its metadata (checked by an interceptor
 with the app's keys); the call's principal owns its tasks, as on HTTP. A
-request whose protobuf does not parse gets ``INVALID_ARGUMENT``.
+request whose protobuf does not parse gets ``INVALID_ARGUMENT``, as does one past
+the JSON limits (:mod:`agenthost.adapters.a2a.proto_limits`; walked off the
+loop); gRPC's own 4 MiB bound caps a message's size.
 """
 
 from __future__ import annotations
@@ -33,7 +35,9 @@ from a2a.server.request_handlers import (
 from a2a.types import a2a_pb2, a2a_pb2_grpc
 from a2a.utils.constants import VERSION_HEADER
 
+from agenthost.adapters.a2a.proto_limits import check_message, may_pass_limits
 from agenthost.adapters.a2a.users import PrincipalForKey, PrincipalUser
+from agenthost.adapters.body_limits import BodyProblem, current_limits, off_loop
 from agenthost.agents import ANONYMOUS
 from agenthost.agents.observe import incoming
 
@@ -109,6 +113,14 @@ class _Malformed:
         self.error = error
 
 
+class _Unchecked:
+    """A request large enough to pass a JSON limit: walked before the call sees it."""
+
+    def __init__(self, message: Any, size: int) -> None:
+        self.message = message
+        self.size = size
+
+
 def _parsing_strictly(handler: Handler, method: str = "", metadata: Any = ()) -> Handler:
     """``handler`` answering ``INVALID_ARGUMENT`` (not ``UNKNOWN``) to a malformed request,
     its work traced (a ``SERVER`` span whose parent is the metadata's ``traceparent``)."""
@@ -122,21 +134,33 @@ def _parsing_strictly(handler: Handler, method: str = "", metadata: Any = ()) ->
 
     def tolerant(data: bytes) -> Any:
         try:
-            return deserialize(data)
+            request = deserialize(data)
         except Exception as exc:  # a DecodeError, or a recursion limit
             return _Malformed(exc)
+        if may_pass_limits(len(data), current_limits()):
+            return _Unchecked(request, len(data))
+        return request
 
-    async def refuse(request: _Malformed, context: grpc.aio.ServicerContext[Any, Any]) -> None:
-        message = f"the request is not a valid protobuf message: {request.error}"
-        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, message)
+    async def checked(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        """The request, once within the JSON limits (walked off the loop when large)."""
+        if isinstance(request, _Malformed):
+            message = f"the request is not a valid protobuf message: {request.error}"
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, message)
+        if isinstance(request, _Unchecked):
+            try:
+                await off_loop(request.size, check_message, request.message, current_limits())
+            except BodyProblem as problem:
+                message = f"the request is too complex: {problem.message} ({problem.limit})"
+                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, message)
+            return request.message
+        return request
 
     codec = {"request_deserializer": tolerant, "response_serializer": handler.response_serializer}
     if handler.unary_stream:
         stream: Any = handler.unary_stream
 
         async def unary_stream(request: Any, context: Any) -> AsyncIterator[Any]:
-            if isinstance(request, _Malformed):
-                await refuse(request, context)
+            request = await checked(request, context)
             with incoming(name, carrier, **attributes):
                 async for item in stream(request, context):
                     yield item
@@ -146,8 +170,7 @@ def _parsing_strictly(handler: Handler, method: str = "", metadata: Any = ()) ->
         unary: Any = handler.unary_unary
 
         async def unary_unary(request: Any, context: Any) -> Any:
-            if isinstance(request, _Malformed):
-                await refuse(request, context)
+            request = await checked(request, context)
             with incoming(name, carrier, **attributes):
                 return await unary(request, context)
 

@@ -7,16 +7,21 @@ are the client's mistakes: :func:`parse` names the problem, which the
 JSON-RPC front (:mod:`agenthost.adapters.a2a.rpc`) answers -32700 before
 the SDK sees the body, and :class:`ClientMistakes` turns the SDK's
 ERROR-with-traceback for a request it refuses (-32600, -32601, -32602) into
-one INFO line.
+one INFO line. Bodies are bounded as every protocol's are
+(:mod:`agenthost.adapters.body_limits`): nesting over
+``AGENTHOST_MAX_JSON_DEPTH`` is -32700 too (the SDK's ``json.loads`` runs
+out of stack well before 1,000 levels).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any
 
-import orjson
+from starlette.types import Send
+
+from agenthost.adapters.bodies import send_jsonrpc_error
+from agenthost.adapters.body_limits import BodyProblem, load_json, refusal
 
 DISPATCHER_LOGGER = "a2a.server.routes.jsonrpc_dispatcher"
 _CLIENT_MISTAKES = (
@@ -24,7 +29,6 @@ _CLIENT_MISTAKES = (
     "Failed to parse request params",
     "Unhandled method",
 )
-MAX_DEPTH = 200  # the SDK's json.loads runs out of stack well before 1,000
 _CLIENT_CODES = ("Code=-32700", "Code=-32600", "Code=-32601", "Code=-32602")
 
 
@@ -49,35 +53,18 @@ def install_log_filter() -> None:
         logger.addFilter(ClientMistakes())
 
 
-def parse(body: bytes) -> tuple[Any, str | None]:
-    """The body's JSON value, or ``(None, problem)`` when it is not JSON the SDK could take."""
-    try:
-        # Fast; refuses nesting over 1,024 levels, but also valid ints over 64 bits.
-        value = orjson.loads(body)
-        if body.count(b"[") + body.count(b"{") > MAX_DEPTH and _deeper_than(value, MAX_DEPTH):
-            return None, f"nested deeper than {MAX_DEPTH} levels"
-        return value, None
-    except orjson.JSONDecodeError as exc:
-        if "recursion" in str(exc).lower():
-            return None, "nested too deeply"
-    try:
-        return json.loads(body.decode()), None
-    except UnicodeDecodeError:
-        return None, "the body is not UTF-8"
-    except RecursionError:
-        return None, "nested too deeply"
-    except ValueError as exc:  # JSONDecodeError, or an integer of over 4,300 digits
-        return None, str(exc).split(";", 1)[0]
+def parse(body: bytes) -> Any:
+    """The body's JSON value; :class:`BodyProblem` when it is not JSON the SDK could take
+    or passes a limit (:func:`agenthost.adapters.body_limits.load_json`). Blocking."""
+    return load_json(body)
 
 
-def _deeper_than(value: object, limit: int) -> bool:
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > limit:
-            return True
-        if isinstance(item, dict):
-            stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, list):
-            stack.extend((v, depth + 1) for v in item)
-    return False
+async def refuse(send: Send, problem: BodyProblem) -> None:
+    """A body that is not JSON, or too deep, is a parse error (-32700, as the SDK answers);
+    one past another limit an invalid request (-32600, a 400), naming the limit."""
+    if problem.limit is None:
+        await send_jsonrpc_error(send, 200, -32700, f"Parse error: {problem.message}")
+    elif problem.limit.endswith("DEPTH"):
+        await send_jsonrpc_error(send, 200, -32700, f"Parse error: {refusal(problem)}")
+    else:
+        await send_jsonrpc_error(send, 400, -32600, f"Invalid Request: {refusal(problem)}")

@@ -24,7 +24,7 @@ from a2a.server.request_handlers import RequestHandler
 from a2a.server.routes import ServerCallContextBuilder
 from a2a.types import a2a_pb2 as pb
 from a2a.utils.error_handlers import build_rest_error_payload
-from a2a.utils.errors import A2AError, InternalError
+from a2a.utils.errors import A2AError, InternalError, InvalidRequestError
 from google.protobuf.json_format import MessageToDict, ParseDict
 from google.protobuf.message import Message as Proto
 from starlette.requests import Request
@@ -34,6 +34,7 @@ from agenthost.adapters.a2a.events import Frames, error_frame, frames, stream_re
 from agenthost.adapters.a2a.rpc import is_v1
 from agenthost.adapters.a2a.statuses import A2A_JSON, spec_status
 from agenthost.adapters.bodies import read_body, replaying
+from agenthost.adapters.body_limits import BodyProblem, load_json_for_sdk, off_loop, refusal
 from agenthost.adapters.sse import event_stream
 
 _errors = logging.getLogger("a2a.utils.error_handlers")  # where the SDK logs these
@@ -82,14 +83,19 @@ class HTTPJSONFront:
         self.fallback = fallback
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if not is_v1(scope):
-            await self.fallback(scope, receive, send)
-            return
         body = await read_body(receive)
         if body is None:
             return  # the client is gone: nobody to answer
-        request = _parse(body)
-        if request is None:
+        # Another version (0.3) goes to the SDK's route, whose conversion is on the
+        # loop: only the bounds are checked here.
+        parse = _parse if is_v1(scope) else load_json_for_sdk
+        try:
+            request = await off_loop(len(body), parse, body)
+        except BodyProblem as problem:
+            error = InvalidRequestError(refusal(problem))
+            await _send_json(send, 400, build_rest_error_payload(error))
+            return
+        if not isinstance(request, pb.SendMessageRequest):
             await self.fallback(scope, replaying(body, receive), send)
             return
         context = self.builder.build(Request(scope))
@@ -102,7 +108,8 @@ class HTTPJSONFront:
             await _send_json(send, *_problem(exc))
             return
         key = "task" if isinstance(result, pb.Task) else "message"
-        answer = {key: MessageToDict(result, preserving_proto_field_name=False)}
+        converted = await off_loop(result.ByteSize(), _dict, result)  # large: ~1 µs a value
+        answer = {key: converted}
         await _send_json(send, 200, answer)
 
     async def _stream(
@@ -125,11 +132,13 @@ class HTTPJSONFront:
 
 
 def _parse(body: bytes) -> pb.SendMessageRequest | None:
-    """The body as a ``SendMessageRequest``, or None where the SDK's route must answer."""
-    try:
-        value = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return None
+    """The body as a ``SendMessageRequest``, or None where the SDK's route must answer.
+
+    :class:`BodyProblem` for a body past a limit, or JSON the SDK would read
+    but not answer (NaN, a lone surrogate: a 500 further on). Blocking: large
+    bodies come here in the worker pool.
+    """
+    value = load_json_for_sdk(body)  # None if not JSON: the SDK's 400, in its own words
     if not isinstance(value, dict):
         return None
     try:
@@ -137,6 +146,10 @@ def _parse(body: bytes) -> pb.SendMessageRequest | None:
         return ParseDict(value, pb.SendMessageRequest(), ignore_unknown_fields=True)
     except Exception:  # the SDK's 400, in its own words
         return None
+
+
+def _dict(message: Proto) -> dict[str, Any]:
+    return MessageToDict(message, preserving_proto_field_name=False)
 
 
 async def _send_json(send: Send, status: int, answer: dict[str, Any]) -> None:

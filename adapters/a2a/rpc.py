@@ -38,8 +38,9 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agenthost.adapters.a2a.events import Frames, error_frame, frames, stream_response
-from agenthost.adapters.a2a.jsonrpc import DISPATCHER_LOGGER, parse
-from agenthost.adapters.bodies import read_body, replaying, send_jsonrpc_error
+from agenthost.adapters.a2a.jsonrpc import DISPATCHER_LOGGER, parse, refuse
+from agenthost.adapters.bodies import read_body, replaying
+from agenthost.adapters.body_limits import BodyProblem, off_loop
 from agenthost.adapters.sse import event_stream
 
 _logger = logging.getLogger(DISPATCHER_LOGGER)
@@ -55,24 +56,32 @@ def _dict(message: Proto) -> dict[str, Any]:
     return MessageToDict(message, preserving_proto_field_name=False)
 
 
+async def _answer(message: Proto) -> dict[str, Any]:
+    """:func:`_dict`, in the body worker pool for a large message (a task whose history
+    holds a large data part: ~1 µs a value)."""
+    return await off_loop(message.ByteSize(), _dict, message)
+
+
 async def _send_message(h: RequestHandler, r: Any, c: ServerCallContext) -> Any:
     result = await h.on_message_send(r, c)
     key = "task" if isinstance(result, pb.Task) else "message"
-    return {key: _dict(result)}  # = MessageToDict(SendMessageResponse(...)), without its copy
+    return {
+        key: await _answer(result)
+    }  # = MessageToDict(SendMessageResponse(...)), without its copy
 
 
 async def _cancel_task(h: RequestHandler, r: Any, c: ServerCallContext) -> Any:
     task = await h.on_cancel_task(r, c)
     if task is None:
         raise TaskNotFoundError
-    return _dict(task)
+    return await _answer(task)
 
 
 async def _get_task(h: RequestHandler, r: Any, c: ServerCallContext) -> Any:
     task = await h.on_get_task(r, c)
     if task is None:
         raise TaskNotFoundError
-    return _dict(task)
+    return await _answer(task)
 
 
 async def _list_tasks(h: RequestHandler, r: Any, c: ServerCallContext) -> Any:
@@ -140,6 +149,37 @@ def _request_id(envelope: dict[str, Any]) -> tuple[bool, str | int | None]:
     return ok and request_id is not False, request_id
 
 
+def _parse_request(body: bytes, v1: bool) -> tuple[str, str | int | None, Proto] | None:
+    """(method, id, request) of a well-formed 1.0 request, else None (the SDK answers it).
+
+    Blocking: large bodies come here in the worker pool.
+    """
+    envelope = parse(body)
+    if not isinstance(envelope, dict) or not v1:
+        return None
+    method = envelope.get("method")
+    if envelope.get("jsonrpc") != "2.0" or not envelope.keys() <= _ENVELOPE:
+        return None
+    if not isinstance(method, str):
+        return None
+    if method in UNARY:
+        model = UNARY[method][0]
+    elif method in STREAMING:
+        model = STREAMING[method]
+    else:
+        return None
+    ok, request_id = _request_id(envelope)
+    params = envelope.get("params", {})
+    if not ok or not isinstance(params, dict):
+        return None
+    try:
+        # Unknown fields are ignored for forward compatibility, as the SDK does.
+        request = ParseDict(params, model(), ignore_unknown_fields=True)
+    except Exception:  # the SDK answers -32602 with its own wording
+        return None
+    return method, request_id, request
+
+
 class JSONRPCFront:
     """One agent's JSON-RPC endpoint: parse once, call the handler, write once."""
 
@@ -154,12 +194,12 @@ class JSONRPCFront:
         body = await read_body(receive)
         if body is None:
             return  # the client is gone: nobody to answer
-        envelope, problem = parse(body)
-        if problem is not None:
-            await send_jsonrpc_error(send, 200, -32700, f"Parse error: {problem}")
-            _logger.info("refused a JSON-RPC body: %s", problem)
+        try:
+            parsed = await off_loop(len(body), _parse_request, body, is_v1(scope))
+        except BodyProblem as problem:
+            await refuse(send, problem)
+            _logger.info("refused a JSON-RPC body: %s", problem.message)
             return
-        parsed = self._parse(scope, envelope)
         if parsed is None:
             await self.fallback(scope, replaying(body, receive), send)
             return
@@ -179,32 +219,6 @@ class JSONRPCFront:
         except Exception as exc:  # the SDK's dispatcher answers these -32603 too
             answer = _internal_error(request_id, exc)
         await _send_json(send, answer)
-
-    def _parse(self, scope: Scope, envelope: Any) -> tuple[str, str | int | None, Proto] | None:
-        """(method, id, request) of a well-formed 1.0 request, else None (the SDK answers it)."""
-        if not isinstance(envelope, dict) or not is_v1(scope):
-            return None
-        method = envelope.get("method")
-        if envelope.get("jsonrpc") != "2.0" or not envelope.keys() <= _ENVELOPE:
-            return None
-        if not isinstance(method, str):
-            return None
-        if method in UNARY:
-            model = UNARY[method][0]
-        elif method in STREAMING:
-            model = STREAMING[method]
-        else:
-            return None
-        ok, request_id = _request_id(envelope)
-        params = envelope.get("params", {})
-        if not ok or not isinstance(params, dict):
-            return None
-        try:
-            # Unknown fields are ignored for forward compatibility, as the SDK does.
-            request = ParseDict(params, model(), ignore_unknown_fields=True)
-        except Exception:  # the SDK answers -32602 with its own wording
-            return None
-        return method, request_id, request
 
     async def _stream(
         self,

@@ -144,7 +144,9 @@ class TaskRuns:
 
     # -- the RunKind -----------------------------------------------------------------------
 
-    def updates(self, record: RunRecord, done: list[Message]) -> AsyncGenerator[RunUpdate, None]:
+    async def updates(
+        self, record: RunRecord, done: list[Message]
+    ) -> AsyncGenerator[RunUpdate, None]:
         return self._updates(record, done)
 
     async def _updates(

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
+from agenthost.adapters.body_limits import BodyProblem, current_limits, load_json, off_loop, refusal
 from agenthost.agents import AgentError, ErrorKind, kind_of
 from agenthost.agents.errors import details_of, message_of
 
@@ -73,19 +74,38 @@ def not_found(what: str, name: object) -> ACPProblem:
 
 
 async def read_body(request: Request, model: type[Body]) -> Body:
-    """Parse a JSON body whatever its Content-Type (acp-sdk sends none)."""
+    """Parse a JSON body whatever its Content-Type (acp-sdk sends none).
+
+    A body past the JSON limits is a 400 naming the limit; a large one is
+    parsed and validated off the event loop (:mod:`agenthost.adapters.body_limits`).
+    """
     try:
         raw = await request.body()
     except ClientDisconnect:
         raise ACPProblem(400, "the request body was cut short") from None
     try:
-        return model.model_validate_json(raw)
+        return await off_loop(len(raw), _validated, raw, model)
+    except BodyProblem as problem:
+        raise ACPProblem(400, refusal(problem)) from None
     except ValidationError as exc:
         first = exc.errors()[0]
-        if first["type"] == "json_invalid":
-            raise ACPProblem(400, "the request body is not valid JSON") from None
         where = ".".join(str(part) for part in first["loc"])
         raise ACPProblem(422, f"{where}: {first['msg']}" if where else first["msg"]) from None
+
+
+def _validated(raw: bytes, model: type[Body]) -> Body:
+    """``raw`` within the JSON limits, validated. Blocking.
+
+    A small body is validated from its JSON (pydantic's JSON mode, whose
+    strict rules the models are written for); a large one, here in the
+    worker pool, from the parsed value: pydantic holds the GIL through a
+    JSON validation (~0.1 s for 100,000 values) but not through Python
+    objects' (the loop gets its turn).
+    """
+    value = load_json(raw)
+    if len(raw) < current_limits().offload_bytes:
+        return model.model_validate_json(raw)
+    return model.model_validate(value)
 
 
 class ACPRoute(APIRoute):

@@ -66,6 +66,8 @@ LoggedUpdate = RunUpdate | Discarded
 
 def encode(update: LoggedUpdate) -> bytes:
     """``update`` as one event of the log."""
+    if type(update) is TextDelta:  # most events: no dict made
+        return b'{"t":"text","x":' + orjson.dumps(update.text) + b"}"
     return orjson.dumps(_event(update))
 
 

@@ -111,6 +111,10 @@ class RunLog(Protocol):
         """Runs in progress whose lease expired (their replica died, or handed them over)."""
         ...
 
+    async def recent(self, principal: str, agent: str, limit: int = 50) -> list[RunRecord]:
+        """``principal``'s latest runs of ``agent`` (kept ones), newest first."""
+        ...
+
     async def start(self) -> None: ...
 
     async def aclose(self) -> None: ...
@@ -191,17 +195,16 @@ class LocalRunLog:
         return [(seq, run.events[seq]) for seq in range(after + 1, len(run.events))]
 
     async def wait(self, id: str, after: int, seconds: float) -> list[tuple[int, bytes]]:
+        """As :meth:`RunLog.wait`; a run in progress here always ends (its run bound),
+        and its end wakes every follower, so no time-out is needed (a timer per chunk
+        costs a few µs)."""
         run = self._runs.get(id)
         if run is None:
             return []
         if len(run.events) <= after + 1 and not _ended(run.events):
             if run.woken is None:
                 run.woken = asyncio.Event()
-            woken = run.woken
-            try:
-                await asyncio.wait_for(woken.wait(), seconds)
-            except TimeoutError:
-                return []
+            await run.woken.wait()
         return [(seq, run.events[seq]) for seq in range(after + 1, len(run.events))]
 
     async def claim(self, id: str, owner: str, seconds: float) -> bool:
@@ -215,6 +218,15 @@ class LocalRunLog:
 
     async def orphans(self) -> list[str]:
         return []
+
+    async def recent(self, principal: str, agent: str, limit: int = 50) -> list[RunRecord]:
+        found = []
+        for run in reversed(self._runs.values()):
+            record = run.record
+            if record.principal == principal and record.agent == agent:
+                found.append(record)
+        found.sort(key=lambda r: r.created_at, reverse=True)
+        return found[:limit]
 
     async def start(self) -> None:
         return None

@@ -70,9 +70,12 @@ ORPHANED = "the replica running this run stopped before it finished; start the r
 class RunKind(Protocol):
     """How one protocol runs its records (registered with :meth:`DurableRuns.handle`)."""
 
-    def updates(self, record: RunRecord, done: list[Message]) -> AsyncGenerator[RunUpdate, None]:
-        """The agent run of ``record``; ``done`` holds the messages of the steps a
-        replica that died had finished, to be given after the record's own input."""
+    async def updates(
+        self, record: RunRecord, done: list[Message]
+    ) -> AsyncGenerator[RunUpdate, None]:
+        """The agent run of ``record`` (its updates, not started yet); ``done`` holds the
+        messages of the steps a replica that died had finished, to be given after the
+        record's own input."""
         ...
 
     async def settled(
@@ -112,6 +115,9 @@ class DurableRuns:
         self.not_durable = not_durable
         self.kinds: dict[str, RunKind] = {}
         self.tasks: dict[str, asyncio.Task[None]] = {}
+        self.live: dict[str, list[LoggedUpdate | None]] = {}
+        """The updates of the runs going on here, by sequence number: followers on this
+        replica take them as they are instead of decoding their events."""
         self.resumed = 0
         """Runs this replica took over from a replica that died."""
         self._stopping = False
@@ -131,11 +137,22 @@ class DurableRuns:
     def _spawn(self, record: RunRecord, progress: Progress) -> None:
         task = asyncio.create_task(self._drive(record, progress), name=f"run-{record.id}")
         self.tasks[record.id] = task
-        task.add_done_callback(lambda _: self.tasks.pop(record.id, None))
+
+        def done(_: object) -> None:
+            self.tasks.pop(record.id, None)
+            self.live.pop(record.id, None)
+
+        task.add_done_callback(done)
 
     async def follow(self, id: str, after: int = -1) -> AsyncIterator[Followed]:
         """The run's events after ``after``, then as they come, until it ends (raising
         its error if it failed); a run no longer kept raises :class:`RunIncomplete`."""
+        async for seq, raw in self.events(id, after):
+            yield Followed(seq, decode(raw))  # a failed run's event raises its error
+
+    async def events(self, id: str, after: int = -1) -> AsyncIterator[tuple[int, bytes]]:
+        """The run's events as its log keeps them (JSON), after ``after``, then as they
+        come, until the one that ends it."""
         while True:
             batch = await self.log.wait(id, after, FOLLOW_POLL)
             if not batch:
@@ -147,8 +164,32 @@ class DurableRuns:
                 continue
             for seq, raw in batch:
                 after = seq
+                yield seq, raw
+                if event_type(raw) in TERMINAL:
+                    return
+
+    async def updates(self, id: str, after: int = -1) -> AsyncIterator[LoggedUpdate]:
+        """:meth:`follow` without the sequence numbers: the updates as the run made them
+        (a run going on here: the very objects, none decoded)."""
+        live = self.live.get(id)
+        while True:
+            batch = await self.log.wait(id, after, FOLLOW_POLL)
+            if not batch:
+                record = await self.log.get(id)
+                if record is None:
+                    raise RunIncomplete(f"run {id!r} is no longer kept")
+                if record.settled and not await self.log.events(id, after):
+                    return
+                live = self.live.get(id)
+                continue
+            for seq, raw in batch:
+                after = seq
+                update = live[seq] if live is not None and seq < len(live) else None
+                if update is not None:
+                    yield update
+                    continue
                 ended = event_type(raw) in TERMINAL
-                yield Followed(seq, decode(raw))  # a failed run's event raises its error
+                yield decode(raw)  # a failed run's event raises its error
                 if ended:
                     return
 
@@ -164,6 +205,13 @@ class DurableRuns:
 
     # -- running ---------------------------------------------------------------------------
 
+    def _append(self, id: str, update: LoggedUpdate, live: list[LoggedUpdate | None]) -> None:
+        """Log ``update``, and keep it as it is for the followers on this replica."""
+        seq = self.log.append(id, encode(update))
+        if len(live) < seq:  # events before this replica ran it (a resumed run)
+            live.extend([None] * (seq - len(live)))
+        live.append(update)
+
     async def _drive(self, record: RunRecord, progress: Progress) -> None:
         kind = self.kinds[record.protocol]
         log, id = self.log, record.id
@@ -172,18 +220,22 @@ class DurableRuns:
         renewal = asyncio.create_task(self._renew(record), name=f"lease-{id}")
         await log.update(id, status="in_progress")
         separate = bool(progress.texts)
+        # What an earlier attempt finished: this attempt's result lacks only that text
+        # (the steps it finishes itself are in its result already).
+        earlier = list(progress.texts)
         try:
-            updates = kind.updates(record, list(progress.messages))
+            updates = await kind.updates(record, list(progress.messages))
+            live = self.live[id] = []
             try:
                 async for update in updates:
                     if isinstance(update, TextDelta) and separate:
                         separate = False
                         if not update.text.startswith(STEP_SEPARATOR):
-                            log.append(id, encode(TextDelta(STEP_SEPARATOR)))
+                            self._append(id, TextDelta(STEP_SEPARATOR), live)
                     if isinstance(update, RunFinished):
-                        result = _whole(update.result, progress)
+                        result = _whole(update.result, earlier)
                         break
-                    log.append(id, encode(update))
+                    self._append(id, update, live)
                     if progress.add(update):
                         await log.flush(id)  # a finished step is kept before the next one
             finally:
@@ -333,7 +385,9 @@ class DurableRuns:
 
 
 class _NoKind:
-    def updates(self, record: RunRecord, done: list[Message]) -> AsyncGenerator[RunUpdate, None]:
+    async def updates(
+        self, record: RunRecord, done: list[Message]
+    ) -> AsyncGenerator[RunUpdate, None]:
         raise AssertionError("never run")
 
     async def settled(
@@ -342,11 +396,11 @@ class _NoKind:
         return None
 
 
-def _whole(result: RunResult, progress: Progress) -> RunResult:
-    """A resumed run's result with the steps finished before it (their text and messages)."""
-    if not progress.messages:
+def _whole(result: RunResult, earlier: list[str]) -> RunResult:
+    """A resumed run's result with the text of the steps finished before it."""
+    if not earlier:
         return result
-    texts = [*progress.texts, result.output] if result.output else progress.texts
+    texts = [*earlier, result.output] if result.output else earlier
     result.output = STEP_SEPARATOR.join(texts)
     return result
 

@@ -122,6 +122,7 @@ class MCPAdapter:
             options.task_ttl,
             memory=context.new_memory(TASKS) if shared and context.new_memory else None,
             lease_seconds=options.run_lease_seconds,
+            runs=context.durable,
         )
         self.server = build_server(
             context,

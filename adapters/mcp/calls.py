@@ -110,32 +110,16 @@ class AgentCall:
         session_id: str | None,
         asked: tuple[str, list[str]] | None = None,
     ) -> Result:
-        session: Session
-        input: MessageInput = message
-        if session_id is None:
-            session = InMemorySession()
-        else:
-            session = ManagedSession(self.memory, self._key(session_id))
-            waiting = pending_in(await session.load())
-            if asked is not None and session_id == asked[0]:
-                # A 2026-07-28 retry: the answers are in the input responses.
-                if not waiting or [call.id for call in waiting] != asked[1]:
-                    raise MCPError(
-                        types.INVALID_PARAMS,
-                        "requestState names no questions this conversation is waiting for",
-                    )
-                answers = asking.answers_of(self.params, waiting)
-                if answers is None:  # declined, or not all answered: the question stays open
-                    return convert.to_question(waiting, session_id)
-                input = answers
-            else:
-                turn = message if isinstance(message, Message) else Message.user(str(message))
-                input = resume_input(waiting, turn)
+        conversation = Conversation(self.agent.name, self.memory, self.principal, self.params)
+        opened = await conversation.open(message, session_id, asked)
+        if not isinstance(opened, Opening):
+            return opened
+        input = opened.input
         progress = ThrottledProgress(self._report, self.progress_interval)
         while True:
-            result = await self._run(input, session, progress)
+            result = await self._run(input, opened.session, progress)
             if not result.pending:
-                return convert.to_result(result.output, session_id, _answer_parts(result))
+                return convert.to_result(result.output, opened.session_id, answer_parts(result))
             way = asking.way_to_ask(self.ctx, result.pending)
             if self.detached and way == "elicit":
                 way = None  # a task's request is answered: it asks by its input_required status
@@ -145,14 +129,7 @@ class AgentCall:
             if way != "input_required" and (refused := asking.refusals(result.pending)):
                 input = refused  # roots or a model answer this client cannot give
                 continue
-            if session_id is None:
-                # Keep the waiting turn so that an answer can resume it.
-                session_id = secrets.token_urlsafe(16)
-                assert isinstance(session, InMemorySession)
-                await self.memory.append(self._key(session_id), session.messages)
-            if way == "input_required":
-                return asking.input_required(result.pending, session_id)
-            return convert.to_question(result.pending, session_id)
+            return await conversation.waiting(opened, result.pending, way)
 
     async def _run(
         self, input: MessageInput, session: Session, progress: ThrottledProgress
@@ -175,11 +152,72 @@ class AgentCall:
     async def _report(self, progress: float, message: str | None) -> None:
         await self.ctx.session.report_progress(progress, None, message)
 
-    def _key(self, session_id: str) -> SessionKey:
-        return SessionKey(self.agent.name, session_id, self.principal)
+
+@dataclass(slots=True)
+class Opening:
+    """A call's run, ready to go: its input, its conversation, and the session id
+    it is kept under (None: kept nowhere unless the run ends up waiting)."""
+
+    input: MessageInput
+    session: Session
+    session_id: str | None
 
 
-def _answer_parts(result: RunResult) -> Sequence[Part]:
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    """Where a call's run stands in its conversation, apart from the request that
+    made it (so that a task's run can be rebuilt on any replica)."""
+
+    agent: str
+    memory: MemoryManager
+    principal: str
+    params: types.CallToolRequestParams
+
+    async def open(
+        self,
+        message: MessageInput,
+        session_id: str | None,
+        asked: tuple[str, list[str]] | None = None,
+    ) -> Opening | Result:
+        """The run's input and session; the result instead when there is nothing to
+        run (an answer declined: the question stays open)."""
+        if session_id is None:
+            return Opening(message, InMemorySession(), None)
+        session = ManagedSession(self.memory, self.key(session_id))
+        waiting = pending_in(await session.load())
+        if asked is not None and session_id == asked[0]:
+            # A 2026-07-28 retry: the answers are in the input responses.
+            if not waiting or [call.id for call in waiting] != asked[1]:
+                raise MCPError(
+                    types.INVALID_PARAMS,
+                    "requestState names no questions this conversation is waiting for",
+                )
+            answers = asking.answers_of(self.params, waiting)
+            if answers is None:  # declined, or not all answered: the question stays open
+                return convert.to_question(waiting, session_id)
+            return Opening(answers, session, session_id)
+        turn = message if isinstance(message, Message) else Message.user(str(message))
+        return Opening(resume_input(waiting, turn), session, session_id)
+
+    async def waiting(
+        self, opened: Opening, pending: Sequence[ToolCallPart], way: asking.Way | None
+    ) -> Result:
+        """The result of a run that waits for its client: the questions, under the
+        conversation's session id (a new one keeps a call's turn that had none)."""
+        session_id = opened.session_id
+        if session_id is None:
+            session_id = secrets.token_urlsafe(16)
+            assert isinstance(opened.session, InMemorySession)
+            await self.memory.append(self.key(session_id), opened.session.messages)
+        if way == "input_required":
+            return asking.input_required(pending, session_id)
+        return convert.to_question(pending, session_id)
+
+    def key(self, session_id: str) -> SessionKey:
+        return SessionKey(self.agent, session_id, self.principal)
+
+
+def answer_parts(result: RunResult) -> Sequence[Part]:
     """The parts of the run's last message when it is the agent's answer."""
     last = result.new_messages[-1] if result.new_messages else None
     return last.parts if last is not None and last.role == "assistant" else ()

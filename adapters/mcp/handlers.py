@@ -23,12 +23,15 @@ from starlette.requests import HTTPConnection
 
 from agenthost.adapters.base import AdapterContext, principal_of
 from agenthost.adapters.mcp import asking, convert
+from agenthost.adapters.mcp.backchannel import client_declares
 from agenthost.adapters.mcp.calls import AgentCall
 from agenthost.adapters.mcp.cancels import RunningCalls
 from agenthost.adapters.mcp.declared import Declared
 from agenthost.adapters.mcp.inputs import ToolInput, tool_inputs
 from agenthost.adapters.mcp.logs import LogLevels, RunLog
+from agenthost.adapters.mcp.task_runs import DECLARED, TaskRuns, declared_needs
 from agenthost.adapters.mcp.tasks import (
+    PROTOCOL,
     Run,
     TaskParams,
     TaskStore,
@@ -83,6 +86,10 @@ class Handlers:
         self.inputs = tool_inputs(context.config)
         if clash := sorted(set(self.declared.prompts) & set(context.agents)):
             raise ValueError(f"mcp.prompts: {', '.join(clash)} is also an agent's prompt")
+        tasks = options.tasks
+        if tasks is not None and tasks.runs is not None:
+            # A task's run goes on (or resumes) on any replica with the agents of this server.
+            tasks.runs.handle(PROTOCOL, TaskRuns(context, self.inputs, tasks))
 
     # tools/*
 
@@ -117,7 +124,10 @@ class Handlers:
             # Answered now with the task; the run goes on without the request.
             quiet = self._agent_call(ctx, agent, params, principal, detached=True)
             return await tasks.start(
-                principal, _task_call(params), lambda: _dumped(quiet), after=tool_input.task_after
+                principal,
+                _task_call(ctx, params),
+                lambda: _dumped(quiet),
+                after=tool_input.task_after,
             )
         call = self._agent_call(ctx, agent, params, principal)
         calls = self.options.calls
@@ -311,9 +321,20 @@ class Handlers:
         return self.options.tasks, caller(ctx)
 
 
-def _task_call(params: types.CallToolRequestParams) -> dict[str, Any]:
-    """What a task keeps of its call, to resume it: the tool and its arguments."""
-    return {"name": params.name, "arguments": params.arguments or {}}
+def _task_call(ctx: Context, params: types.CallToolRequestParams) -> dict[str, Any]:
+    """What a task keeps of its call, to run it again (on any replica) or resume it:
+    the tool, its arguments, the answers a retried call brings (2026-07-28 input
+    responses and request state), and how its client can be asked."""
+    declared = declared_needs({need: client_declares(ctx, need) for need in DECLARED})
+    answers = params.model_dump(
+        by_alias=True, mode="json", exclude_none=True, include={"input_responses", "request_state"}
+    )
+    return {
+        "name": params.name,
+        "arguments": params.arguments or {},
+        **answers,
+        "declared": declared,
+    }
 
 
 def _wants_task(ctx: Context) -> bool:

@@ -2,20 +2,19 @@
 
 A batch (an array; MCP has no batches since 2025-06-18) got -32602 and an
 ``id`` that is neither a string nor an integer (``{"a": 1}``) an empty 202:
-both are invalid requests, -32600, before the SDK sees them. Any other body
-is replayed to the SDK unchanged.
+both are invalid requests, -32600, before the SDK sees them, as is a body
+past a JSON limit. Any other body is replayed to the SDK unchanged.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
 from starlette.types import Receive, Scope, Send
 
 from agenthost.adapters.bodies import read_body, replaying, send_jsonrpc_error
+from agenthost.adapters.body_limits import BodyProblem, load_json_for_sdk, off_loop, refusal
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,26 +26,30 @@ class Checked:
 
 
 async def refuse_invalid(scope: Scope, receive: Receive, send: Send) -> Checked | None:
-    """Answer -32600 and return None for a batch or a bad id; else the checked body."""
+    """Answer -32600 and return None for a batch, a bad id or a body past a JSON limit
+    (-32700 for one too deep or not quite JSON); else the checked body.
+
+    The SDK parses the body again (pydantic, on the loop): what reaches it is
+    within the limits (:mod:`agenthost.adapters.body_limits`), and a large
+    body was parsed here off the loop.
+    """
     body = await read_body(receive)
     if body is None:
         return Checked(receive)
-    value = _parsed(body)
+    try:
+        value = await off_loop(len(body), load_json_for_sdk, body)
+    except BodyProblem as refused:
+        if refused.limit is None or refused.limit.endswith("DEPTH"):
+            message = refused.message if refused.limit is None else refusal(refused)
+            await send_jsonrpc_error(send, 400, -32700, f"Parse error: {message}")
+        else:
+            await send_jsonrpc_error(send, 400, -32600, f"Invalid Request: {refusal(refused)}")
+        return None
     problem = _problem(value)
     if problem is None:
         return Checked(replaying(body, receive), value)
     await send_jsonrpc_error(send, 400, -32600, f"Invalid Request: {problem}")
     return None
-
-
-def _parsed(body: bytes) -> Any:
-    try:
-        return orjson.loads(body)
-    except orjson.JSONDecodeError:
-        try:
-            return json.loads(body)
-        except (ValueError, RecursionError):
-            return None  # unparsable: the SDK answers -32700
 
 
 def _problem(value: Any) -> str | None:

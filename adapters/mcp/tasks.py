@@ -35,10 +35,16 @@ store every replica shares (Redis), each task is a record there, so
 ``tasks/get``, ``tasks/update`` and ``tasks/cancel`` work on any replica: a
 cancel for a run on another replica goes over the cross-replica cancel channel
 (:mod:`agenthost.adapters.cancels`), an answer that completes a task's input
-resumes its run on the replica that received it, and the replica running a
-task holds its lease (:mod:`agenthost.adapters.leases`), so a task whose
-replica died reads as ``failed``. There, ``max_tasks`` bounds the tasks each
-replica runs at once; a finished record also goes when the store's idle TTL
+resumes its run on the replica that received it.
+
+**Where runs run.** Given the server's durable runs (``runs``, as the app
+does), each round of a task is a durable run (:mod:`.task_runs`): a replica
+that dies leaves it to another, which resumes it from its last finished step
+and writes the task's outcome. Without (a bare store), the run is a task of
+this process, and with a shared store it holds a lease
+(:mod:`agenthost.adapters.leases`), so a task whose replica died reads as
+``failed``. With a shared store ``max_tasks`` bounds the tasks each replica
+runs at once; a finished record also goes when the store's idle TTL
 (``AGENTHOST_SESSION_TTL``) passes.
 
 The 2025-11-25 form (``params.task`` on ``tools/call``) is not served: the
@@ -54,7 +60,7 @@ import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
-from contextlib import AbstractAsyncContextManager, nullcontext
+from contextlib import AbstractAsyncContextManager, nullcontext, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -68,8 +74,9 @@ from pydantic import Field, TypeAdapter, ValidationError
 from starlette.requests import HTTPConnection
 
 from agenthost.adapters.cancels import CancelChannel, is_shared
+from agenthost.adapters.durable import DurableRuns, RunRecord
 from agenthost.adapters.leases import DEFAULT_LEASE_SECONDS, Leases
-from agenthost.agents import MemoryManager, SessionKey
+from agenthost.agents import AgentError, MemoryManager, SessionKey
 from agenthost.agents.sessions import entry_lock
 
 logger = logging.getLogger("agenthost.mcp")
@@ -81,6 +88,10 @@ META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 NAMESPACE = "mcp-tasks"
 """The shared store's namespace of task records (and the cancel channel's topic)."""
 ORPHANED = "the replica running this task stopped before it ended; call the tool again"
+PROTOCOL = "mcp.tasks"
+"""The kind of run a task's run is, in the durable run log."""
+RUN_PREFIX = "mcp-task-"
+
 
 Status = Literal["working", "input_required", "completed", "failed", "cancelled"]
 TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
@@ -236,6 +247,7 @@ class TaskStore:
         *,
         memory: MemoryManager | None = None,
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
+        runs: DurableRuns | None = None,
     ) -> None:
         self.max_tasks = max_tasks
         self.ttl = ttl
@@ -246,8 +258,16 @@ class TaskStore:
             if memory is not None and shared
             else LocalRecords(max_tasks, ttl)
         )
+        self.runs = runs
+        """Durable runs: each task's run is one (resumed elsewhere when its replica dies),
+        and :class:`~agenthost.adapters.mcp.task_runs.TaskRuns` settles it. None: the run
+        is a task of this process, leased."""
         self.cancels = CancelChannel.of(memory, NAMESPACE) if memory is not None else None
-        self.leases = Leases.of(memory, NAMESPACE, lease_seconds) if memory is not None else None
+        self.leases = (
+            Leases.of(memory, NAMESPACE, lease_seconds)
+            if memory is not None and runs is None
+            else None
+        )
         self._runners: dict[str, tuple[str, asyncio.Task[None]]] = {}
 
     @property
@@ -262,6 +282,8 @@ class TaskStore:
         The call's own result instead when the run ends within ``after``
         seconds, or when no task can be kept (the run then goes on in the call).
         """
+        if self.runs is not None:
+            return await self._start_durable(self.runs, principal, call, run, after)
         work = asyncio.ensure_future(run())
         try:
             if after > 0:
@@ -281,6 +303,31 @@ class TaskStore:
             work.cancel()
             raise
         self._follow(record, work)
+        return {"resultType": "task", **self._envelope(record)}
+
+    async def _start_durable(
+        self, runs: DurableRuns, principal: str, call: Mapping[str, Any], run: Run, after: float
+    ) -> dict[str, Any]:
+        running = sum(1 for id in runs.tasks if id.startswith(RUN_PREFIX))
+        if self.shared and running >= self.max_tasks:
+            return await run()
+        now = _now()
+        record = TaskRecord(secrets.token_urlsafe(16), principal, now, now, dict(call))
+        # Durable before it is named (SEP-2663): a tasks/get right after resolves.
+        if not await self.records.create(record):
+            return await run()
+        await runs.start(_run_record(record))
+        if after > 0:
+            with suppress(TimeoutError, AgentError):  # its end; or the task it stays
+                async with asyncio.timeout(after):
+                    async for _ in runs.follow(run_id(record.id, 0)):
+                        pass
+            ended = await self.records.load(principal, record.id)
+            if ended is not None and ended.status in ("completed", "input_required"):
+                assert ended.result is not None
+                return ended.result
+            if ended is not None and ended.status == "failed" and ended.error is not None:
+                raise MCPError(ended.error["code"], ended.error["message"])
         return {"resultType": "task", **self._envelope(record)}
 
     async def get(self, principal: str, task_id: str) -> dict[str, Any]:
@@ -306,17 +353,24 @@ class TaskStore:
     async def cancel(self, principal: str, task_id: str) -> None:
         """``tasks/cancel``: stop a task that is not terminal (here, or on its replica)."""
 
+        was: list[Status] = []
+
         def cancelled(record: TaskRecord) -> bool:
             if record.status in TERMINAL:
                 return False
+            was.append(record.status)
             record.touch("cancelled")
             return True
 
         record = await self.records.change(principal, task_id, cancelled)
         if record is None:
             raise _unknown(task_id)
-        if not self._stop(principal, task_id) and self.cancels is not None:
-            await self.cancels.send(principal, task_id)
+        if self._stop(principal, task_id):
+            return
+        if self.runs is not None and was == ["working"]:
+            await self.runs.cancel(run_id(task_id, record.round))  # else at its next renewal
+        if self.cancels is not None:
+            await self.cancels.send(principal, task_id)  # at once, on the replica running it
 
     async def update(
         self, principal: str, task_id: str, responses: Mapping[str, Any], resume: Resume
@@ -360,6 +414,9 @@ class TaskStore:
             "inputResponses": {k.removeprefix(prefix): v for k, v in record.answers.items()},
             "requestState": record.state,
         }
+        if self.runs is not None:
+            await self.runs.start(_run_record(record, call))
+            return
         run = resume(call)
         if run is None:
             error = {"code": types.INVALID_PARAMS, "message": f"Unknown tool: {call.get('name')}"}
@@ -399,6 +456,13 @@ class TaskStore:
         return not await self.leases.alive(record.principal, record.id)
 
     def _stop(self, principal: str, task_id: str) -> bool:
+        if self.runs is not None:  # its durable run, when it runs here (its record: checked)
+            runs = [
+                t for id, t in self.runs.tasks.items() if id.startswith(f"{RUN_PREFIX}{task_id}.")
+            ]
+            for task in runs:
+                task.cancel()
+            return bool(runs)
         running = self._runners.get(task_id)
         if running is None or running[0] != principal:
             return False
@@ -419,27 +483,42 @@ class TaskStore:
             work.cancel()
             await self._settle(principal, task_id, "cancelled")
             raise
-        except MCPError as exc:
-            error = {"code": exc.error.code, "message": exc.error.message}
-            await self._settle(principal, task_id, "failed", error=error)
         except Exception as exc:
-            logger.exception("MCP task %s failed", task_id)
-            error = {"code": types.INTERNAL_ERROR, "message": f"Internal error: {exc}"}
-            await self._settle(principal, task_id, "failed", error=error)
+            await self.failed(principal, task_id, exc)
         else:
-            if result.get("resultType") == "input_required":
-                await self._settle(
-                    principal,
-                    task_id,
-                    "input_required",
-                    asked=result.get("inputRequests") or {},
-                    state=result.get("requestState"),
-                )
-            else:
-                await self._settle(principal, task_id, "completed", result=result)
+            await self.finished(principal, task_id, result)
         finally:
             if (running := self._runners.get(task_id)) and running[1] is asyncio.current_task():
                 del self._runners[task_id]
+
+    async def finished(self, principal: str, task_id: str, result: dict[str, Any]) -> None:
+        """Record the result of the task's run: completed, or waiting for input."""
+        if result.get("resultType") == "input_required":
+            await self._settle(
+                principal,
+                task_id,
+                "input_required",
+                asked=result.get("inputRequests") or {},
+                state=result.get("requestState"),
+                result=result,  # the call's own answer, had it ended within task_after
+            )
+        else:
+            await self._settle(principal, task_id, "completed", result=result)
+
+    async def cancelled(self, principal: str, task_id: str) -> None:
+        """Record the task's run as cancelled (unless the task already ended)."""
+        await self._settle(principal, task_id, "cancelled")
+
+    async def failed(self, principal: str, task_id: str, exc: BaseException) -> None:
+        """Record the task's run as failed: its protocol error, or an internal one."""
+        if isinstance(exc, MCPError):
+            error = {"code": exc.error.code, "message": exc.error.message}
+        elif isinstance(exc, AgentError):  # the run could not go on (its replica stopped)
+            error = {"code": types.INTERNAL_ERROR, "message": str(exc)}
+        else:
+            logger.error("MCP task %s failed: %s", task_id, exc, exc_info=exc)
+            error = {"code": types.INTERNAL_ERROR, "message": f"Internal error: {exc}"}
+        await self._settle(principal, task_id, "failed", error=error)
 
     def _lease(self, principal: str, task_id: str) -> AbstractAsyncContextManager[None]:
         return self.leases.held(principal, task_id) if self.leases is not None else nullcontext()
@@ -480,6 +559,21 @@ class TaskStore:
             "ttlMs": int(self.ttl * 1000),
             "pollIntervalMs": self.poll_ms,
         }
+
+
+def run_id(task_id: str, round: int) -> str:
+    """The durable run of a task's ``round`` (0: its call; then one per answered round)."""
+    return f"{RUN_PREFIX}{task_id}.{round}"
+
+
+def _run_record(record: TaskRecord, call: Mapping[str, Any] | None = None) -> RunRecord:
+    """The durable run of ``record``'s current round: its call (with this round's
+    answers), enough to run it again on any replica."""
+    call = dict(call if call is not None else record.call)
+    request = {"task": record.id, "call": call}
+    return RunRecord(
+        run_id(record.id, record.round), PROTOCOL, str(call.get("name")), record.principal, request
+    )
 
 
 class TaskParams(types.RequestParams):

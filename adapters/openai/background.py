@@ -27,7 +27,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from agenthost.adapters.durable import DurableRuns, LoggedUpdate, RunRecord
+from agenthost.adapters.durable import DurableRuns, RunRecord
 from agenthost.adapters.openai.errors import OpenAIError, from_exception
 from agenthost.adapters.openai.http import json_response, sse_response
 from agenthost.adapters.openai.responses_stream import ResponseEvents, failure
@@ -67,22 +67,14 @@ class BackgroundResponses:
             items=request["items"],
         )
 
-    def updates(self, record: RunRecord, done: list[Message]) -> AsyncGenerator[RunUpdate, None]:
-        return self._updates(record, done)
-
-    async def _updates(
+    async def updates(
         self, record: RunRecord, done: list[Message]
     ) -> AsyncGenerator[RunUpdate, None]:
         prepared = await self.prepared(record)
         turn = prepared.turn
-        run = turn.agent.run_stream(
+        return turn.agent.run_stream(
             [*prepared.messages, *done], session=prepared.session, options=turn.options
         )
-        try:
-            async for update in run:
-                yield update
-        finally:
-            await run.aclose()
 
     async def settled(
         self, record: RunRecord, result: RunResult | None, error: BaseException | None
@@ -188,11 +180,6 @@ async def cancel(id: str, runs: DurableRuns, stores: Stores, principal: str) -> 
 async def _view(runs: DurableRuns, turn: Turn, after: int | None) -> AsyncIterator[bytes]:
     """The response's events from its log, those numbered after ``after`` only."""
     events = ResponseEvents(turn.agent.name, turn, saving=False, starting_after=after)
-    async for out in events.stream(_updates(runs, turn.id)):
+    async for out in events.stream(runs.updates(turn.id)):  # type: ignore[arg-type]
         if out:
             yield out
-
-
-async def _updates(runs: DurableRuns, id: str) -> AsyncGenerator[LoggedUpdate, None]:
-    async for followed in runs.follow(id):
-        yield followed.update

@@ -4,7 +4,7 @@
 
 const $ = (id) => document.getElementById(id);
 const store = window.sessionStorage; // the key and conversations live in this tab only
-const state = { info: null, agent: null, running: null, generation: 0 };
+const state = { info: null, agent: null, running: null, generation: 0, following: null, followed: null };
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -99,6 +99,11 @@ function select(name) {
   fact("protocols", ...agent.protocols.map((p) => el("span", { class: "badge" }, LABELS[p] || p)));
   renderLog();
   renderConnect();
+  if (state.following) state.following.abort();
+  state.followed = null;
+  $("run-events").replaceChildren();
+  $("run-title").hidden = true;
+  showTab(store.getItem("agenthost.tab") || "chat"); // a reload comes back to the same view
   const chat = agent.protocols.includes("openai");
   $("message").disabled = !chat;
   $("send").disabled = !chat;
@@ -175,6 +180,7 @@ async function send(text) {
   state.running = controller;
   setRunning(true);
   const body = { model: agent.name, input: text, stream: true, store: true };
+  if ($("background").checked) body.background = true;
   if (conv.previous) body.previous_response_id = conv.previous;
   let finished = null;
   try {
@@ -373,8 +379,89 @@ function renderConnect() {
 
 // --- wiring -------------------------------------------------------------------
 
+// --- runs -------------------------------------------------------------------
+
+const TABS = ["chat", "runs", "connect"];
+
+async function loadRuns() {
+  const agent = state.agent;
+  const response = await fetch("playground/runs.json?agent=" + encodeURIComponent(agent.name), { headers: headers(false) });
+  const body = await response.text();
+  const list = $("run-list");
+  list.replaceChildren();
+  if (!response.ok) { list.append(el("tr", {}, el("td", { colspan: "4" }, errorText(response.status, body)))); return; }
+  const runs = JSON.parse(body).runs;
+  if (!runs.length) list.append(el("tr", {}, el("td", { colspan: "4", class: "muted" }, "No run yet: send a message with \"Run in the background\".")));
+  for (const run of runs) {
+    const open = el("button", { type: "button", onclick: () => followRun(run.id) }, run.id);
+    const status = run.status + (run.attempt ? ` (resumed ×${run.attempt})` : "") + (run.error ? `: ${run.error.message}` : "");
+    const row = el("tr", { "data-run": run.id }, el("td", {}, open), el("td", {}, run.protocol), el("td", {}, status),
+      el("td", {}, new Date(run.created_at * 1000).toLocaleTimeString()));
+    row.setAttribute("aria-current", String(run.id === state.followed));
+    list.append(row);
+  }
+}
+
+function runEvent(event, view) {
+  const line = (kind, text) => { const node = el("li", { class: kind }, text); $("run-events").append(node); return node; };
+  if (event.t === "text") {
+    if (!view.text) view.text = line("assistant", "");
+    view.text.textContent += event.x;
+    return;
+  }
+  view.text = null;
+  if (event.t === "tool_started") line("tool", `calls ${event.call.name}(${event.call.arguments})`);
+  else if (event.t === "tool_finished") line("tool", `${event.result.name} → ${event.result.content}`);
+  else if (event.t === "discarded") line("note", `Its replica stopped: what it had streamed of an unfinished step is discarded (${JSON.stringify(event.text)}); resumed on another replica.`);
+  else if (event.t === "sub") line("tool", `${event.agent}: ${event.update.t}`);
+  else if (event.t === "finished") line("note", "completed");
+  else if (event.t === "failed") line("error", "failed: " + event.error.message);
+  else if (event.t === "cancelled") line("note", "cancelled");
+}
+
+async function followRun(id) {
+  if (state.following) state.following.abort();
+  const controller = new AbortController();
+  state.following = controller;
+  state.followed = id;
+  store.setItem("agenthost.run." + state.agent.name, id);
+  for (const row of document.querySelectorAll("#run-list tr")) row.setAttribute("aria-current", String(row.dataset.run === id));
+  $("run-title").hidden = false;
+  $("run-title").textContent = "Run " + id;
+  $("run-events").replaceChildren();
+  const view = { text: null };
+  try {
+    const response = await fetch(`playground/runs/${encodeURIComponent(id)}/events`, { headers: headers(false), signal: controller.signal });
+    if (!response.ok) { runEvent({ t: "failed", error: { message: errorText(response.status, await response.text()) } }, view); return; }
+    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += value;
+      let end;
+      while ((end = buffer.search(/\r?\n\r?\n/)) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end).replace(/^\r?\n\r?\n/, "");
+        for (const line of block.split(/\r?\n/)) if (line.startsWith("data:")) runEvent(JSON.parse(line.slice(5)), view);
+      }
+    }
+    loadRuns();
+  } catch (exc) {
+    if (exc.name !== "AbortError") runEvent({ t: "failed", error: { message: "the stream broke: " + exc.message } }, view);
+  }
+}
+
+function showRuns() {
+  loadRuns();
+  const remembered = store.getItem("agenthost.run." + state.agent.name);
+  if (remembered && remembered !== state.followed) followRun(remembered);
+}
+
 function showTab(which) {
-  for (const name of ["chat", "connect"]) {
+  store.setItem("agenthost.tab", which);
+  if (which === "runs") showRuns();
+  for (const name of TABS) {
     const on = name === which;
     $("tab-" + name).setAttribute("aria-selected", String(on));
     $("tab-" + name).tabIndex = on ? 0 : -1;
@@ -383,11 +470,12 @@ function showTab(which) {
 }
 
 document.addEventListener("DOMContentLoaded", () => {
-  $("tab-chat").addEventListener("click", () => showTab("chat"));
-  $("tab-connect").addEventListener("click", () => showTab("connect"));
+  for (const name of TABS) $("tab-" + name).addEventListener("click", () => showTab(name));
+  $("runs-refresh").addEventListener("click", () => loadRuns());
   $("agent").querySelector(".tabs").addEventListener("keydown", (event) => {
     if (event.key !== "ArrowLeft" && event.key !== "ArrowRight") return;
-    const next = $("tab-chat").getAttribute("aria-selected") === "true" ? "connect" : "chat";
+    const current = TABS.findIndex((name) => $("tab-" + name).getAttribute("aria-selected") === "true");
+    const next = TABS[(current + (event.key === "ArrowRight" ? 1 : TABS.length - 1)) % TABS.length];
     showTab(next);
     $("tab-" + next).focus();
   });

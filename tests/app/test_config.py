@@ -1,4 +1,5 @@
 import json
+import socket
 from pathlib import Path
 
 import pytest
@@ -172,4 +173,37 @@ def test_bad_settings_are_reported(
     monkeypatch.setenv("AGENTHOST_SESSION_MAX", "zero")
     good = write(tmp_path, "agents:\n  - {name: e, model: echo}\n")
     assert main(["check", "--config", str(good)]) == 2
-    assert "invalid settings" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "invalid settings" in err
+    # Each error names its variable (a protocol's with its prefix), never the value.
+    assert "AGENTHOST_SESSION_MAX: Input should be a valid integer" in err
+    monkeypatch.delenv("AGENTHOST_SESSION_MAX")
+    monkeypatch.setenv("AGENTHOST_A2A_GRPC_PORT", "secret-looking-value")
+    assert main(["check", "--config", str(good)]) == 2
+    err = capsys.readouterr().err
+    assert "AGENTHOST_A2A_GRPC_PORT: Input should be a valid integer" in err
+    assert "secret-looking-value" not in err
+
+
+def test_a_misspelt_key_gets_a_suggestion_and_yaml_errors_name_the_file(tmp_path: Path) -> None:
+    typo = write(tmp_path, "agents:\n  - name: a\n    model: echo\n    instuctions: hi\n")
+    with pytest.raises(ConfigError, match=r"instuctions: .*did you mean 'instructions'"):
+        load_config(typo)
+    broken = write(tmp_path, "agents:\n  - name: a\n    model: echo\n   bad: [\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(broken)
+    assert f'in "{broken}", line' in str(caught.value)
+    assert "unicode string" not in str(caught.value)
+
+
+def test_a_port_in_use_is_said_before_anything_is_built(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good = write(tmp_path, "agents:\n  - {name: e, model: echo}\n")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["serve", "--config", str(good), "--port", str(port)]) == 2
+    err = capsys.readouterr().err
+    assert f"127.0.0.1:{port} is already in use" in err and "AGENTHOST_PORT" in err

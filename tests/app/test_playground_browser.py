@@ -318,6 +318,32 @@ def test_an_agent_not_served_over_v1_cannot_chat_but_connects(
     assert f"{url}/a2a/echo/.well-known/agent-card.json" in text
 
 
+def run_lines(browser: Any) -> list[str]:
+    return [e.text.strip() for e in browser.find_elements(By.CSS_SELECTOR, "#run-events li")]
+
+
+def test_a_background_run_is_listed_and_followed_again_after_a_reload(
+    browser: Any, server: str
+) -> None:
+    open_page(browser, server)
+    pick(browser, "calc")
+    browser.find_element(By.ID, "background").click()
+    say(browser, "calculate 6*7")
+    wait(browser, lambda b: entries(b, "assistant") == ["The result is 42."])
+    idle(browser)
+    browser.find_element(By.ID, "tab-runs").click()
+    row = wait(browser, lambda b: b.find_element(By.CSS_SELECTOR, "#run-list tr[data-run]"))
+    assert "completed" in row.text and "openai.responses" in row.text
+    row.find_element(By.TAG_NAME, "button").click()
+    expected = ['calls calculator({"expression": "6*7"})', "calculator → 42", "The result is 42."]
+    wait(browser, lambda b: run_lines(b)[:3] == expected)
+    assert run_lines(browser)[-1] == "completed"
+    shot(browser, "runs")
+    browser.refresh()  # back on the Runs tab, the same run followed again from its log
+    wait(browser, lambda b: run_lines(b)[:3] == expected)
+    browser.find_element(By.ID, "tab-chat").click()
+
+
 def test_it_works_from_the_keyboard(browser: Any, server: str) -> None:
     open_page(browser, server)
     wait(browser, lambda b: b.find_element(By.CSS_SELECTOR, '[data-agent="calc"]'))
@@ -328,6 +354,8 @@ def test_it_works_from_the_keyboard(browser: Any, server: str) -> None:
     idle(browser)
     assert browser.switch_to.active_element.get_attribute("id") == "message"
     browser.find_element(By.ID, "tab-chat").send_keys(Keys.ARROW_RIGHT)
+    assert browser.switch_to.active_element.get_attribute("id") == "tab-runs"
+    browser.switch_to.active_element.send_keys(Keys.ARROW_RIGHT)
     assert browser.switch_to.active_element.get_attribute("id") == "tab-connect"
     assert browser.find_element(By.ID, "connect").is_displayed()
     assert not browser.find_element(By.ID, "chat").is_displayed()

@@ -150,7 +150,7 @@ def test_a_replica_stopped_by_sigterm_hands_its_run_over(
 def test_an_agent_that_is_not_durable_fails_its_orphaned_run_with_a_retryable_error(
     pair: tuple[list[Replica], Path],
 ) -> None:
-    (owner, other), counter = pair
+    (owner, other), _counter = pair
     with _clients(owner, other) as (first, second):
         id, last = _until_w2(first, "fragile")
         owner.kill()

@@ -81,7 +81,7 @@ async def _taken_over(*, whole: bool) -> Task:
     }
     record = RunRecord("r1", PROTOCOL, "counting", "ann", request)
     result = None
-    async for update in runs.updates(record, list(DONE)):
+    async for update in await runs.updates(record, list(DONE)):
         if isinstance(update, RunFinished):
             result = update.result
     assert result is not None

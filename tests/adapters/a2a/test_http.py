@@ -294,3 +294,17 @@ async def test_malformed_json_rpc_gets_its_spec_code_and_logs_no_error(
     else:
         assert answer.json()["error"]["code"] == code, answer.text
     assert not [r for r in caplog.records if r.levelno >= 40 or r.exc_info], caplog.text
+
+
+async def test_the_apps_refusals_take_the_shape_of_the_binding_asked() -> None:
+    async with in_process(AGENTS) as http:
+        plain = {**V1, "content-type": "text/plain"}
+        for url in ("/a2a/echo", "/a2a/echo/"):
+            jsonrpc = await http.post(url, content=b"{}", headers=plain)
+            assert jsonrpc.status_code == 415
+            assert jsonrpc.json()["jsonrpc"] == "2.0", jsonrpc.text
+            assert jsonrpc.json()["error"]["code"] == -32600
+            assert int(jsonrpc.headers["content-length"]) == len(jsonrpc.content)
+        rest = await http.post("/a2a/echo/message:send", content=b"{}", headers=plain)
+        assert rest.status_code == 415
+        assert rest.json()["error"]["status"] == "UNSUPPORTED_MEDIA_TYPE", rest.text

@@ -1,0 +1,165 @@
+"""The run log's pieces: events round-trip, steps rebuilt from a log, the bound in
+process, and the Redis log (real redis-server): one claimer, no event twice, followers
+on the owner reading only what Redis has."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import pytest
+
+from agenthost.adapters.durable import Discarded, LocalRunLog, LoggedError, RunRecord
+from agenthost.adapters.durable.events import CANCELLED, decode, encode, failed
+from agenthost.adapters.durable.steps import Progress
+from agenthost.agents import (
+    Message,
+    RunCancelled,
+    RunFinished,
+    RunResult,
+    SubAgentUpdate,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallFinished,
+    ToolCallPart,
+    ToolCallStarted,
+    ToolResultPart,
+    Usage,
+)
+from agenthost.agents.errors import ModelBusy
+from agenthost.app.redis_memory import redis_client
+from agenthost.app.redis_runs import RedisRunLog
+from tests.stores import RedisServer, redis  # noqa: F401 (fixture)
+
+pytestmark = pytest.mark.anyio
+
+CALL = ToolCallPart(id="c1", name="add", arguments='{"a": 1}')
+RESULT = ToolResultPart(call_id="c1", name="add", content="2")
+
+
+def test_every_update_comes_back_from_its_event() -> None:
+    result = RunResult("hi", [Message.user("x"), Message.assistant("hi")], Usage(1, 2, 1))
+    for update in (
+        TextDelta('a "quoted" é'),
+        ToolCallDelta(0, "c1", "add", '{"a"'),
+        ToolCallStarted(CALL),
+        ToolCallFinished(RESULT),
+        SubAgentUpdate("helper", ToolCallStarted(CALL)),
+        Discarded("partial", ("c2",)),
+        RunFinished(result),
+    ):
+        assert decode(encode(update)) == update
+
+
+def test_an_ended_run_raises_its_error_when_read() -> None:
+    with pytest.raises(LoggedError) as caught:
+        decode(failed(ModelBusy("slow down")))
+    assert caught.value.retryable and caught.value.kind == "busy"
+    with pytest.raises(RunCancelled):
+        decode(CANCELLED)
+
+
+def test_finished_steps_are_rebuilt_and_the_unfinished_one_is_lost() -> None:
+    second = ToolCallPart(id="c2", name="add", arguments="{}")
+    progress = Progress.of(
+        [
+            TextDelta("Let me add."),
+            ToolCallStarted(CALL),
+            ToolCallFinished(RESULT),
+            TextDelta("\n\n"),
+            TextDelta("Once more."),
+            ToolCallStarted(second),
+        ]
+    )
+    assert [m.role for m in progress.messages] == ["assistant", "tool"]
+    assert progress.messages[0].text == "Let me add." and progress.messages[0].tool_calls == [CALL]
+    assert progress.messages[1].parts == [RESULT]
+    assert progress.texts == ["Let me add."]
+    assert progress.lost() == Discarded("\n\nOnce more.", ("c2",))
+    # Discarded: the next try starts clean.
+    progress.add(Discarded("\n\nOnce more.", ("c2",)))
+    assert progress.lost() is None
+
+
+def test_the_log_in_process_drops_settled_runs_only() -> None:
+    log = LocalRunLog(max_bytes=4096)
+    running = RunRecord("r0", "p", "a", "me", {})
+    log.add(running)
+    for i in range(1, 20):
+        log.add(RunRecord(f"r{i}", "p", "a", "me", {}, status="completed"))
+        log.append(f"r{i}", b'{"t":"text","x":"' + b"x" * 200 + b'"}')
+    assert "r0" in log and "r19" in log
+    assert "r1" not in log and log.dropped > 0
+    assert log.bytes <= 4096
+
+
+async def _logs(url: str, count: int) -> list[RedisRunLog]:
+    prefix = f"test-{uuid.uuid4().hex[:8]}"
+    logs = []
+    for _ in range(count):
+        log = RedisRunLog(redis_client(url, timeout=2.0), retention=60, prefix=prefix)
+        await log.start()
+        logs.append(log)
+    return logs
+
+
+async def _close(logs: list[RedisRunLog]) -> None:
+    for log in logs:
+        await log.aclose()
+        await log.client.aclose()
+
+
+async def test_an_expired_lease_has_exactly_one_claimer(redis: RedisServer) -> None:  # noqa: F811
+    logs = await _logs(redis.url, 4)
+    try:
+        record = RunRecord(uuid.uuid4().hex, "p", "a", "me", {"x": 1})
+        await logs[0].create(record, "owner", 0.2)
+        assert await logs[1].orphans() == []
+        logs[0].append(record.id, encode(TextDelta("one")))
+        await logs[0].flush(record.id)
+        await asyncio.sleep(0.3)  # the owner "died": its lease expired
+        assert record.id in await logs[1].orphans()
+        claims = await asyncio.gather(
+            *(log.claim(record.id, f"replica{i}", 5) for i, log in enumerate(logs[1:]))
+        )
+        assert sorted(claims) == [False, False, True]
+        winner = logs[1 + claims.index(True)]
+        # The claimer adopted what was recorded and goes on numbering after it.
+        assert await winner.events(record.id) == [(0, encode(TextDelta("one")))]
+        assert winner.append(record.id, encode(TextDelta("two"))) == 1
+        assert not await logs[0].renew(record.id, "owner", 5)  # the old owner lost it
+    finally:
+        await _close(logs)
+
+
+async def test_an_event_written_again_is_kept_once(redis: RedisServer) -> None:  # noqa: F811
+    (log,) = await _logs(redis.url, 1)
+    try:
+        record = RunRecord(uuid.uuid4().hex, "p", "a", "me", {})
+        await log.create(record, "owner", 5)
+        log.append(record.id, b'{"t":"text","x":"a"}')
+        await log.flush(record.id)
+        # A retry of a write whose answer was lost: refused as "equal or smaller", kept once.
+        await log._send({record.id: [(0, b'{"t":"text","x":"a"}')]})
+        stream = await log.client.xrange(log._key(record.id, "e"))
+        assert len(stream) == 1
+    finally:
+        await _close([log])
+
+
+async def test_a_follower_on_the_owner_sees_only_what_redis_has(
+    redis: RedisServer,  # noqa: F811
+) -> None:
+    (log,) = await _logs(redis.url, 1)
+    try:
+        record = RunRecord(uuid.uuid4().hex, "p", "a", "me", {})
+        await log.create(record, "owner", 5)
+        log.append(record.id, b'{"t":"text","x":"a"}')
+        assert log._written.get(record.id, -1) == -1
+        batch = await log.wait(record.id, -1, 2.0)  # waits for the writer
+        assert [seq for seq, _ in batch] == [0]
+        assert log._written[record.id] == 0
+        listed = await log.recent("me", "a")
+        assert [r.id for r in listed] == [record.id]
+    finally:
+        await _close([log])
