@@ -101,15 +101,17 @@ class RunConsumer(Generic[Out]):
         """The run failed; what to send instead (by default: nothing, ``exc`` propagates)."""
         raise exc
 
-    async def stream(
-        self, updates: AsyncGenerator[LoggedUpdate, None], *, first: RunUpdate | None = None
-    ) -> AsyncIterator[Out]:
-        """The output of the hooks, in order; ``first`` is an update already taken from
-        ``updates`` (see :func:`first_update`)."""
+    async def stream(self, updates: AsyncGenerator[LoggedUpdate, None]) -> AsyncIterator[Out]:
+        """The output of the hooks, in order.
+
+        :meth:`on_start`'s output comes before the run is asked for its first
+        update, so a stream starts at once however slow the first token; a run
+        that fails before it goes to :meth:`on_error` like any other failure.
+        """
         try:
             for out in await self.on_start():
                 yield out
-            update = first if first is not None else await anext(updates)
+            update = await anext(updates)
             while True:
                 if isinstance(update, TextDelta):
                     for out in await self.on_text(update.text):
@@ -153,20 +155,6 @@ class RunConsumer(Generic[Out]):
             return await self.on_discarded(update)
         assert isinstance(update, SubAgentUpdate)
         return await self.on_sub_agent(update)
-
-
-async def first_update(updates: AsyncGenerator[RunUpdate, None]) -> RunUpdate:
-    """Wait for a run's first update (closing the run if it fails), to pass to
-    :meth:`RunConsumer.stream` as ``first``.
-
-    A run that fails at once (a bad upstream key, an unreachable server) can
-    then get a real error status instead of a 200 stream holding an error.
-    """
-    try:
-        return await anext(updates)
-    except BaseException:
-        await updates.aclose()
-        raise
 
 
 def pending_in(history: Sequence[Message]) -> list[ToolCallPart]:

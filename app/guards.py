@@ -169,7 +169,7 @@ class BodyLimitGuard:
 
 
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
-JSON_METHODS = frozenset({"POST", "PUT", "PATCH"})
+STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
 class SiteGuard:
@@ -177,14 +177,29 @@ class SiteGuard:
 
     - ``Host`` must be allowed (DNS rebinding): loopback names and ``hosts``
       (a name without a port allows any port; ``*`` allows any host), else 421.
-      ``check_host=False`` skips it. ``exempt`` paths (health probes, which
-      Kubernetes sends with the pod's IP as ``Host``) skip it too.
+      Names compare case-insensitively (DNS names are). ``check_host=False``
+      skips it. ``exempt`` paths (health probes, which Kubernetes sends with
+      the pod's IP as ``Host``) skip it too.
     - A browser's ``Origin``, when sent, must be allowed: the request's own
       host (a page this server served), a loopback origin, or one of
       ``origins`` (``*`` allows any), else 403.
-    - A body sent with a content type that is not JSON gets 415 (a
-      cross-site "simple" request can only send ``text/plain``, forms or
-      multipart).
+    - A state-changing request (``POST``/``PUT``/``PATCH``/``DELETE``) must
+      declare its body JSON, else 415, whatever its ``Origin``: a cross-site
+      "simple" request can send ``text/plain``, a form, or a body with no
+      ``Content-Type`` at all (``fetch(url, {mode: "no-cors", body: blob})``),
+      and a page on any loopback port is an allowed origin. JSON is
+      ``application/json`` or a ``+json`` type, or only ``application/json``
+      under the ``strict_json`` prefixes (MCP's transport takes nothing
+      else). A ``POST`` without one passes only on the paths
+      ``bodyless(path)`` is true of (cancels and subscriptions, which read
+      no body, so cannot carry a prompt), and under the ``untyped`` prefixes
+      when it is not a browser's (the acp-sdk client sends its JSON with no
+      type): every browser's ``POST`` carries ``Origin`` (``null`` at worst)
+      and ``Sec-Fetch-*``. A ``POST`` that ``routed(scope)`` says no route
+      takes gets the app's 404 or 405 instead. ``PUT``, ``PATCH`` and
+      ``DELETE`` without one pass: no browser sends them cross-site without
+      a CORS preflight, no route takes a ``PUT``/``PATCH`` (405 says so) and
+      ``DELETE`` takes no body.
     """
 
     def __init__(
@@ -196,6 +211,10 @@ class SiteGuard:
         check_host: bool,
         exempt: Iterable[str],
         error_for: ErrorFor,
+        strict_json: Iterable[str] = (),
+        bodyless: Callable[[str], object] | None = None,
+        untyped: Iterable[str] = (),
+        routed: Callable[[Scope], bool] | None = None,
     ) -> None:
         self.app = app
         hosts = [h.lower() for h in (*LOCAL_HOSTS, *hosts)]
@@ -208,14 +227,23 @@ class SiteGuard:
         self.check_host = check_host and not self.any_host
         self.exempt = frozenset(exempt)
         self.error_for = error_for
+        self.strict_json = tuple(strict_json)
+        self.bodyless = bodyless
+        self.untyped = tuple(untyped)
+        self.routed = routed
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in ("http", "websocket") or scope["path"] in self.exempt:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        path = _route_path(scope)
+        if path in self.exempt:
             await self.app(scope, receive, send)
             return
         # The first of each header, as Headers.get finds it, in one pass (a missing
         # header costs Headers.get a KeyError raised and caught).
         raw_host = raw_origin = raw_type = None
+        fetched = False  # a browser's Sec-Fetch-* metadata
         for name, value in scope["headers"]:
             if name == b"host":
                 raw_host = value if raw_host is None else raw_host
@@ -223,6 +251,8 @@ class SiteGuard:
                 raw_origin = value if raw_origin is None else raw_origin
             elif name == b"content-type":
                 raw_type = value if raw_type is None else raw_type
+            elif name.startswith(b"sec-fetch-"):
+                fetched = True
         host = raw_host.decode("latin-1").lower() if raw_host is not None else ""
         origin = raw_origin.decode("latin-1") if raw_origin is not None else None
         refusal = None
@@ -230,17 +260,14 @@ class SiteGuard:
             refusal = (421, f"the Host header {host!r} is not allowed", "host_not_allowed")
         elif not self._origin_allowed(origin, host):
             refusal = (403, "requests from this Origin are not allowed", "origin_not_allowed")
-        elif scope["type"] == "http" and scope["method"] in JSON_METHODS:
-            declared = raw_type.decode("latin-1") if raw_type is not None else ""
-            content_type = declared.split(";", 1)[0].strip().lower()
-            if content_type and not _is_json(content_type):
-                message = f"Content-Type {content_type!r} is not JSON; send application/json"
-                refusal = (415, message, "unsupported_media_type")
+        elif scope["type"] == "http" and scope["method"] in STATE_CHANGING:
+            browser = fetched or raw_origin is not None
+            refusal = self._media_refusal(scope, path, raw_type, browser)
         if refusal is None:
             await self.app(scope, receive, send)
             return
         status, message, code = refusal
-        await self.error_for(scope["path"], status, message, code)(scope, receive, send)
+        await self.error_for(path, status, message, code)(scope, receive, send)
 
     def _host_allowed(self, host: str) -> bool:
         return host in self.hosts or _name_of(host) in self.names
@@ -256,6 +283,27 @@ class SiteGuard:
             return False
         return netloc == host or _name_of(netloc) in LOCAL_HOSTS
 
+    def _media_refusal(
+        self, scope: Scope, path: str, raw_type: bytes | None, browser: bool
+    ) -> tuple[int, str, str] | None:
+        declared = raw_type.decode("latin-1") if raw_type is not None else ""
+        media = declared.split(";", 1)[0].strip().lower()
+        strict = path.startswith(self.strict_json)
+        if not media:
+            if scope["method"] != "POST" or (self.bodyless is not None and self.bodyless(path)):
+                return None
+            if not browser and path.startswith(self.untyped):
+                return None
+            if self.routed is not None and not self.routed(scope):
+                return None
+            message = "the request has no Content-Type; send its body as application/json"
+        elif media == "application/json" or (not strict and _is_json(media)):
+            return None
+        else:
+            expected = "application/json" if strict else "JSON (application/json)"
+            message = f"Content-Type {media!r} is not accepted here; send {expected}"
+        return (415, message, "unsupported_media_type")
+
 
 def _first_header(scope: Scope, name: bytes) -> str | None:
     """The first ``name`` header's value, as ``Headers(scope=scope).get`` gives it."""
@@ -265,8 +313,17 @@ def _first_header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
-def _is_json(content_type: str) -> bool:
-    return content_type == "application/json" or content_type.endswith("+json")
+def _route_path(scope: Scope) -> str:
+    """The path the app routes on: without the ``root_path`` (behind a proxy's prefix)."""
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    return path[len(root) :] if root and path.startswith(root) else path
+
+
+def _is_json(media: str) -> bool:
+    """``application/json`` or a structured ``+json`` type (``application/a2a+json``)."""
+    kind, _, subtype = media.partition("/")
+    return media == "application/json" or (kind == "application" and subtype.endswith("+json"))
 
 
 def _port_of(host: str) -> str:

@@ -1,7 +1,7 @@
 """The middleware stack every request passes, and the errors the app itself answers.
 
 From the outside in: tracing spans, the request's id and protocol, CORS, the
-Host/Origin check, API keys, the per-principal in-flight bound, HEAD as GET,
+Host/Origin/Content-Type check, API keys, the per-principal in-flight bound, HEAD as GET,
 the body limit, then the adapters' fast lanes. An error raised before an
 adapter is reached is answered in that adapter's protocol shape
 (:func:`error_responder`).
@@ -10,6 +10,7 @@ adapter is reached is answered in that adapter's protocol shape
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Callable, Mapping
 from http import HTTPStatus
 
@@ -19,6 +20,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.routing import Match
+from starlette.types import Scope
 
 from agenthost.adapters.base import Adapter, HasAsgiRoutes, HasSiteAllowances
 from agenthost.adapters.routing import allowed_methods
@@ -43,18 +46,59 @@ PUBLIC_SUFFIXES = ("/.well-known/agent-card.json",)
 ErrorFor = Callable[[str, int, str, str], Response]
 """``error_for(path, status, message, code)``: the error in the shape of the path's protocol."""
 
+# Under each protocol's prefix (by adapter name), the POST routes that read no body, so
+# take no Content-Type (SiteGuard): what the official clients send bodyless. The acp-sdk
+# client's run_cancel; the a2a-sdk REST client's subscribe (its cancel sends JSON; the
+# server reads neither body), under the 0.3 ``/v1`` paths and a tenant's too. The openai
+# SDK declares JSON on every request, and the MCP SDK's transport requires it.
+BODYLESS_POSTS: Mapping[str, str] = {
+    "acp": r"/runs/[^/]+/cancel",
+    "a2a": r"/[^/]+(?:/[^/]+)?/tasks/[^/]+:(?:cancel|subscribe)",
+}
+# Protocols whose official client sends its JSON bodies with no Content-Type: acp-sdk's
+# (httpx ``content=``, for runs and resumes). There a request that is not a browser's
+# may omit it (SiteGuard).
+UNTYPED_CLIENTS = ("acp",)
+# Protocols whose bodies are application/json and nothing else: the MCP SDK's transport
+# answers any other type with a plain-text 400, so SiteGuard answers it first.
+STRICT_JSON = ("mcp",)
+# Each protocol's JSON-RPC endpoints (under its prefix, by adapter name), where an error
+# the app answers is a JSON-RPC error: each A2A agent's URL. (MCP's adapter answers
+# JSON-RPC errors on its whole prefix.)
+JSONRPC_PATHS: Mapping[str, str] = {"a2a": r"/[^/]+/?"}
+
 
 def error_responder(adapters: Mapping[str, Adapter]) -> ErrorFor:
-    """Errors in the protocol shape of the adapter whose prefix the path is under."""
+    """Errors in the protocol shape of the adapter whose prefix the path is under (a
+    JSON-RPC error at a JSON-RPC endpoint of a protocol that also has other routes)."""
+    jsonrpc = {
+        prefix: re.compile(re.escape(prefix) + JSONRPC_PATHS[adapter.name])
+        for prefix, adapter in adapters.items()
+        if adapter.name in JSONRPC_PATHS
+    }
 
     def error_for(path: str, status: int, message: str, code: str) -> Response:
         for prefix, adapter in adapters.items():
             if path == prefix or path.startswith(prefix + "/"):
+                if prefix in jsonrpc and jsonrpc[prefix].fullmatch(path):
+                    return jsonrpc_error(status, message, code)
                 return adapter.error_response(status, message, code=code)
         body = {"error": {"message": message, "code": code}}
         return Response(orjson.dumps(body), status, media_type="application/json")
 
     return error_for
+
+
+def jsonrpc_error(status: int, message: str, code: str) -> Response:
+    """A JSON-RPC error without an id (the request was not read), as MCP's adapter answers:
+    -32603 for a server error, else -32600 (the request is refused as it came)."""
+    error = {
+        "code": -32603 if status >= 500 else -32600,
+        "message": message,
+        "data": {"code": code},
+    }
+    body = {"jsonrpc": "2.0", "id": None, "error": error}
+    return Response(orjson.dumps(body), status, media_type="application/json")
 
 
 def handle_routing_errors(app: FastAPI, error_for: ErrorFor) -> None:
@@ -117,13 +161,22 @@ def add_middleware(
             error_for=error_for,
         )
     hosts, origins = site_allowances(settings)
+    bodyless = "|".join(
+        re.escape(prefix) + BODYLESS_POSTS[adapter.name]
+        for prefix, adapter in adapters.items()
+        if adapter.name in BODYLESS_POSTS
+    )
     app.add_middleware(
         SiteGuard,
         hosts=hosts,
         origins=origins,
-        check_host=bool(settings.allowed_hosts) or _is_loopback(settings.host),
+        check_host=_checks_hosts(settings),
         exempt=("/healthz", "/readyz"),
         error_for=error_for,
+        strict_json=tuple(p for p, a in adapters.items() if a.name in STRICT_JSON),
+        bodyless=re.compile(bodyless).fullmatch if bodyless else None,
+        untyped=tuple(p for p, a in adapters.items() if a.name in UNTYPED_CLIENTS),
+        routed=lambda scope: _routed(app, scope),
     )
     if settings.cors_origins:
         # Outermost, so that browsers' preflight requests need no key.
@@ -151,6 +204,21 @@ def site_allowances(settings: Settings) -> tuple[list[str], list[str]]:
             hosts += protocol.site_hosts()
             origins += protocol.site_origins()
     return hosts, origins
+
+
+def _routed(app: FastAPI, scope: Scope) -> bool:
+    """Whether a route of ``app`` takes the request (its method at its path): one no route
+    takes is answered 404 or 405 by the router, whatever its headers."""
+    return any(route.matches(scope)[0] is Match.FULL for route in app.routes)
+
+
+def _checks_hosts(settings: Settings) -> bool:
+    """Whether ``Host`` is checked: on a loopback address, or once allowed hosts are named
+    (``AGENTHOST_ALLOWED_HOSTS``, or ``AGENTHOST_MCP_ALLOWED_HOSTS``, which turned the MCP
+    SDK's own check on: now every surface's, as one)."""
+    mcp = settings.protocols.get("mcp")
+    mcp_hosts = isinstance(mcp, HasSiteAllowances) and bool(mcp.site_hosts())
+    return bool(settings.allowed_hosts) or mcp_hosts or _is_loopback(settings.host)
 
 
 def _is_loopback(host: str) -> bool:

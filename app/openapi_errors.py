@@ -9,12 +9,14 @@ schema made from that adapter's own error response, so it cannot drift):
 - every operation: 403 (``Origin``) and 421 (``Host``), from ``SiteGuard``;
   with keys, 401 (no or a wrong key) and 429 (the principal's in-flight cap)
   unless the path is public;
-- with path parameters: 404 (unknown id or agent);
+- with path parameters: 404 (unknown id or agent); an agent card too (no
+  default agent at the root, or an unknown one);
 - POST/PUT/PATCH: 400 (malformed or invalid body), 404 (unknown agent or
   model), 409 (a conflicting state: a run not awaiting input, a conversation
-  in use), 413 (body too large), 415 (not JSON), 422 (a body that does not
-  validate, on ACP), 503 (a store or the server
-  busy or shutting down).
+  in use), 413 (body too large), 415 (no ``Content-Type``, or not JSON), 422
+  (a body that does not validate, on ACP), 503 (a store or the server
+  busy or shutting down); DELETE: 415 (a ``Content-Type`` that is not JSON).
+  (A method a route does not take is 405, not listed.)
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from fastapi import FastAPI
 from starlette.responses import Response
 
 BODY_METHODS = ("post", "put", "patch")
+CARD_SUFFIX = "agent-card.json"
 
 
 def schema_of(example: Any) -> dict[str, Any]:
@@ -65,12 +68,14 @@ def document_errors(
         for path, operations in document.get("paths", {}).items():
             for method, operation in operations.items():
                 statuses = [403, 421]
-                if auth and path not in public_paths and not path.endswith("agent-card.json"):
+                if auth and path not in public_paths and not path.endswith(CARD_SUFFIX):
                     statuses += [401, 429]
-                if "{" in path:
+                if "{" in path or path.endswith(CARD_SUFFIX):
                     statuses.append(404)
                 if method in BODY_METHODS:
                     statuses += [400, 404, 409, 413, 415, 422, 503]
+                elif method == "delete":
+                    statuses.append(415)
                 example = orjson.loads(bytes(error_for(path, 400, "message", "code").body))
                 schema = schema_of(example)
                 responses = operation.setdefault("responses", {})

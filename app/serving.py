@@ -6,7 +6,13 @@ stops sending new requests, while the server keeps serving for
 ``graceful_shutdown_seconds`` to finish. Runs still going then are
 interrupted (``agents.limits``): each protocol ends its stream with its own
 error event (and ``[DONE]`` on Chat Completions) instead of a cut body, and
-the process exits 0. A second signal exits without waiting.
+the process exits 0.
+
+Nothing can hold the process past ``drain_seconds + graceful_shutdown_seconds +
+shutdown_margin_seconds`` after the signal: a watchdog thread
+(:class:`~agenthost.app.watchdog.ShutdownWatchdog`) exits it then, with a log line
+naming where the event loop was stuck (a tool that blocks it, say), and a second
+SIGTERM or SIGINT exits at once. Both exit non-zero (1, and 128 + the signal).
 
 That is the one drain for every protocol. sse-starlette, which streams the
 A2A SDK's and the MCP SDK's SSE bodies, would cancel each of its streams as
@@ -14,8 +20,10 @@ soon as uvicorn sees the signal (it patches ``Server.handle_exit``), cutting
 A2A JSON-RPC, HTTP+JSON and MCP streams mid-body 0.1 s after SIGTERM: its
 automatic drain is turned off here (``AppStatus``'s documented switch), and
 its streams told to stop (``AppStatus.should_exit``) only after the
-interrupted runs have had :data:`FINAL_EVENTS_SECONDS` for their last events
-(which ends the streams no run feeds, such as MCP's GET stream).
+interrupted runs have had :data:`SSE_CLOSE_SECONDS` for their last events.
+The streams still open then (those no run feeds, such as a stateful MCP
+session's GET stream) first get their last chunk (:mod:`agenthost.app.streams`):
+they end, rather than being cut, and their clients may reconnect elsewhere.
 """
 
 from __future__ import annotations
@@ -36,6 +44,8 @@ from fastapi import FastAPI
 
 from agenthost.app.connections import ConnectionLimits, LimitedHTTPProtocol, ResponseTracking
 from agenthost.app.settings import Settings
+from agenthost.app.streams import OpenStreams
+from agenthost.app.watchdog import ShutdownWatchdog
 
 logger = logging.getLogger("agenthost")
 
@@ -81,8 +91,9 @@ def build_server(settings: Settings, app: FastAPI) -> DrainingServer:
         max_connections=settings.max_connections,
         max_connections_per_client=settings.max_connections_per_client,
     )
+    streams = OpenStreams(app)
     config = uvicorn.Config(
-        ResponseTracking(app),  # tells LimitedHTTPProtocol when responses end
+        ResponseTracking(streams),  # tells LimitedHTTPProtocol when responses end
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level,
@@ -97,6 +108,8 @@ def build_server(settings: Settings, app: FastAPI) -> DrainingServer:
         app,
         drain_seconds=settings.drain_seconds,
         grace_seconds=settings.graceful_shutdown_seconds,
+        margin_seconds=settings.shutdown_margin_seconds,
+        streams=streams,
     )
 
 
@@ -110,20 +123,32 @@ class DrainingServer(uvicorn.Server):
         *,
         drain_seconds: float,
         grace_seconds: float = 30.0,
+        margin_seconds: float = 8.0,
+        streams: OpenStreams | None = None,
     ) -> None:
         super().__init__(config)
         self.app = app
         self.drain_seconds = drain_seconds
         self.grace_seconds = grace_seconds
-        self._draining = False
+        self.watchdog = ShutdownWatchdog(
+            drain_seconds + grace_seconds + margin_seconds,
+            f"drain {drain_seconds:g} s + grace {grace_seconds:g} s + margin {margin_seconds:g} s",
+        )
+        self.streams = streams
+        self._signalled = False
+        self._closing: asyncio.Task[None] | None = None
         _sse_streams(should_exit=False)
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         self.app.state.ready = False
-        if self._draining or self.drain_seconds <= 0:
+        if self._signalled:
+            self.watchdog.force(sig)
+            return
+        self._signalled = True
+        self.watchdog.start()
+        if self.drain_seconds <= 0:
             super().handle_exit(sig, frame)
             return
-        self._draining = True
         logger.info("draining for %.1f s before shutting down", self.drain_seconds)
         loop = asyncio.get_event_loop()
         # Runs inside a signal handler: hand the timer to the loop thread-safely.
@@ -150,12 +175,22 @@ class DrainingServer(uvicorn.Server):
 
     def _interrupt_runs(self) -> None:
         loop = asyncio.get_running_loop()
-        loop.call_later(SSE_CLOSE_SECONDS, _sse_streams, True)
+        loop.call_later(SSE_CLOSE_SECONDS, self._close_streams)
         count = self.app.state.host.interrupt_runs("the server is shutting down; retry the request")
         if count:
             logger.warning(
                 "interrupted %d runs still going after %.1f s", count, self.grace_seconds
             )
+
+    def _close_streams(self) -> None:
+        self._closing = asyncio.create_task(self._end_streams())
+
+    async def _end_streams(self) -> None:
+        if self.streams is not None:
+            count = await self.streams.end_all()
+            if count:
+                logger.info("ended %d event streams still open (no run fed them)", count)
+        _sse_streams(should_exit=True)  # and cancels what is left of them
 
     @contextmanager
     def capture_signals(self) -> Generator[None, None, None]:

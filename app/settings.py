@@ -307,6 +307,14 @@ class Settings(BaseSettings):
         description="After SIGTERM (and the drain), seconds for runs to finish; then they end "
         "with an error event and the process exits 0.",
     )
+    shutdown_margin_seconds: float = Field(
+        8.0,
+        ge=0,
+        description="After SIGTERM, the drain and the grace time, seconds more for the runs' "
+        "last events (up to 5 s) and for closing the stores; a shutdown still going then (a "
+        "tool that blocks the event loop, say) is cut: the process exits 1, logging where the "
+        "loop was stuck. A second SIGTERM or SIGINT exits at once (128 + the signal).",
+    )
     loop_stall_seconds: float = Field(
         0.1,
         ge=0,

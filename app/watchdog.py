@@ -19,12 +19,18 @@ heartbeat decides whose the stall was:
 
 A block that lasts over ``max(1 s, 10 * threshold)`` is also logged while it lasts,
 so a loop that never comes back is named.
+
+:class:`ShutdownWatchdog` bounds the shutdown itself: a thread (the loop may be the
+thing that is stuck) that ends the process once the shutdown has overrun its time,
+or at once on a second signal, with a log line that says why and where the loop was.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import signal
 import sys
 import threading
 import time
@@ -127,16 +133,94 @@ class LoopWatchdog:
                 )
 
     def _describe(self) -> tuple[str, str]:
-        """What the loop thread runs now: `` by task NAME``, or empty between tasks (a
-        callback, or waiting for events: a heartbeat late only because the process was
-        not given the CPU), and `` at FILE:LINE in FUNCTION``."""
-        task = asyncio.current_task(self._loop) if self._loop is not None else None
-        frame = sys._current_frames().get(self._loop_thread)
-        where = ""
-        if frame is not None:
-            code = frame.f_code
-            where = f" at {code.co_filename}:{frame.f_lineno} in {code.co_name}"
-        return (f" by task {task.get_name()!r}" if task is not None else ""), where
+        return describe(self._loop, self._loop_thread)
+
+
+def describe(loop: asyncio.AbstractEventLoop | None, thread: int) -> tuple[str, str]:
+    """What ``loop``'s thread runs now, seen from another thread: `` by task NAME``, or
+    empty between tasks (a callback, or waiting for events: a heartbeat late only
+    because the process was not given the CPU), and `` at FILE:LINE in FUNCTION``."""
+    task = asyncio.current_task(loop) if loop is not None else None
+    frame = sys._current_frames().get(thread)
+    where = ""
+    if frame is not None:
+        code = frame.f_code
+        where = f" at {code.co_filename}:{frame.f_lineno} in {code.co_name}"
+    return (f" by task {task.get_name()!r}" if task is not None else ""), where
+
+
+OVERRAN_EXIT = 1
+"""The exit code when the shutdown overran its time (a second signal exits 128 + its number,
+as if it had killed the process)."""
+BACKSTOP_SECONDS = 2.0
+"""After the deadline, SIGALRM (whose default action ends the process) ends it even if the
+watchdog thread cannot run: a C call holding the GIL stops every Python thread."""
+LOG_SECONDS = 1.0
+"""At most this long for the last log line (its handler's lock may be held by the stuck thread)."""
+
+
+class ShutdownWatchdog:
+    """Ends the process ``seconds`` after :meth:`start` unless it has ended by then, or at
+    once after :meth:`force` (a second signal), whatever the event loop is doing."""
+
+    def __init__(self, seconds: float, budget: str) -> None:
+        self.seconds = seconds
+        self.budget = budget  # how ``seconds`` adds up, for the log line
+        self._forced = threading.Event()
+        self._signal = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread = 0
+        self._started = False
+
+    def start(self) -> None:
+        """From the loop's thread (a signal handler runs there): arm the thread and the backstop."""
+        if self._started:
+            return
+        self._started = True
+        try:  # a signal handler runs on the loop's thread, while the loop runs
+            self._loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop: nothing to name but the thread's frame
+            self._loop = None
+        self._loop_thread = threading.get_ident()
+        logger.info(
+            "the process ends at the latest %.1f s from now (%s)", self.seconds, self.budget
+        )
+        threading.Thread(target=self._watch, name="shutdown watchdog", daemon=True).start()
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)
+            signal.setitimer(signal.ITIMER_REAL, self.seconds + BACKSTOP_SECONDS)
+
+    def force(self, sig: int) -> None:
+        """A second signal: exit now (from the watchdog's thread, which logs why)."""
+        self._signal = sig
+        self._forced.set()
+
+    def _watch(self) -> None:
+        if self._forced.wait(self.seconds):
+            name = signal.Signals(self._signal).name
+            self._exit(
+                128 + self._signal, f"second {name}: exiting now, without finishing the shutdown"
+            )
+            return
+        task, where = describe(self._loop, self._loop_thread)
+        held = f"; the event loop is busy{task}{where}" if task or where else ""
+        self._exit(
+            OVERRAN_EXIT,
+            f"shutdown still not done {self.seconds:.1f} s after the signal ({self.budget}): "
+            f"exiting without finishing it{held}",
+        )
+
+    @staticmethod
+    def _exit(code: int, message: str) -> None:
+        def log() -> None:
+            logger.error(message)
+            for handler in logging.getLogger().handlers:
+                handler.flush()
+
+        logged = threading.Thread(target=log, name="last log line", daemon=True)
+        logged.start()
+        logged.join(LOG_SECONDS)
+        os._exit(code)
 
 
 @asynccontextmanager

@@ -164,6 +164,17 @@ class PostgresServer:
             stderr=subprocess.DEVNULL,
         )
         _wait_for_port(self.port, self.process, "postgres")
+        self._wait_until_accepting()
+
+    def _wait_until_accepting(self) -> None:
+        """Until it takes queries: it listens ~0.1 s before, answering "the database system
+        is starting up", which made a check right after ``start`` fail now and then."""
+        ready = [str(POSTGRES_BIN / "pg_isready"), "-q", "-h", "127.0.0.1", "-p", str(self.port)]
+        deadline = time.monotonic() + 30
+        while subprocess.run(ready, check=False).returncode != 0:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"postgres on port {self.port} never accepted connections")
+            time.sleep(0.05)
 
     def stop(self) -> None:
         """A fast shutdown (clients are disconnected), waited for.

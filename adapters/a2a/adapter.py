@@ -220,6 +220,7 @@ class A2AAdapter:
             event_stream=self.stores.event_stream,
             cancels=self.cancels,
             agent=agent.name,
+            outage=self.stores.outage,
         )
         return AgentService(handler, lambda request: self.card(request, agent))
 

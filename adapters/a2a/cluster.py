@@ -12,24 +12,50 @@ the run's next write (a silent tool call or a slow model would go on). So
 such a cancel also goes over the cross-replica cancel channel
 (:mod:`agenthost.adapters.cancels`), and the replica that holds the task
 cancels it at once: its run (model call, tools) is stopped.
+
+With tasks in PostgreSQL every request is also guarded by the database's
+:class:`~agenthost.adapters.a2a.databases.Outage`: while the database is down
+a request is refused before it starts anything, and one that finds it gone
+gets :class:`~agenthost.adapters.a2a.errors.TaskStoreUnavailable` (the
+protocol's "unavailable" error), never the driver's text.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator
-from typing import Any
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from contextlib import aclosing
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from a2a.server.cluster.task_store import StoredTask
 from a2a.server.context import ServerCallContext
 from a2a.server.events import Event
 from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.types import CancelTaskRequest, Message, SendMessageRequest, Task
+from a2a.types import (
+    CancelTaskRequest,
+    DeleteTaskPushNotificationConfigRequest,
+    GetTaskPushNotificationConfigRequest,
+    GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest,
+    ListTaskPushNotificationConfigsResponse,
+    ListTasksRequest,
+    ListTasksResponse,
+    Message,
+    SendMessageRequest,
+    SubscribeToTaskRequest,
+    Task,
+    TaskPushNotificationConfig,
+)
 
 from agenthost.adapters.a2a.executor import WHOLE_ANSWER
 from agenthost.adapters.a2a.users import PrincipalUser
 from agenthost.adapters.a2a.validation import checked
 from agenthost.adapters.cancels import CancelChannel
+
+if TYPE_CHECKING:
+    from agenthost.adapters.a2a.databases import Outage
+
+T = TypeVar("T")
 
 logger = logging.getLogger("agenthost.a2a")
 
@@ -42,10 +68,51 @@ class ClusterRequestHandler(DefaultRequestHandler):
     constructor nor exposes it, so there is no public way (a2a-sdk 1.3).
     """
 
-    def __init__(self, *args: Any, cancels: CancelChannel | None, agent: str, **kwargs: Any):
+    def __init__(
+        self,
+        *args: Any,
+        cancels: CancelChannel | None,
+        agent: str,
+        outage: Outage | None = None,
+        **kwargs: Any,
+    ):
         super().__init__(*args, **kwargs)
         self.cancels = cancels
         self.agent = agent
+        self.outage = outage
+
+    async def _guarded(self, call: Callable[..., Awaitable[T]], *args: Any) -> T:
+        """``call(*args)``, refused while the task database is down, its outage errors
+        translated."""
+        if self.outage is None:
+            return await call(*args)
+        self.outage.check()
+        try:
+            return await call(*args)
+        except Exception as exc:
+            translated = self.outage.translate(exc)
+            if translated is exc:
+                raise
+            raise translated from None
+
+    async def _guarded_stream(
+        self, events: Callable[..., AsyncGenerator[Event]], *args: Any
+    ) -> AsyncIterator[Event]:
+        if self.outage is None:
+            async with aclosing(events(*args)) as stream:
+                async for event in stream:
+                    yield event
+            return
+        self.outage.check()
+        try:
+            async with aclosing(events(*args)) as stream:
+                async for event in stream:
+                    yield event
+        except Exception as exc:
+            translated = self.outage.translate(exc)
+            if translated is exc:
+                raise
+            raise translated from None
 
     async def on_message_send(
         self, params: SendMessageRequest, context: ServerCallContext
@@ -53,21 +120,17 @@ class ClusterRequestHandler(DefaultRequestHandler):
         # Not streamed: the answer is sent whole (one text part, not one per chunk).
         context.state[WHOLE_ANSWER] = True
         send = await checked(DefaultRequestHandler.on_message_send, params)
-        await self._in_its_context(params, context)
-        result: Message | Task = await send(self, params, context)
+        await self._guarded(self._in_its_context, params, context)
+        result: Message | Task = await self._guarded(send, self, params, context)
         return result
 
-    async def on_message_send_stream(
+    async def on_message_send_stream(  # type: ignore[override]
         self, params: SendMessageRequest, context: ServerCallContext
-    ) -> AsyncGenerator[Event]:
+    ) -> AsyncIterator[Event]:
         send = await checked(DefaultRequestHandler.on_message_send_stream, params)
-        await self._in_its_context(params, context)
-        events = send(self, params, context)
-        try:
-            async for event in events:
-                yield event
-        finally:  # as the SDK's decorator does: its cleanup runs on a client's disconnect
-            await events.aclose()
+        await self._guarded(self._in_its_context, params, context)
+        async for event in self._guarded_stream(send, self, params, context):
+            yield event
 
     async def _in_its_context(self, params: SendMessageRequest, context: ServerCallContext) -> None:
         """A message that names its task but not its context continues the task's context.
@@ -84,9 +147,58 @@ class ClusterRequestHandler(DefaultRequestHandler):
         if task is not None:
             message.context_id = task.context_id
 
+    async def on_subscribe_to_task(  # type: ignore[override]
+        self, params: SubscribeToTaskRequest, context: ServerCallContext
+    ) -> AsyncIterator[Event]:
+        async for event in self._guarded_stream(super().on_subscribe_to_task, params, context):
+            yield event
+
+    async def on_get_task(self, params: GetTaskRequest, context: ServerCallContext) -> Task | None:
+        task: Task | None = await self._guarded(super().on_get_task, params, context)
+        return task
+
+    async def on_list_tasks(
+        self, params: ListTasksRequest, context: ServerCallContext
+    ) -> ListTasksResponse:
+        tasks: ListTasksResponse = await self._guarded(super().on_list_tasks, params, context)
+        return tasks
+
+    async def on_create_task_push_notification_config(
+        self, params: TaskPushNotificationConfig, context: ServerCallContext
+    ) -> TaskPushNotificationConfig:
+        config: TaskPushNotificationConfig = await self._guarded(
+            super().on_create_task_push_notification_config, params, context
+        )
+        return config
+
+    async def on_get_task_push_notification_config(
+        self, params: GetTaskPushNotificationConfigRequest, context: ServerCallContext
+    ) -> TaskPushNotificationConfig:
+        config: TaskPushNotificationConfig = await self._guarded(
+            super().on_get_task_push_notification_config, params, context
+        )
+        return config
+
+    async def on_list_task_push_notification_configs(
+        self, params: ListTaskPushNotificationConfigsRequest, context: ServerCallContext
+    ) -> ListTaskPushNotificationConfigsResponse:
+        configs: ListTaskPushNotificationConfigsResponse = await self._guarded(
+            super().on_list_task_push_notification_configs, params, context
+        )
+        return configs
+
+    async def on_delete_task_push_notification_config(
+        self, params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext
+    ) -> None:
+        await self._guarded(super().on_delete_task_push_notification_config, params, context)
+
     async def on_cancel_task(
         self, params: CancelTaskRequest, context: ServerCallContext
     ) -> Task | None:
+        task: Task | None = await self._guarded(self._cancel, params, context)
+        return task
+
+    async def _cancel(self, params: CancelTaskRequest, context: ServerCallContext) -> Task | None:
         held_here = await self._active_task_registry.get(params.id) is not None
         task: Task | None = await super().on_cancel_task(params, context)
         if self.cancels is not None and not held_here:

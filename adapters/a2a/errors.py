@@ -14,9 +14,10 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from a2a.types import TaskState
+from a2a.utils.errors import A2AError
 
 from agenthost.agents import AgentError, ErrorKind, kind_of
-from agenthost.agents.errors import details_of
+from agenthost.agents.errors import StoreUnavailable, details_of
 
 logger = logging.getLogger("agenthost.a2a")
 
@@ -49,3 +50,14 @@ def task_end(exc: Exception, agent: str) -> tuple[TaskState, str, dict[str, Any]
         logger.exception("agent %r failed", agent)
         message = f"the agent {agent!r} failed unexpectedly (see the server log)"
     return state, message, details_of(exc)
+
+
+class TaskStoreUnavailable(A2AError):
+    """The shared task database cannot be reached: every A2A request that needs it gets this,
+    on every transport, with no driver text (a JSON-RPC -32603, HTTP+JSON 503, whose data
+    say ``{"kind": "unavailable", "retryable": true}``); nothing stored before is lost."""
+
+    message = "the A2A task store is unavailable, try again shortly"
+
+    def __init__(self) -> None:
+        super().__init__(data=details_of(StoreUnavailable(self.message)))

@@ -34,7 +34,9 @@ from a2a.server.request_handlers import (
 )
 from a2a.types import a2a_pb2, a2a_pb2_grpc
 from a2a.utils.constants import VERSION_HEADER
+from a2a.utils.errors import A2AError
 
+from agenthost.adapters.a2a.errors import TaskStoreUnavailable
 from agenthost.adapters.a2a.proto_limits import check_message, may_pass_limits
 from agenthost.adapters.a2a.users import PrincipalForKey, PrincipalUser
 from agenthost.adapters.body_limits import BodyProblem, current_limits, off_loop
@@ -296,6 +298,31 @@ class TenantRouter(RequestHandler):
         return await handler.on_get_extended_agent_card(params, context)
 
 
+async def _abort_unavailable(error: A2AError, context: grpc.aio.ServicerContext[Any, Any]) -> bool:
+    """The task database is down: gRPC's own UNAVAILABLE, which the SDK (knowing no such
+    error) would answer UNKNOWN."""
+    if not isinstance(error, TaskStoreUnavailable):
+        return False
+    await context.abort(grpc.StatusCode.UNAVAILABLE, error.message)
+    return True
+
+
+class _Handler(GrpcHandler):
+    async def abort_context(
+        self, error: A2AError, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> None:
+        if not await _abort_unavailable(error, context):
+            await super().abort_context(error, context)
+
+
+class _CompatHandler(CompatGrpcHandler):
+    async def abort_context(
+        self, error: A2AError, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> None:
+        if not await _abort_unavailable(error, context):
+            await super().abort_context(error, context)
+
+
 class GrpcServer:
     """The adapter's gRPC server, started and stopped with its lifespan."""
 
@@ -313,8 +340,8 @@ class GrpcServer:
         # The SDK's generated registration functions carry no types.
         register = a2a_pb2_grpc.add_A2AServiceServicer_to_server
         register_v03 = a2a_v0_3_pb2_grpc.add_A2AServiceServicer_to_server
-        register(GrpcHandler(router, builder), server)  # type: ignore[no-untyped-call]
-        register_v03(CompatGrpcHandler(router, builder), server)  # type: ignore[no-untyped-call]
+        register(_Handler(router, builder), server)  # type: ignore[no-untyped-call]
+        register_v03(_CompatHandler(router, builder), server)  # type: ignore[no-untyped-call]
         self.port = server.add_insecure_port(f"{options.grpc_host}:{options.grpc_port}")
         await server.start()
         try:

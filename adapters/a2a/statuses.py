@@ -26,6 +26,10 @@ SPEC_STATUS: Final[Mapping[str, int]] = {
     "CONTENT_TYPE_NOT_SUPPORTED": 415,
 }
 """``ErrorInfo.reason`` → the HTTP status the spec gives it, where the SDK's differs."""
+UNAVAILABLE: Final = 503
+"""An error whose ``ErrorInfo`` metadata says ``kind: unavailable`` (the task database is
+down, :class:`~agenthost.adapters.a2a.errors.TaskStoreUnavailable`): the SDK knows no such
+error and would answer 500."""
 
 
 def spec_status(body: dict[str, Any], status: int) -> int:
@@ -34,6 +38,9 @@ def spec_status(body: dict[str, Any], status: int) -> int:
     for detail in details:
         if isinstance(detail, dict) and detail.get("reason") in SPEC_STATUS:
             return SPEC_STATUS[detail["reason"]]
+        metadata = detail.get("metadata") if isinstance(detail, dict) else None
+        if isinstance(metadata, dict) and metadata.get("kind") == "unavailable":
+            return UNAVAILABLE
     return status
 
 

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from a2a.server.cluster.database_event_stream import DatabaseTaskEventStream
     from a2a.server.cluster.database_task_store import VersionedDatabaseTaskStore
 
-    from agenthost.adapters.a2a.databases import DatabaseStores
+    from agenthost.adapters.a2a.databases import DatabaseStores, Outage
 
 IDLE_STATES = TERMINAL_TASK_STATES | INTERRUPTED_TASK_STATES
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
@@ -246,6 +246,11 @@ class TaskStores:
     def event_stream(self) -> DatabaseTaskEventStream | None:
         """The stream every replica's subscribers follow (PostgreSQL only)."""
         return self._database.event_stream if self._database is not None else None
+
+    @property
+    def outage(self) -> Outage | None:
+        """Whether the shared database is down, for the handlers to refuse at once (PostgreSQL)."""
+        return self._database.outage if self._database is not None and self.shared else None
 
     def bounded(self) -> list[tuple[str, BoundedTaskStore | BoundedPushConfigStore]]:
         """The in-memory stores, named ``tasks`` and ``push_configs`` (for their evictions)."""

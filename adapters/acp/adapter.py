@@ -25,6 +25,7 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import Response
 
+from agenthost.adapters.acp import detached
 from agenthost.adapters.acp.convert import history_message, to_history, to_manifest
 from agenthost.adapters.acp.errors import ACPProblem, ACPRoute, not_found
 from agenthost.adapters.acp.runs import RunStore
@@ -108,7 +109,10 @@ class ACPAdapter:
         self.context = context
         self.runs = RunStore(max_runs=max_runs, ttl=run_ttl, max_bytes=max_run_bytes)
         self.shared = SharedRuns.of(context, lease_seconds)
-        self.api = RunsAPI(context, self.runs, self.shared)
+        # async and stream runs run (and resume) on any replica with the agents of this server.
+        self.detached = detached.DetachedRuns(context, self.runs, self.shared)
+        context.durable.handle(detached.PROTOCOL, self.detached)
+        self.api = RunsAPI(context, self.runs, self.shared, self.detached)
         self._router = self._build_router()
 
     @property
@@ -126,7 +130,12 @@ class ACPAdapter:
             if listener is not None:
                 listener.cancel()
                 await asyncio.wait([listener])
-            tasks = [record.task for record in self.runs.busy() if record.task is not None]
+            # A durable run's task is the server's durable runs' to stop (or hand over).
+            tasks = [
+                record.task
+                for record in self.runs.busy()
+                if record.task is not None and not record.durable
+            ]
             for task in tasks:
                 task.cancel()
             if tasks:

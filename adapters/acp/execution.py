@@ -4,6 +4,11 @@ The agent's text arrives as ``message.part`` events while it is generated;
 its own tool calls appear as parts carrying trajectory metadata. A run that
 ends waiting for its client becomes ``awaiting`` with the question in its
 await request; a cancelled task becomes ``cancelled``.
+
+``sync`` runs (and resumed ``awaiting`` runs) run here, in a task of the
+adapter's own; ``async`` and ``stream`` runs are durable runs
+(:mod:`agenthost.adapters.acp.detached`) written by the same
+:class:`RunWriter`.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from acp_sdk.models import (
+    GenericEvent,
     Message,
     MessageAwaitRequest,
     MessageCompletedEvent,
@@ -27,6 +33,7 @@ from acp_sdk.models import (
     RunInProgressEvent,
     RunStatus,
 )
+from acp_sdk.models.common import AnyModel
 
 from agenthost.adapters.acp.convert import (
     agent_role,
@@ -40,6 +47,8 @@ from agenthost.adapters.acp.errors import to_error
 from agenthost.adapters.acp.runs import RunRecord
 from agenthost.adapters.acp.shared import SharedRuns
 from agenthost.adapters.acp.timeline import TimelineSession
+from agenthost.adapters.durable import Discarded, LoggedUpdate
+from agenthost.adapters.durable.steps import Progress
 from agenthost.adapters.runs import RunConsumer
 from agenthost.agents import (
     Agent,
@@ -47,6 +56,7 @@ from agenthost.agents import (
     ErrorKind,
     MemoryManager,
     RunResult,
+    TextDelta,
     ToolCallPart,
     ToolResultPart,
     kind_of,
@@ -71,6 +81,7 @@ def start(
     record.run.status = RunStatus.IN_PROGRESS
     record.run.await_request = None
     record.pending = []
+    record.durable = False
     record.work(
         asyncio.create_task(
             _execute(record, agent, memory, list(input), shared),
@@ -105,7 +116,7 @@ async def _work(
 ) -> None:
     run = record.run
     record.emit(RunInProgressEvent(run=run))
-    writer = _RunWriter(record, agent.name)
+    writer = RunWriter(record, agent.name)
     session = TimelineSession(memory, record.session)
     try:
         await writer.consume(agent.run_stream(input, session=session))
@@ -118,12 +129,10 @@ async def _work(
             return
         if not isinstance(exc, AgentError):
             logger.exception("ACP run %s failed", run.run_id)
-        run.error = to_error(exc)[1]
-        record.settle(RunStatus.FAILED)
-        record.emit(RunFailedEvent(run=run))
+        writer.failed(exc)
 
 
-class _RunWriter(RunConsumer[None]):
+class RunWriter(RunConsumer[None]):
     """Builds the agent's output message part by part, emitting the run's events."""
 
     def __init__(self, record: RunRecord, agent: str) -> None:
@@ -131,6 +140,34 @@ class _RunWriter(RunConsumer[None]):
         self.record = record
         self.role = agent_role(agent)
         self.message: Message | None = None
+        self.progress = Progress()
+        self.kept: tuple[int, str | None] = (0, None)
+        """The output message at the last finished step: its part count, and the
+        content of its last part then."""
+
+    async def feed(self, update: LoggedUpdate) -> None:
+        """Write one update of a durable run (its result goes to ``on_finished`` or
+        ``on_pending`` instead)."""
+        if isinstance(update, TextDelta):
+            await self.on_text(update.text)
+        else:
+            await self._other(update)
+        if self.progress.add(update):
+            parts = self.message.parts if self.message is not None else []
+            self.kept = (len(parts), parts[-1].content if parts else None)
+
+    async def on_discarded(self, lost: Discarded) -> Sequence[None]:
+        """The replica running the run died mid-step: what that step had added to the
+        output message goes, and a ``generic`` event says what was discarded (the
+        ``message.part`` events already sent stay in the log)."""
+        if self.message is not None:
+            count, content = self.kept
+            del self.message.parts[count:]
+            if count:
+                self.message.parts[-1].content = content
+        discarded = {"type": "discarded", "text": lost.text, "tool_calls": list(lost.calls)}
+        self.record.emit(GenericEvent(generic=AnyModel.model_validate(discarded)))
+        return ()
 
     async def on_text(self, text: str) -> Sequence[None]:
         return self._part(text_part(text))
@@ -157,6 +194,11 @@ class _RunWriter(RunConsumer[None]):
         self.record.settle(RunStatus.COMPLETED)
         self.record.emit(RunCompletedEvent(run=self.record.run))
         return ()
+
+    def failed(self, exc: BaseException) -> None:
+        self.record.run.error = to_error(exc)[1]
+        self.record.settle(RunStatus.FAILED)
+        self.record.emit(RunFailedEvent(run=self.record.run))
 
     def cancelled(self) -> None:
         self._complete()

@@ -53,6 +53,7 @@ class RunRecord:
     __slots__ = (
         "_changed",
         "_run",
+        "durable",
         "events",
         "idle_since",
         "pending",
@@ -69,6 +70,8 @@ class RunRecord:
         session: SessionKey,
         events: EventLog | None = None,
         pending: list[ToolCallPart] | None = None,
+        *,
+        durable: bool = False,
     ) -> None:
         self._run: Run | None = run
         self.run_id = str(run.run_id)
@@ -78,6 +81,9 @@ class RunRecord:
         self.events = EventLog() if events is None else events
         self.pending = [] if pending is None else pending
         self.task: asyncio.Task[None] | None = None
+        self.durable = durable
+        """Its work is a durable run (:mod:`agenthost.adapters.acp.detached`): when its
+        replica dies, another one goes on with it."""
         self.idle_since = time.monotonic()
         self._changed: asyncio.Event | None = None  # set on the next event; made by a follower
 
@@ -138,6 +144,7 @@ class RunRecord:
     def adopt(self, stored: RunRecord) -> None:
         """Take the run, events and pending calls of ``stored`` (its shared snapshot)."""
         self.run, self.events, self.pending = stored.run, stored.events, stored.pending
+        self.durable = stored.durable
         if self.settled:
             self.events.pack()
 

@@ -3,6 +3,9 @@
 Each answer carries the run's id in a ``Run-ID`` header. A ``sync`` or
 ``stream`` request whose client goes away cancels its run (nobody is left to
 read it); an ``async`` run lives on until it ends, is cancelled or expires.
+``async`` and ``stream`` runs are durable runs
+(:mod:`agenthost.adapters.acp.detached`): a replica that dies mid-run leaves
+its run to another, which finishes it.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from starlette.responses import Response
 
 from agenthost.adapters.acp import execution
 from agenthost.adapters.acp.convert import from_acp_messages, text_of
+from agenthost.adapters.acp.detached import DetachedRuns
 from agenthost.adapters.acp.errors import ACPProblem, not_found, read_body
 from agenthost.adapters.acp.runs import RunRecord, RunStore
 from agenthost.adapters.acp.shared import SharedRuns
@@ -42,11 +46,16 @@ class RunsAPI:
     """What the run routes do, over one adapter's context and run store."""
 
     def __init__(
-        self, context: AdapterContext, store: RunStore, shared: SharedRuns | None = None
+        self,
+        context: AdapterContext,
+        store: RunStore,
+        shared: SharedRuns | None = None,
+        detached: DetachedRuns | None = None,
     ) -> None:
         self.context = context
         self.store = store
         self.shared = shared
+        self.detached = detached or DetachedRuns(context, store, shared)
 
     async def create(self, request: Request) -> Response:
         body = await read_body(request, RunCreateRequest)
@@ -64,7 +73,10 @@ class RunsAPI:
         record = RunRecord(run, principal, key)
         self.store.add(record)
         record.emit(RunCreatedEvent(run=run))
-        execution.start(record, agent, self.context.memory, input, self.shared)
+        if body.mode == RunMode.SYNC:
+            execution.start(record, agent, self.context.memory, input, self.shared)
+        else:  # nobody waits on the request for it: a durable run
+            await self.detached.start(record, agent, input)
         if self.shared is not None:
             await self.shared.save(record)  # before any replica is told its id
         return await _answer(request, record, body.mode, start=0)
@@ -105,6 +117,8 @@ class RunsAPI:
             # It works on another replica: that one stops it and records it.
             record.run.status = RunStatus.CANCELLING
             await self.shared.cancel(record.principal, record.run_id)
+            if record.durable:  # its replica also reads it in the run log at its next renewal
+                await self.context.durable.cancel(record.run_id)
         else:  # awaiting: no work to stop
             record.settle(RunStatus.CANCELLED)
             record.emit(RunCancelledEvent(run=record.run))
@@ -172,7 +186,8 @@ async def _sse(record: RunRecord, start: int) -> AsyncIterator[bytes]:
 
 
 def _stop(record: RunRecord) -> None:
-    if record.task is not None and not record.task.done():
+    # A settled run's task only records how it ended (a durable run's: in the run log).
+    if record.task is not None and not record.task.done() and not record.settled:
         record.task.cancel()
 
 

@@ -19,7 +19,10 @@ that far behind the stream itself.
 
 The replica running a run holds its lease (:mod:`agenthost.adapters.leases`)
 while the run works; a run read as working whose lease has expired was
-left by a replica that died, and is recorded ``failed`` by the reader.
+left by a replica that died, and is recorded ``failed`` by the reader,
+unless it is a durable run (``async`` and ``stream`` runs: their snapshot
+says ``durable``), which another replica takes over and finishes
+(:mod:`agenthost.adapters.acp.detached`).
 """
 
 from __future__ import annotations
@@ -101,6 +104,7 @@ class SharedRuns:
             "run": orjson.loads(record.run_json()),  # a settled run is not rebuilt for this
             "session": [record.session.agent, record.session.session, record.session.principal],
             "pending": [call.model_dump() for call in record.pending],
+            "durable": record.durable,
             # The log deflated, in base64 (ASCII: one byte a character as JSON
             # and in Redis); snapshots written before kept "events", a JSON array.
             "packed_events": base64.b64encode(record.events.packed_bytes).decode(),
@@ -119,15 +123,18 @@ class SharedRuns:
             SessionKey(*meta["session"]),
             events=_events_of(meta),
             pending=[ToolCallPart.model_validate(call) for call in meta["pending"]],
+            durable=meta.get("durable", False),
         )
 
     async def fail_if_orphaned(self, record: RunRecord) -> RunRecord:
         """``record`` (read from the store), ``failed`` if the replica running it died.
 
         A run read as working whose lease expired lost its replica: it is
-        recorded ``failed`` (a retryable ``server_error``) for every replica.
+        recorded ``failed`` (a retryable ``server_error``) for every replica. A
+        durable run is not: another replica claims it and goes on with it
+        (:mod:`agenthost.adapters.acp.detached`).
         """
-        if record.run.status not in WORKING:
+        if record.run.status not in WORKING or record.durable:
             return record
         id = record.run_id
         if await self.leases.alive(record.principal, id):

@@ -121,6 +121,7 @@ class DurableRuns:
         self.resumed = 0
         """Runs this replica took over from a replica that died."""
         self._stopping = False
+        self._lost: set[str] = set()  # runs whose lease another replica took (paused here)
 
     def handle(self, protocol: str, kind: RunKind) -> None:
         self.kinds[protocol] = kind
@@ -243,6 +244,10 @@ class DurableRuns:
             if result is None:
                 raise RunIncomplete(f"agent {record.agent!r} ended without a result")
         except asyncio.CancelledError:
+            if id in self._lost:  # another replica owns it now: leave its record alone
+                self._lost.discard(id)
+                renewal.cancel()
+                raise
             if self._stopping and log.shared:
                 await self._hand_over(record, renewal)
                 raise
@@ -309,6 +314,7 @@ class DurableRuns:
                 return
             if not mine:
                 logger.warning("run %s: its lease was taken over; stopping it here", record.id)
+                self._lost.add(record.id)
                 task.cancel()
                 return
             if current is not None and current.cancel:

@@ -2,9 +2,9 @@
 
 The SDK's session manager answers both protocol eras on one endpoint: the
 ``initialize`` handshake (up to 2025-11-25, optionally with
-``Mcp-Session-Id`` sessions) and the stateless 2026-07-28 requests. Its
-DNS-rebinding protection answers 421 to an unexpected ``Host``. The app's
-auth layer runs before it; the principal it found is handed to the SDK as
+``Mcp-Session-Id`` sessions) and the stateless 2026-07-28 requests. The
+app's Host, Origin and Content-Type checks (one for every surface) and its
+auth layer run before it; the principal it found is handed to the SDK as
 the authenticated user, so a handshake-era MCP session can only be used
 with the key that opened it.
 """
@@ -15,7 +15,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 import anyio
 import mcp_types as types
@@ -50,8 +50,6 @@ from agenthost.adapters.mcp.tasks import TaskStore
 
 logger = logging.getLogger("agenthost.mcp")
 
-LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
-
 # The SDK's transport logs every stateless request's end at INFO ("Terminating
 # session: None"): one useless line per call. Keep its warnings, unless the
 # operator set a level for it.
@@ -79,24 +77,11 @@ class MCPOptions:
     protocols: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
 
-def transport_security(options: MCPOptions) -> TransportSecuritySettings:
-    """Local hosts on any port, plus the configured ones (with or without a port)."""
-    hosts = [*LOCAL_HOSTS, *options.allowed_hosts]
-    allowed_hosts = [pattern for host in hosts for pattern in _with_any_port(host)]
-    origins = [f"{scheme}://{host}" for host in LOCAL_HOSTS for scheme in ("http", "https")]
-    allowed_origins = [
-        o for origin in (*origins, *options.allowed_origins) for o in _with_any_port(origin)
-    ]
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=allowed_hosts,
-        allowed_origins=allowed_origins,
-    )
-
-
-def _with_any_port(host: str) -> list[str]:
-    has_port = host.rsplit("]", 1)[-1].count(":") > (1 if "://" in host else 0)
-    return [host] if has_port else [host, f"{host}:*"]
+# The SDK's Host and Origin check is off: the app's one check for every surface applies
+# to /mcp too, with MCP's allowed hosts and origins (``Settings.site_hosts``). The SDK's
+# compared names case-sensitively (``Host: LOCALHOST:8000`` got 421 on /mcp only), knew
+# neither AGENTHOST_ALLOWED_HOSTS nor the A2A public URL, and answered in plain text.
+TRANSPORT_SECURITY: Final = TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
 
 class MCPAdapter:
@@ -141,7 +126,7 @@ class MCPAdapter:
             event_store=RecentEvents(),
             retry_interval=options.sse_retry_ms,
             stateless=options.stateless,
-            security_settings=transport_security(options),
+            security_settings=TRANSPORT_SECURITY,
             session_idle_timeout=options.session_idle_timeout,
             max_sessions=options.max_sessions,
             max_request_body_size=options.max_body_bytes,

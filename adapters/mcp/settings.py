@@ -28,14 +28,15 @@ class Settings(BaseSettings):
     )
     allowed_hosts: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
-        description="Host headers /mcp accepts besides localhost, 127.0.0.1 and [::1] (any "
-        "port), comma-separated; a name without a port allows any port. Other hosts get 421 "
-        "(DNS-rebinding protection).",
+        description="Host headers every surface (/mcp and the others) accepts besides "
+        "localhost, 127.0.0.1 and [::1] (any port), comma-separated; a name without a port "
+        "allows any port. Once set, other hosts get 421 (DNS-rebinding protection), as with "
+        "AGENTHOST_ALLOWED_HOSTS.",
     )
     allowed_origins: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
-        description="Browser Origin headers /mcp accepts besides local ones, comma-separated; "
-        "other origins get 403.",
+        description="Browser Origin headers every surface (/mcp and the others) accepts besides "
+        "local ones, comma-separated; other origins get 403.",
     )
     progress_interval: float = Field(
         0.1, ge=0, description="Least seconds between two progress notifications of a tool call."

@@ -10,6 +10,7 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
+from agenthost.adapters.body_limits import off_loop
 from agenthost.adapters.disconnect import unless_disconnected
 from agenthost.adapters.openai.convert_chat import (
     ChunkFactory,
@@ -29,7 +30,7 @@ from agenthost.adapters.openai.http import (
 )
 from agenthost.adapters.openai.passthrough import chat_fields, upstream_params, with_upstream
 from agenthost.adapters.openai.schemas import ChatCompletionRequest
-from agenthost.adapters.runs import RunConsumer, first_update
+from agenthost.adapters.runs import RunConsumer
 from agenthost.agents import Agent, RunResult, ToolCallDelta
 
 DONE = b"data: [DONE]\n\n"
@@ -39,7 +40,8 @@ async def create_chat_completion(request: Request, agents: Mapping[str, Agent]) 
     body = await read_body(request, ChatCompletionRequest)
     agent = find_agent(agents, body.model)
     check_supported(body, agent)
-    messages, options = to_run(body)
+    # Converting thousands of messages takes a while (~45 µs each): a large body's off the loop.
+    messages, options = await off_loop(len(await request.body()), to_run, body)
     options = with_upstream(options, upstream_params(agent, chat_fields(body)))
     id, created = f"chatcmpl-{os.urandom(16).hex()}", int(time.time())
     if not body.stream:
@@ -48,9 +50,10 @@ async def create_chat_completion(request: Request, agents: Mapping[str, Agent]) 
 
     include_usage = bool(body.stream_options and body.stream_options.include_usage)
     chunks = ChunkFactory(id=id, created=created, model=agent.name, include_usage=include_usage)
+    # The stream starts at once (a slow first token is kept alive); a run that
+    # fails before its first token reports it in the stream (on_error).
     updates = agent.run_stream(messages, options=options)
-    first = await first_update(updates)
-    return sse_response(_ChatChunks(agent.name, chunks).stream(updates, first=first))
+    return sse_response(_ChatChunks(agent.name, chunks).stream(updates))
 
 
 class _ChatChunks(RunConsumer[bytes]):
@@ -90,5 +93,6 @@ class _ChatChunks(RunConsumer[bytes]):
         return events
 
     async def on_error(self, exc: Exception) -> Sequence[bytes]:
-        # The status line is gone: report in the stream and end it cleanly.
+        # The status line is gone: report in the stream as OpenAI does (the
+        # openai SDKs raise APIError on a chunk holding "error"), end it cleanly.
         return (sse_event(from_exception(exc).body()), DONE)

@@ -32,7 +32,6 @@ from agenthost.adapters.openai.items import new_id, page
 from agenthost.adapters.openai.responses_stream import ResponseEvents
 from agenthost.adapters.openai.schemas import ResponseRequest
 from agenthost.adapters.openai.turns import Stores, prepare
-from agenthost.adapters.runs import first_update
 from agenthost.agents import Agent
 
 
@@ -62,9 +61,9 @@ async def create_response(
         response = turn.completed(await unless_disconnected(request.receive, run))
         await turn.save(response)
         return json_response(response)
+    # Starts at once; a failure before the first token is an in-stream error.
     updates = agent.run_stream(messages, session=session, options=options)
-    first = await first_update(updates)
-    return sse_response(ResponseEvents(agent.name, turn).stream(updates, first=first))
+    return sse_response(ResponseEvents(agent.name, turn).stream(updates))
 
 
 async def get_response(

@@ -230,13 +230,19 @@ class ResponseEvents(RunConsumer[bytes]):
         return events
 
     async def on_error(self, exc: Exception) -> Sequence[bytes]:
+        """``error`` then ``response.failed``, as OpenAI ends a stream that failed (before
+        its first token too: the stream started at once); a cancelled run only the latter."""
         if isinstance(exc, RunCancelled):
             cancelled = self.turn.response(status="cancelled")
             return (self.event("response.failed", response=cancelled),)
         error = from_exception(exc)
         failed = self.turn.response(status="failed", error=failure(error))
+        fields = {"code": error.code, "message": error.message, "param": error.param}
         return (
-            self.event("error", code=error.code, message=error.message, param=error.param),
+            # The documented fields at the top; the envelope that OpenAI also sends
+            # under "error", which makes the openai SDKs raise an APIError that
+            # reads like a status's (type, code, message).
+            self.event("error", **fields, error=error.body()["error"]),
             self.event("response.failed", response=failed),
         )
 

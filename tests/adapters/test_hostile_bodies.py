@@ -198,3 +198,15 @@ def test_json_that_python_reads_but_json_forbids_is_the_protocols_400(
         rpc = client.post("/a2a/echo", content=envelope, headers=V1)
         assert rpc.headers["content-type"] == "application/json"
         assert rpc.json()["error"]["code"] == -32700, rpc.text
+
+
+def test_a_chat_of_20k_messages_is_converted_off_the_loop(server: tuple[str, int]) -> None:
+    url, _ = server
+    body = {"model": "echo", "messages": [{"role": "user", "content": "x"}] * 20_000}
+    with httpx.Client(base_url=url, timeout=60) as client:
+        answer, worst = _stalled(
+            url,
+            lambda: client.post("/v1/chat/completions", content=orjson.dumps(body), headers=JSON),
+        )
+    assert answer.status_code == 200, answer.text
+    assert worst < STALL, f"/healthz waited {worst:.3f} s"

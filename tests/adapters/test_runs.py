@@ -6,7 +6,7 @@ from collections.abc import AsyncGenerator, Sequence
 
 import pytest
 
-from agenthost.adapters.runs import RunConsumer, first_update, pending_in, resume_input
+from agenthost.adapters.runs import RunConsumer, pending_in, resume_input
 from agenthost.agents import (
     Message,
     RunFinished,
@@ -111,11 +111,17 @@ async def test_a_caller_that_stops_reading_closes_the_updates() -> None:
     assert run.closed
 
 
-async def test_the_first_update_taken_early_is_not_lost() -> None:
-    updates = Updates(TextDelta("a"), finished("a"))()
-    first = await first_update(updates)
-    out = [o async for o in Recorder("x").stream(updates, first=first)]
-    assert out == ["start", "text a", "finished a"]
+async def test_the_stream_starts_before_the_run_gives_its_first_update() -> None:
+    started = False
+
+    async def slow_run() -> AsyncGenerator[RunUpdate, None]:
+        nonlocal started
+        started = True
+        yield finished("late")
+
+    events = Recorder("x").stream(slow_run())
+    assert await anext(events) == "start" and not started  # a slow first token waits behind
+    assert [o async for o in events] == ["finished late"]
 
 
 def test_pending_calls_are_the_unanswered_ones_of_the_last_assistant_turn() -> None:

@@ -79,7 +79,8 @@ async def test_large_bodies_get_413() -> None:
             yield b"y" * 4096
             yield b'"}]}'
 
-        streamed = await client.post("/v1/chat/completions", content=chunks())
+        json_type = {"content-type": "application/json"}
+        streamed = await client.post("/v1/chat/completions", content=chunks(), headers=json_type)
         assert streamed.status_code == 413
         small = {"model": "echo", "messages": [{"role": "user", "content": "fits"}]}
         assert (await client.post("/v1/chat/completions", json=small)).status_code == 200
@@ -147,7 +148,10 @@ def test_the_sdk_against_a_live_server(live_server: str) -> None:
         bad = httpx.post(
             f"{live_server}/v1/chat/completions",
             content=b"{not json",
-            headers={"authorization": "Bearer live-key-0123456789"},
+            headers={
+                "authorization": "Bearer live-key-0123456789",
+                "content-type": "application/json",
+            },
         )
         assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_json"
         assert client.models.retrieve("echo").id == "echo"

@@ -2,7 +2,8 @@
 
 "ask …" asks the user's name (a run that awaits its client), "slow <tag>" takes
 a minute (a run to cancel: when cancelled it leaves a file named <tag> in
-``$RECALL_CANCELLED``), anything else is answered with the transcript:
+``$RECALL_CANCELLED``), "nap <seconds> …" takes that long and then, as
+anything else, is answered with the transcript:
 the user turns the model was sent, so a reply shows what history it saw.
 ``paced`` streams ten words over 3 s.
 """
@@ -33,6 +34,8 @@ async def _reply(request: ModelRequest) -> Reply:
             folder = Path(os.environ["RECALL_CANCELLED"])
             (folder / last.text.removeprefix("slow").strip()).touch()
             raise
+    if last.text.startswith("nap"):
+        await anyio.sleep(float(last.text.split()[1]))
     return " | ".join(m.text for m in request.messages if m.role == "user")
 
 

@@ -16,6 +16,8 @@ from tests.principals import transcript_model
 
 pytestmark = pytest.mark.anyio
 
+V1_JSON = {**V1, "content-type": "application/json"}  # raw bodies, declared JSON as clients do
+
 AGENTS = {
     "echo": ChatAgent("echo", EchoModel(), description="Repeats what you say."),
     "memory": ChatAgent("memory", transcript_model()),
@@ -28,7 +30,7 @@ def send_params(*parts: dict[str, Any]) -> dict[str, Any]:
 
 async def test_json_rpc_errors_have_their_codes_and_the_server_keeps_serving() -> None:
     async with in_process(AGENTS) as http:
-        bad_json = await http.post("/a2a/echo", content=b"{not json", headers=V1)
+        bad_json = await http.post("/a2a/echo", content=b"{not json", headers=V1_JSON)
         assert bad_json.json()["error"]["code"] == -32700
         unknown = await http.post("/a2a/echo", json=rpc("NoSuchMethod", {}), headers=V1)
         assert unknown.json()["error"]["code"] == -32601
@@ -50,7 +52,7 @@ async def test_rest_errors_are_http_statuses() -> None:
     async with in_process(AGENTS) as http:
         missing = await http.get("/a2a/echo/tasks/nope", headers=V1)
         assert missing.status_code == 404
-        bad = await http.post("/a2a/echo/message:send", content=b"{oops", headers=V1)
+        bad = await http.post("/a2a/echo/message:send", content=b"{oops", headers=V1_JSON)
         assert 400 <= bad.status_code < 500
 
 
@@ -226,10 +228,10 @@ async def test_skills_declared_in_the_config_are_in_the_card(tmp_path: Path) -> 
 async def test_a_body_that_is_not_utf8_is_a_400_on_every_binding() -> None:
     async with in_process(AGENTS) as http:
         for path in ("/a2a/echo/message:send", "/a2a/echo/message:stream"):
-            rest = await http.post(path, content=b"\xff\xfe", headers=V1)
+            rest = await http.post(path, content=b"\xff\xfe", headers=V1_JSON)
             assert rest.status_code == 400, rest.text
             assert rest.json()["error"]["status"] == "INVALID_ARGUMENT"
-        jsonrpc = await http.post("/a2a/echo", content=b"\xff\xfe", headers=V1)
+        jsonrpc = await http.post("/a2a/echo", content=b"\xff\xfe", headers=V1_JSON)
         assert jsonrpc.json()["error"]["code"] == -32700
         sent = await http.post(
             "/a2a/echo/message:send", json=send_params({"text": "ok"}), headers=V1

@@ -92,10 +92,11 @@ async def test_the_lane_answers_as_the_routed_app_does() -> None:
         ("/a2a/nobody", {"json": rpc("GetTask", {"id": "nope"})}),
         ("/a2a/nobody/message:send", {"json": {"message": MESSAGE}}),
     ]
+    typed = {**alice, "content-type": "application/json"}  # raw bodies, declared as clients do
     async with both_ways() as (fast, slow):
         for path, kwargs in requests:
-            lane = await fast.post(path, headers=alice, **kwargs)
-            routed = await slow.post(path, headers=alice, **kwargs)
+            lane = await fast.post(path, headers=typed, **kwargs)
+            routed = await slow.post(path, headers=typed, **kwargs)
             assert _answer(lane) == _answer(routed), path
         # An agent another key may use is unknown to this one, both ways.
         bob = {**V1, **bearer("bob")}

@@ -98,8 +98,12 @@ async def test_two_agents_never_see_each_others_tasks_or_contexts() -> None:
 async def test_with_keys_on_http_needs_a_key_but_cards_stay_public_and_declare_it() -> None:
     async with in_process(AGENTS, keyed(a2a_grpc_port=0)) as http:
         refused = await http.post("/a2a/memory", json=rpc("GetTask", {"id": "x"}), headers=V1)
-        assert refused.status_code == 401  # at the JSON-RPC URL: a JSON-RPC error
-        assert refused.json()["jsonrpc"] == "2.0" and refused.json()["error"]["code"] == -32600
+        # At the JSON-RPC endpoint, a JSON-RPC error (-32600, the reason in its data).
+        error = refused.json()["error"]
+        assert refused.status_code == 401 and error["code"] == -32600, refused.text
+        assert error["data"]["code"] == "invalid_api_key"
+        rest = await http.post("/a2a/memory/message:send", json={"message": {}}, headers=V1)
+        assert rest.status_code == 401 and rest.json()["error"]["code"] == 401
         assert (await http.get("/a2a")).status_code == 401
         card = await http.get("/a2a/memory/.well-known/agent-card.json")
         assert card.status_code == 200

@@ -6,10 +6,17 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from typing import Any
 
 import pytest
 
-from agenthost.adapters.durable import Discarded, LocalRunLog, LoggedError, RunRecord
+from agenthost.adapters.durable import (
+    Discarded,
+    DurableRuns,
+    LocalRunLog,
+    LoggedError,
+    RunRecord,
+)
 from agenthost.adapters.durable.events import CANCELLED, decode, encode, failed
 from agenthost.adapters.durable.steps import Progress
 from agenthost.agents import (
@@ -163,3 +170,39 @@ async def test_a_follower_on_the_owner_sees_only_what_redis_has(
         assert [r.id for r in listed] == [record.id]
     finally:
         await _close([log])
+
+
+async def test_a_replica_that_lost_its_lease_stops_without_touching_the_run(
+    redis: RedisServer,  # noqa: F811
+) -> None:
+    settled: list[object] = []
+
+    class Slow:
+        async def updates(self, record: RunRecord, done: list[Message]) -> Any:
+            async def run() -> Any:
+                yield TextDelta("a")
+                await asyncio.sleep(30)
+
+            return run()
+
+        async def settled(self, record: RunRecord, result: object, error: object) -> None:
+            settled.append(error)
+
+    paused, other = await _logs(redis.url, 2)
+    try:
+        runs = DurableRuns(paused, lease_seconds=0.6, replica="paused")
+        runs.handle("p", Slow())
+        record = RunRecord(uuid.uuid4().hex, "p", "a", "me", {})
+        await runs.start(record)
+        task = runs.tasks[record.id]
+        await asyncio.sleep(0.1)
+        # The replica stalls past its lease (a long pause): another one claims the run.
+        await paused.client.delete(paused._key(record.id, "l"))
+        assert await other.claim(record.id, "other", 30)
+        await asyncio.wait([task], timeout=2)  # stopped at its next renewal
+        assert task.done()
+        stored = await other.get(record.id)
+    finally:
+        await _close([paused, other])
+    assert settled == []  # nothing written over the run the other replica goes on with
+    assert stored is not None and stored.status == "in_progress"

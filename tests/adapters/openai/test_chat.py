@@ -197,10 +197,15 @@ async def test_an_agent_failure_is_a_5xx_the_sdk_does_not_retry() -> None:
             "code": "internal_error",
         }
         assert failing.runs == 1
-        with pytest.raises(openai.InternalServerError):
-            await client.chat.completions.create(
-                model="bad", messages=[{"role": "user", "content": "x"}], stream=True
-            )
+        # Streamed, the answer started at once: the failure is the stream's error chunk,
+        # which the SDK raises as an APIError with the same body (and does not retry).
+        stream = await client.chat.completions.create(
+            model="bad", messages=[{"role": "user", "content": "x"}], stream=True
+        )
+        with pytest.raises(openai.APIError) as in_stream:
+            async for _ in stream:
+                pass
+        assert in_stream.value.body == caught.value.body
         assert failing.runs == 2
 
 

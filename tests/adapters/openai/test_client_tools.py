@@ -195,10 +195,15 @@ async def test_a_client_tool_named_like_an_agent_tool_is_a_400(client: openai.As
             model="relay", messages=[{"role": "user", "content": "hi"}], tools=[clash]
         )
     assert "'calculator'" in refused.value.message and refused.value.param == "tools"
-    with pytest.raises(openai.BadRequestError):
-        await client.responses.create(
-            model="relay", input="hi", tools=[responses_tool(clash)], stream=True
-        )
+    # The agent finds the clash when the run starts: streamed, the answer has started
+    # by then, and the same 400 error is the stream's error event (an APIError).
+    stream = await client.responses.create(
+        model="relay", input="hi", tools=[responses_tool(clash)], stream=True
+    )
+    with pytest.raises(openai.APIError) as in_stream:
+        async for _ in stream:
+            pass
+    assert in_stream.value.body == refused.value.body
 
 
 async def test_the_agents_own_tools_stay_internal_beside_client_tools(

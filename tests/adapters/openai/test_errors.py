@@ -3,6 +3,7 @@
 One test per defect found by trying the API as clients do (issue 6 and 12).
 """
 
+import json
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -75,11 +76,14 @@ async def test_a_body_that_is_not_json_is_a_415_before_any_run(content_type: str
             answer = await client.post(path, content=body, headers=headers)
             assert answer.status_code == 415
             assert answer.json()["error"]["code"] == "unsupported_media_type"
-        # Declared JSON (with a charset) or not declared at all is fine.
-        for headers in ({"content-type": "application/json; charset=utf-8"}, {}):
-            answer = await client.post("/v1/chat/completions", content=body, headers=headers)
-            assert answer.status_code == 200
-    assert ran == ["run", "run"]
+        # Not declared at all is refused too (a browser's no-cors fetch of a Blob sends no
+        # type, tests/app/test_content_types.py); declared JSON, with a charset, is fine.
+        answer = await client.post("/v1/chat/completions", content=body)
+        assert answer.status_code == 415
+        headers = {"content-type": "application/json; charset=utf-8"}
+        answer = await client.post("/v1/chat/completions", content=body, headers=headers)
+        assert answer.status_code == 200
+    assert ran == ["run"]
 
 
 @pytest.mark.parametrize(
@@ -213,13 +217,23 @@ async def relay(url: str, upstream_model: str, *, stream: bool, idle: float = 60
         await model.aclose()
 
 
-@pytest.mark.parametrize(("upstream_model", "stream"), [("not-json", False), ("bad-sse", True)])
+def error_event(answer: Response) -> dict[str, Any]:
+    """The error a streamed answer (started at once: 200) ended with, before ``[DONE]``."""
+    assert answer.status_code == 200, answer.text
+    events = [e for e in answer.text.split("\n\n") if e]
+    assert events[-1] == "data: [DONE]", events
+    error: dict[str, Any] = json.loads(events[-2].removeprefix("data: "))["error"]
+    return error
+
+
+@pytest.mark.parametrize("upstream_model", ["not-json", "bad-sse"])
 async def test_a_malformed_upstream_answer_is_a_502_upstream_error(
-    upstream: tuple[FakeUpstream, str], upstream_model: str, stream: bool
+    upstream: tuple[FakeUpstream, str], upstream_model: str
 ) -> None:
+    stream = upstream_model == "bad-sse"
     answer = await relay(upstream[1], upstream_model, stream=stream)
-    assert answer.status_code == 502
-    error = answer.json()["error"]
+    error = error_event(answer) if stream else answer.json()["error"]
+    assert stream or answer.status_code == 502
     assert error["code"] == "upstream_error" and "malformed" in error["message"]
     assert "127.0.0.1" not in answer.text
 
@@ -239,8 +253,8 @@ async def test_a_keep_alive_only_upstream_is_bounded_by_its_timeout(
     started = time.monotonic()
     answer = await relay(upstream[1], "keepalive", stream=True, idle=0.5)
     assert time.monotonic() - started < 3
-    assert answer.status_code == 502
-    assert "sent nothing for 0.5 s" in answer.json()["error"]["message"]
+    error = error_event(answer)
+    assert error["code"] == "upstream_error" and "sent nothing for 0.5 s" in error["message"]
 
 
 async def test_upstream_errors_never_name_the_upstream_address() -> None:
@@ -253,7 +267,7 @@ async def test_upstream_errors_never_name_the_upstream_address() -> None:
     assert "127.0.0.1" not in answer.text and ":9" not in answer.text
 
 
-async def test_a_streamed_run_that_fails_at_once_gets_a_real_status() -> None:
+async def test_a_streamed_run_that_fails_at_once_reports_it_in_the_stream() -> None:
     def explode(_: Any) -> str:
         raise RuntimeError("boom")
 
@@ -261,11 +275,27 @@ async def test_a_streamed_run_that_fails_at_once_gets_a_real_status() -> None:
 
     agents: dict[str, Agent] = {"x": ChatAgent("x", FunctionModel(explode))}
     async with running(agents) as (_, client):
-        answer = await client.post(
+        chat = await client.post(
             "/v1/chat/completions", json={"model": "x", "messages": HI, "stream": True}
         )
-    # The run failed before its first update: a real status, not a 200 stream.
-    assert answer.status_code == 500 and answer.json()["error"]["code"] == "internal_error"
+        responses = await client.post(
+            "/v1/responses", json={"model": "x", "input": "hi", "stream": True}
+        )
+    # The stream started when the run was accepted: the failure is its error event.
+    assert error_event(chat)["code"] == "internal_error"
+    assert responses.status_code == 200
+    events = [e for e in responses.text.split("\n\n") if e.startswith("event: ")]
+    assert [e.split("\n")[0] for e in events] == [
+        "event: response.created",
+        "event: response.in_progress",
+        "event: error",
+        "event: response.failed",
+    ]
+    error = json.loads(events[2].split("data: ", 1)[1])
+    assert error["code"] == error["error"]["code"] == "internal_error"
+    assert error["sequence_number"] == 2
+    failed = json.loads(events[3].split("data: ", 1)[1])
+    assert failed["response"]["error"]["code"] == "server_error"
 
 
 async def test_httpx_transport_is_checked() -> None:

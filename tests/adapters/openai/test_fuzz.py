@@ -88,16 +88,17 @@ def assert_answered(response: httpx.Response) -> None:
         assert set(error) == {"message", "type", "param", "code"}
 
 
+JSON = {"content-type": "application/json"}  # else every body is a 415 before parsing
 fuzz = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 
 
 @fuzz
 @given(body=bodies(CHAT, list(ChatCompletionRequest.model_fields)))
 async def test_chat_completions_never_fail_on_input(client: httpx.AsyncClient, body: bytes) -> None:
-    assert_answered(await client.post("/v1/chat/completions", content=body))
+    assert_answered(await client.post("/v1/chat/completions", content=body, headers=JSON))
 
 
 @fuzz
 @given(body=bodies(RESPONSES, list(ResponseRequest.model_fields)))
 async def test_responses_never_fail_on_input(client: httpx.AsyncClient, body: bytes) -> None:
-    assert_answered(await client.post("/v1/responses", content=body))
+    assert_answered(await client.post("/v1/responses", content=body, headers=JSON))
