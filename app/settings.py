@@ -284,9 +284,9 @@ class Settings(BaseSettings):
         15.0,
         gt=0,
         description="With a shared session store: a detached run's lease (a background "
-        "Response, an MCP task, an IBM ACP run), refreshed every third of it; once it expired "
-        "(the replica died) another replica takes the run over within a third of it and "
-        "resumes it (docs/durable-runs.md).",
+        "Response, an A2A or MCP task, an IBM ACP run), refreshed every third of it; once it "
+        "expired (the replica died) another replica takes the run over within a third of it "
+        "and resumes it (docs/durable-runs.md).",
     )
     run_retention_seconds: float | None = Field(
         None,

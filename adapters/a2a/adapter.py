@@ -34,6 +34,8 @@ from agenthost.adapters.a2a.grpc_server import GrpcServer
 from agenthost.adapters.a2a.jsonrpc import install_log_filter
 from agenthost.adapters.a2a.options import A2AOptions
 from agenthost.adapters.a2a.rest import METHODS as FRONT_METHODS
+from agenthost.adapters.a2a.runs import PROTOCOL as TASK_RUNS
+from agenthost.adapters.a2a.runs import TaskRuns
 from agenthost.adapters.a2a.service import AgentService, card_response
 from agenthost.adapters.a2a.tasks import TaskStores
 from agenthost.adapters.base import AdapterContext, RequestRules, principal_of
@@ -105,6 +107,11 @@ class A2AAdapter:
         self.default_agent = self._default_agent()
         # Only tasks shared by replicas can be cancelled from another one.
         self.cancels = CancelChannel.of(context.memory, "a2a") if self.stores.shared else None
+        # Runs outlive their replica when both the tasks and the run log are shared.
+        self.runs: TaskRuns | None = None
+        if self.stores.shared and context.durable.log.shared:
+            self.runs = TaskRuns(context.durable, context.memory, context.agents)
+            context.durable.handle(TASK_RUNS, self.runs)
         self._push_client = push.new_client()
         self.services: dict[str, AgentService] = {
             name: self._service(agent) for name, agent in context.agents.items()
@@ -154,6 +161,8 @@ class A2AAdapter:
         service = self.services.get(agent)
         if service is not None and isinstance(service.handler, ClusterRequestHandler):
             await service.handler.cancel_here(principal, task_id)
+        if self.runs is not None:
+            await self.runs.cancel_task(task_id)
 
     async def store_health(self) -> dict[str, str]:
         """The shared task store's state, for /readyz."""
@@ -200,11 +209,17 @@ class A2AAdapter:
             grpc_v03=False,
             skills=self.context.skills.get(agent.name, ()),
         )
+        tasks = self.stores.tasks(agent.name)
+        if self.runs is not None:
+            self.runs.task_stores[agent.name] = tasks
         handler = ClusterRequestHandler(
             AgentRunExecutor(
-                agent, memory, reply_message=agent.name in self.options.message_replies
+                agent,
+                memory,
+                reply_message=agent.name in self.options.message_replies,
+                runs=self.runs,
             ),
-            self.stores.tasks(agent.name),
+            tasks,
             static_card,
             push_config_store=push_configs,
             push_sender=push.build_sender(self._push_client, push_configs, validator),

@@ -3,6 +3,8 @@
 A blocking ``SendMessage`` is marked so that its answer comes whole (one
 text part, see :mod:`agenthost.adapters.a2a.executor`). A large message's
 required fields are checked off the loop (:mod:`agenthost.adapters.a2a.validation`).
+A message that names only its task is given the task's context (any replica
+may take it up).
 
 With tasks in PostgreSQL, the SDK records a cancel of a task that runs on
 another replica in the database; the running replica would notice only at
@@ -25,6 +27,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from a2a.server.cluster.task_store import StoredTask
 from a2a.server.context import ServerCallContext
 from a2a.server.events import Event
 from a2a.server.request_handlers import DefaultRequestHandler
@@ -117,6 +120,7 @@ class ClusterRequestHandler(DefaultRequestHandler):
         # Not streamed: the answer is sent whole (one text part, not one per chunk).
         context.state[WHOLE_ANSWER] = True
         send = await checked(DefaultRequestHandler.on_message_send, params)
+        await self._guarded(self._in_its_context, params, context)
         result: Message | Task = await self._guarded(send, self, params, context)
         return result
 
@@ -124,8 +128,24 @@ class ClusterRequestHandler(DefaultRequestHandler):
         self, params: SendMessageRequest, context: ServerCallContext
     ) -> AsyncIterator[Event]:
         send = await checked(DefaultRequestHandler.on_message_send_stream, params)
+        await self._guarded(self._in_its_context, params, context)
         async for event in self._guarded_stream(send, self, params, context):
             yield event
+
+    async def _in_its_context(self, params: SendMessageRequest, context: ServerCallContext) -> None:
+        """A message that names its task but not its context continues the task's context.
+
+        The SDK would give it a new context id, which the replica holding the
+        task (its ``ActiveTask``) ignores, but a replica taking the task up from
+        the store refuses as not the task's (the follow-up of a question asked
+        on another replica)."""
+        message = params.message
+        if not message.task_id or message.context_id:
+            return
+        found = await self.task_store.get(message.task_id, context)
+        task = found.task if isinstance(found, StoredTask) else found
+        if task is not None:
+            message.context_id = task.context_id
 
     async def on_subscribe_to_task(  # type: ignore[override]
         self, params: SubscribeToTaskRequest, context: ServerCallContext

@@ -18,6 +18,10 @@ go; a run that asks the user something, or fails, still becomes a task
 
 Cancellation: the SDK cancels the asyncio task running :meth:`execute`,
 which closes the agent's run (model call and tools stop).
+
+With tasks shared by replicas (PostgreSQL) and a shared run log (Redis),
+the run is a durable run instead (:mod:`agenthost.adapters.a2a.runs`): it
+goes on in a task of its own, and on another replica if this one dies.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import AsyncGenerator, Sequence
+from typing import TYPE_CHECKING
 
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
@@ -43,11 +48,17 @@ from agenthost.agents import (
     RunResult,
     SessionKey,
     SubAgentUpdate,
+    TextDelta,
     ToolCallPart,
+    ToolCallStarted,
     question_of,
 )
+from agenthost.agents.chat import STEP_SEPARATOR
 from agenthost.agents.results import RunUpdate, tool_progress
 from agenthost.agents.sessions import ManagedSession
+
+if TYPE_CHECKING:
+    from agenthost.adapters.a2a.runs import TaskRuns
 
 WHOLE_ANSWER = "agenthost.a2a.whole_answer"
 """Call-state key: the request is not streamed, so the answer's text is sent as one part."""
@@ -59,10 +70,19 @@ FLUSH_EVERY = 0.05
 class AgentRunExecutor(AgentExecutor):
     """Runs one agent for A2A requests, with sessions in ``memory``."""
 
-    def __init__(self, agent: Agent, memory: MemoryManager, *, reply_message: bool = False) -> None:
+    def __init__(
+        self,
+        agent: Agent,
+        memory: MemoryManager,
+        *,
+        reply_message: bool = False,
+        runs: TaskRuns | None = None,
+    ) -> None:
         self.agent = agent
         self.memory = memory
         self.reply_message = reply_message
+        self.runs = None if reply_message else runs
+        """The durable runs of tasks (None: the run is this request's own)."""
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         message, (task_id, context_id) = context.message, _ids(context)
@@ -71,6 +91,9 @@ class AgentRunExecutor(AgentExecutor):
         principal = context.call_context.user.user_name
         session = ManagedSession(self.memory, SessionKey(self.agent.name, context_id, principal))
         run_input = await self._run_input(message, session)
+        if self.runs is not None:
+            await self._durable(context, event_queue, run_input, task_id, context_id)
+            return
         updates = self.agent.run_stream(run_input, session=session)
         if self.reply_message and context.current_task is None:
             answer = _Answer(self.agent.name)
@@ -104,16 +127,44 @@ class AgentRunExecutor(AgentExecutor):
         await updater.start_work()
         try:
             whole = bool(context.call_context.state.get(WHOLE_ANSWER))
-            await _TaskWriter(self.agent.name, updater, whole=whole).consume(updates)
+            await TaskWriter(self.agent.name, updater, whole=whole).consume(updates)
         except Exception as exc:
-            state, text, metadata = task_end(exc, self.agent.name)
-            await updater.update_status(
-                state, updater.new_agent_message([Part(text=text)], metadata=metadata)
+            await TaskWriter(self.agent.name, updater, whole=whole).fail(exc)
+
+    async def _durable(
+        self,
+        context: RequestContext,
+        event_queue: EventQueue,
+        run_input: Message,
+        task_id: str,
+        context_id: str,
+    ) -> None:
+        """The run as a durable run, its updates written through this request's queue."""
+        assert self.runs is not None
+        message = context.message
+        assert message is not None
+        if context.current_task is None:
+            await event_queue.enqueue_event(
+                Task(
+                    id=task_id,
+                    context_id=context_id,
+                    status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED),
+                    history=[message],
+                )
             )
+        updater = TaskUpdater(event_queue, task_id, context_id)
+        await updater.start_work()
+        whole = bool(context.call_context.state.get(WHOLE_ANSWER))
+        principal = context.call_context.user.user_name
+        await self.runs.run(
+            self.agent.name, principal, task_id, context_id, run_input, updater, whole=whole
+        )
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
-        # The SDK has already cancelled the run's task; only the state is left to set.
+        # The SDK cancels the run's task next; a durable run is stopped here.
         task_id, context_id = _ids(context)
+        if task_id is not None and self.runs is not None:
+            await self.runs.cancel_task(task_id)
         if task_id is not None and context_id is not None:
             await TaskUpdater(event_queue, task_id, context_id).cancel()
 
@@ -127,16 +178,57 @@ class AgentRunExecutor(AgentExecutor):
         return resume_input(pending_in(await session.load()), reply)
 
 
-class _TaskWriter(RunConsumer[None]):
+class TaskWriter(RunConsumer[None]):
     """A run as the task's updates: artifact chunks of its text, ``working`` notes
-    for tool calls, then its end (``completed``, or ``input-required`` with the question)."""
+    for tool calls, then its end (``completed``, or ``input-required`` with the question;
+    :meth:`fail` for a run that failed).
 
-    def __init__(self, agent: str, updater: TaskUpdater, *, whole: bool) -> None:
+    A durable run's writer is fed one update at a time (:meth:`write`) and ended by
+    :meth:`end` or :meth:`fail`; a writer taking over a run that another replica
+    started is first given the text kept of it (:meth:`resume`).
+    """
+
+    def __init__(
+        self, agent: str, updater: TaskUpdater, *, whole: bool, artifact_id: str | None = None
+    ) -> None:
         super().__init__(agent)
         self.updater = updater
-        self.chunks = _ArtifactChunks(updater, str(uuid.uuid4()), whole=whole)
+        self.chunks = _ArtifactChunks(updater, artifact_id or str(uuid.uuid4()), whole=whole)
+        self.separate = False
+
+    async def write(self, update: RunUpdate) -> None:
+        """One update of the run (its end is :meth:`end`'s)."""
+        if isinstance(update, TextDelta):
+            await self.on_text(update.text)
+        elif isinstance(update, ToolCallStarted):
+            await self.on_tool_started(update.call)
+        elif isinstance(update, SubAgentUpdate):
+            await self.on_sub_agent(update)
+
+    async def resume(self, texts: Sequence[str]) -> None:
+        """Go on from the finished steps' ``texts`` (what the replica that died had
+        streamed of a step it did not finish is dropped): the answer's artifact is
+        replaced (``append: false``) by the kept text, and the rest follows it."""
+        self.separate = bool(texts)
+        await self.chunks.restart(STEP_SEPARATOR.join(texts))
+
+    async def end(self, result: RunResult) -> None:
+        """The run's end: ``completed``, or ``input-required`` with the question."""
+        await (self.on_pending(result) if result.pending else self.on_finished(result))
+
+    async def fail(self, exc: BaseException) -> None:
+        """The run's end when it failed: the task's state and a message saying why."""
+        error = exc if isinstance(exc, Exception) else RuntimeError(str(exc))
+        state, text, metadata = task_end(error, self.agent)
+        message = self.updater.new_agent_message([Part(text=text)], metadata=metadata)
+        await self.updater.update_status(state, message)
 
     async def on_text(self, text: str) -> Sequence[None]:
+        if self.separate:
+            # The durable runner starts a resumed run's next step as a new paragraph.
+            self.separate = False
+            if not text.startswith(STEP_SEPARATOR):
+                text = STEP_SEPARATOR + text
         await self.chunks.add(text)
         return ()
 
@@ -189,14 +281,28 @@ class _ArtifactChunks:
     def __init__(self, updater: TaskUpdater, artifact_id: str, *, whole: bool = False) -> None:
         self.updater, self.artifact_id, self.whole = updater, artifact_id, whole
         self.held = ""
+        self.pieces: list[str] = []
         self.sent = 0
         self.last_sent = time.monotonic()
+
+    async def restart(self, text: str) -> None:
+        """Start the artifact again from ``text`` (sent now, replacing the artifact)."""
+        self.held, self.pieces, self.sent = text, [text], 0
+        if not self.whole:
+            await self._send([Part(text=text)], last=False)
+            self.held = ""
 
     async def add(self, text: str) -> None:
         if self.held and not self.whole and time.monotonic() - self.last_sent >= FLUSH_EVERY:
             await self._send([Part(text=self.held)], last=False)
             self.held = ""
         self.held += text
+        self.pieces.append(text)
+
+    @property
+    def text(self) -> str:
+        """All the text added so far."""
+        return "".join(self.pieces)
 
     async def close(self, result: RunResult) -> None:
         if not self.sent and not self.held:
