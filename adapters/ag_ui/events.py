@@ -7,7 +7,9 @@ call, as the model's turns are); the agent's own tools are
 client tool is ``TOOL_CALL_START``/``ARGS``/``END`` with no result, and the
 run finishes ``success`` naming it in ``pendingToolCallIds``; an ``ask_user``
 question finishes the run with the ``interrupt`` outcome. ``RUN_FINISHED``
-carries the run's usage; a failure is ``RUN_ERROR`` (``code``: its kind).
+carries the run's usage; a failure is ``RUN_ERROR`` (``code``: its kind; ``metadata``:
+``{"kind", "retryable", "retryAfter"?}`` as every protocol's error data), a run
+cancelled from within ``RUN_FINISHED`` with the ``cancelled`` outcome.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from ag_ui.core import (
     BaseEvent,
     Interrupt,
     RunErrorEvent,
+    RunFinishedCancelledOutcome,
     RunFinishedEvent,
     RunFinishedInterruptOutcome,
     RunFinishedSuccessOutcome,
@@ -38,6 +41,7 @@ from ag_ui.encoder import EventEncoder
 from agenthost.adapters.runs import RunConsumer
 from agenthost.agents import (
     ASK_USER,
+    ErrorKind,
     RunResult,
     ToolCallDelta,
     ToolCallPart,
@@ -46,7 +50,7 @@ from agenthost.agents import (
     kind_of,
     question_of,
 )
-from agenthost.agents.errors import message_of
+from agenthost.agents.errors import details_of, message_of
 
 INTERRUPT_REASON = "input_required"
 """The ``reason`` of an ``ask_user`` interrupt."""
@@ -136,9 +140,18 @@ class AGUIEvents(RunConsumer[bytes]):
         return out
 
     async def on_error(self, exc: Exception) -> Sequence[bytes]:
-        # The status line is gone: the stream ends with the error.
+        # The status line is gone: the stream ends with the error, or (a run its agent or
+        # a tool cancelled, the client still reading) with the cancelled outcome.
         out = self._close_text()
-        out.append(encode(RunErrorEvent(message=message_of(exc), code=kind_of(exc).value)))
+        kind = kind_of(exc)
+        if kind is ErrorKind.CANCELLED:
+            finished = RunFinishedEvent(
+                thread_id=self.thread_id, run_id=self.run_id, outcome=RunFinishedCancelledOutcome()
+            )
+            out.append(encode(finished))
+            return out
+        error = RunErrorEvent(message=message_of(exc), code=kind.value, metadata=details_of(exc))
+        out.append(encode(error))
         return out
 
     def _finished(

@@ -52,11 +52,15 @@ def user(text: str) -> dict[str, Any]:
     return {"id": str(uuid.uuid4()), "role": "user", "content": text}
 
 
-async def run(client: httpx.AsyncClient, agent: str, body: dict[str, Any]) -> list[BaseEvent]:
+async def run(
+    client: httpx.AsyncClient,
+    agent: str,
+    body: dict[str, Any],
+    headers: dict[str, str] | None = None,
+) -> list[BaseEvent]:
     """POST ``body``; every ``data:`` line parsed by the official event types."""
-    async with client.stream(
-        "POST", f"/{agent}", json=body, headers={"accept": "text/event-stream"}
-    ) as response:
+    headers = {"accept": "text/event-stream", **(headers or {})}
+    async with client.stream("POST", f"/{agent}", json=body, headers=headers) as response:
         assert response.status_code == 200, await response.aread()
         assert response.headers["content-type"].startswith("text/event-stream")
         events = [
