@@ -32,6 +32,7 @@ ADAPTERS: Final = {
     "mcp": Mount("agenthost.adapters.mcp", "/mcp"),
     "acp": Mount("agenthost.adapters.acp", "/acp"),
     "ag_ui": Mount("agenthost.adapters.ag_ui", "/ag-ui"),
+    "ai_sdk": Mount("agenthost.adapters.ai_sdk", "/ai-sdk"),
 }
 """The HTTP protocols, in the order they are served by default."""
 

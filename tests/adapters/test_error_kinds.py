@@ -23,6 +23,7 @@ from agenthost.adapters.acp.errors import ERRORS as ACP_ERRORS
 from agenthost.adapters.acp_zed.agent import ZedAgent
 from agenthost.adapters.acp_zed.errors import ERRORS as ZED_ERRORS
 from agenthost.adapters.ag_ui.errors import ERRORS as AG_UI_ERRORS
+from agenthost.adapters.ai_sdk.errors import ERRORS as AI_SDK_ERRORS
 from agenthost.adapters.mcp.errors import ERRORS as MCP_ERRORS
 from agenthost.adapters.mcp.errors import META_KEY
 from agenthost.adapters.openai.errors import ERRORS as OPENAI_ERRORS
@@ -83,6 +84,7 @@ TABLES: dict[str, dict[ErrorKind, Any]] = {
     "acp": dict(ACP_ERRORS),
     "acp_zed": dict(ZED_ERRORS),
     "ag_ui": dict(AG_UI_ERRORS),
+    "ai_sdk": dict(AI_SDK_ERRORS),
 }
 
 

@@ -90,13 +90,23 @@ async def test_the_agent_list_needs_a_key_and_hides_what_the_key_may_not_use() -
         "mcp": "/mcp",
         "acp": "/acp",
         "ag_ui": "/ag-ui",
+        "ai_sdk": "/ai-sdk",
     }
     assert [a["name"] for a in alice["agents"]] == ["echo", "sums", "lead", "loud"]
     assert [a["name"] for a in bob["agents"]] == ["echo", "lead", "loud"]
     sums = alice["agents"][1]
     assert sums["tools"] == ["calculator"]
     assert sums["model"] == "function"
-    assert sums["protocols"] == ["openai", "a2a", "mcp", "acp", "ag_ui", "mcp_stdio", "acp_zed"]
+    assert sums["protocols"] == [
+        "openai",
+        "a2a",
+        "mcp",
+        "acp",
+        "ag_ui",
+        "ai_sdk",
+        "mcp_stdio",
+        "acp_zed",
+    ]
     assert alice["agents"][0] == {
         "name": "echo",
         "description": "Repeats.",
@@ -104,7 +114,7 @@ async def test_the_agent_list_needs_a_key_and_hides_what_the_key_may_not_use() -
         "kind": "ChatAgent",
         "tools": [],
         "steps": [],
-        "protocols": ["openai", "a2a", "mcp", "acp", "ag_ui", "mcp_stdio", "acp_zed"],
+        "protocols": ["openai", "a2a", "mcp", "acp", "ag_ui", "ai_sdk", "mcp_stdio", "acp_zed"],
     }
     assert alice["agents"][3]["steps"] == ["upper", "exclaim"]
 
