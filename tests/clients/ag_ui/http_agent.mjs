@@ -91,6 +91,28 @@ const scenarios = {
     const { types, error } = await run(agent);
     return { types, error };
   },
+  async cancel() {
+    // The front end stops the run while the agent's tool is working.
+    const agent = agentFor("slow");
+    say(agent, "wait");
+    const types = [];
+    let error = null;
+    await agent
+      .runAgent(
+        {},
+        {
+          onEvent({ event }) {
+            types.push(event.type);
+            if (event.type === "RUN_ERROR") error = `${event.code}: ${event.message}`;
+            if (event.type === "TOOL_CALL_END") setTimeout(() => agent.abortRun(), 50);
+          },
+        },
+      )
+      .catch((e) => {
+        error = String(e?.name ?? e);
+      });
+    return { types, error, running: agent.isRunning };
+  },
   async unknown() {
     const agent = agentFor("nobody");
     say(agent, "hi");
