@@ -31,6 +31,8 @@ ADAPTERS: Final = {
     "a2a": Mount("agenthost.adapters.a2a", "/a2a"),
     "mcp": Mount("agenthost.adapters.mcp", "/mcp"),
     "acp": Mount("agenthost.adapters.acp", "/acp"),
+    "ag_ui": Mount("agenthost.adapters.ag_ui", "/ag-ui"),
+    "ai_sdk": Mount("agenthost.adapters.ai_sdk", "/ai-sdk"),
 }
 """The HTTP protocols, in the order they are served by default."""
 

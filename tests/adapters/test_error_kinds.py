@@ -22,6 +22,8 @@ from agenthost.adapters.a2a.errors import ERRORS as A2A_ERRORS
 from agenthost.adapters.acp.errors import ERRORS as ACP_ERRORS
 from agenthost.adapters.acp_zed.agent import ZedAgent
 from agenthost.adapters.acp_zed.errors import ERRORS as ZED_ERRORS
+from agenthost.adapters.ag_ui.errors import ERRORS as AG_UI_ERRORS
+from agenthost.adapters.ai_sdk.errors import ERRORS as AI_SDK_ERRORS
 from agenthost.adapters.mcp.errors import ERRORS as MCP_ERRORS
 from agenthost.adapters.mcp.errors import META_KEY
 from agenthost.adapters.openai.errors import ERRORS as OPENAI_ERRORS
@@ -46,6 +48,7 @@ from agenthost.app.server import create_app
 from agenthost.app.settings import Settings
 from tests.adapters.a2a.support import a2a_settings, collect, final_task, sdk_client, user_message
 from tests.adapters.acp.clients import acp_client
+from tests.adapters.ag_ui.clients import ag_ui_client, run, run_input, user
 from tests.adapters.mcp.helpers import mcp_client, running_app
 
 pytestmark = pytest.mark.anyio
@@ -80,6 +83,8 @@ TABLES: dict[str, dict[ErrorKind, Any]] = {
     "mcp": dict(MCP_ERRORS),
     "acp": dict(ACP_ERRORS),
     "acp_zed": dict(ZED_ERRORS),
+    "ag_ui": dict(AG_UI_ERRORS),
+    "ai_sdk": dict(AI_SDK_ERRORS),
 }
 
 
@@ -166,6 +171,21 @@ ZED = {
     ErrorKind.UNAVAILABLE: (-32603, True),
 }
 """The turn's stop reason, or the prompt's JSON-RPC error code and its data's ``retryable``."""
+
+AG_UI = {
+    ErrorKind.BUSY: ("RUN_ERROR", "busy", True),
+    ErrorKind.TIMEOUT: ("RUN_ERROR", "timeout", False),
+    ErrorKind.REFUSED: ("RUN_ERROR", "refused", False),
+    ErrorKind.LIMIT_EXCEEDED: ("RUN_ERROR", "limit_exceeded", False),
+    ErrorKind.BAD_INPUT: ("RUN_ERROR", "bad_input", False),
+    ErrorKind.NOT_FOUND: ("RUN_ERROR", "not_found", False),
+    ErrorKind.UPSTREAM: ("RUN_ERROR", "upstream", False),
+    ErrorKind.CANCELLED: ("RUN_FINISHED", "cancelled", None),
+    ErrorKind.INTERRUPTED: ("RUN_ERROR", "interrupted", True),
+    ErrorKind.INTERNAL: ("RUN_ERROR", "internal", False),
+    ErrorKind.UNAVAILABLE: ("RUN_ERROR", "unavailable", True),
+}
+"""The stream's last event, its ``code`` (or the outcome), and its metadata's ``retryable``."""
 
 
 async def seen_over_openai() -> dict[ErrorKind, Any]:
@@ -257,12 +277,26 @@ async def seen_over_acp_zed() -> dict[ErrorKind, Any]:
     return seen
 
 
+async def seen_over_ag_ui() -> dict[ErrorKind, Any]:
+    seen: dict[ErrorKind, Any] = {}
+    async with ag_ui_client(AGENTS) as client:
+        for kind in ErrorKind:
+            *_, last = await run(client, kind.value, run_input([user("hi")]))
+            if last.type == "RUN_FINISHED":
+                seen[kind] = (last.type, last.outcome.type, None)  # type: ignore[attr-defined]
+            else:
+                retryable = last.metadata["retryable"]  # type: ignore[index]
+                seen[kind] = (last.type, last.code, retryable)  # type: ignore[attr-defined]
+    return seen
+
+
 SEEN = {
     "openai": (seen_over_openai, OPENAI),
     "a2a": (seen_over_a2a, A2A),
     "mcp": (seen_over_mcp, MCP),
     "acp": (seen_over_acp, ACP),
     "acp_zed": (seen_over_acp_zed, ZED),
+    "ag_ui": (seen_over_ag_ui, AG_UI),
 }
 
 

@@ -1,0 +1,209 @@
+"""A run as AG-UI events, on the shared :class:`~agenthost.adapters.runs.RunConsumer`.
+
+``RUN_STARTED`` (with ``protocolVersion``) opens the stream; the answer's text
+is ``TEXT_MESSAGE_START``/``CONTENT``/``END`` (a new message after each tool
+call, as the model's turns are); the agent's own tools are
+``TOOL_CALL_START``/``ARGS``/``END`` then ``TOOL_CALL_RESULT``; a call of a
+client tool is ``TOOL_CALL_START``/``ARGS``/``END`` with no result, and the
+run finishes ``success`` naming it in ``pendingToolCallIds``; an ``ask_user``
+question finishes the run with the ``interrupt`` outcome. ``RUN_FINISHED``
+carries the run's usage; a failure is ``RUN_ERROR`` (``code``: its kind; ``metadata``:
+``{"kind", "retryable", "retryAfter"?}`` as every protocol's error data), a run
+cancelled from within ``RUN_FINISHED`` with the ``cancelled`` outcome.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+
+import orjson
+from ag_ui.core import (
+    PROTOCOL_VERSION,
+    BaseEvent,
+    Interrupt,
+    RunErrorEvent,
+    RunFinishedCancelledOutcome,
+    RunFinishedEvent,
+    RunFinishedInterruptOutcome,
+    RunFinishedSuccessOutcome,
+    RunStartedEvent,
+    TextMessageContentEvent,
+    TextMessageEndEvent,
+    TextMessageStartEvent,
+    TokenUsage,
+    ToolCallArgsEvent,
+    ToolCallEndEvent,
+    ToolCallResultEvent,
+    ToolCallStartEvent,
+)
+from ag_ui.encoder import EventEncoder
+
+from agenthost.adapters.runs import RunConsumer
+from agenthost.agents import (
+    ASK_USER,
+    ErrorKind,
+    RunResult,
+    ToolCallDelta,
+    ToolCallPart,
+    ToolResultPart,
+    Usage,
+    kind_of,
+    question_of,
+)
+from agenthost.agents.errors import details_of, message_of
+
+INTERRUPT_REASON = "input_required"
+"""The ``reason`` of an ``ask_user`` interrupt."""
+
+_ENCODER = EventEncoder()
+
+
+def encode(event: BaseEvent) -> bytes:
+    """One event as an SSE ``data:`` line, by the package's own encoder."""
+    return _ENCODER.encode(event).encode()
+
+
+class AGUIEvents(RunConsumer[bytes]):
+    """One run of thread ``thread_id`` as AG-UI events."""
+
+    def __init__(self, agent: str, thread_id: str, run_id: str) -> None:
+        super().__init__(agent)
+        self.thread_id = thread_id
+        self.run_id = run_id
+        self.message_id: str | None = None  # the text message open now
+        self.calls: dict[str, str] = {}  # client-tool calls streamed: id → arguments sent
+        self.ended: set[str] = set()
+        self._content_head = self._content_tail = b""
+
+    async def on_start(self) -> Sequence[bytes]:
+        started = RunStartedEvent(
+            thread_id=self.thread_id, run_id=self.run_id, protocol_version=PROTOCOL_VERSION
+        )
+        return (encode(started),)
+
+    async def on_text(self, text: str) -> Sequence[bytes]:
+        if not text:
+            return ()
+        if self.message_id is not None:
+            # == encode(TextMessageContentEvent(message_id=..., delta=text)), at a
+            # twentieth of the cost per token: the event's bytes split once per message.
+            return (self._content_head + orjson.dumps(text) + self._content_tail,)
+        self.message_id = message_id = str(uuid.uuid4())
+        event = encode(TextMessageContentEvent(message_id=message_id, delta=""))
+        head, _, self._content_tail = event.rpartition(b'"delta":""')
+        self._content_head = head + b'"delta":'
+        started = TextMessageStartEvent(message_id=message_id, role="assistant")
+        return (encode(started), self._content_head + orjson.dumps(text) + self._content_tail)
+
+    async def on_tool_call_delta(self, delta: ToolCallDelta) -> Sequence[bytes]:
+        if delta.name == ASK_USER.name:
+            return ()  # ask_user: an interrupt at the end, not a call shown to the UI
+        out = self._close_text()
+        if delta.id not in self.calls:
+            self.calls[delta.id] = ""
+            out.append(encode(ToolCallStartEvent(tool_call_id=delta.id, tool_call_name=delta.name)))
+        if delta.arguments:
+            self.calls[delta.id] += delta.arguments
+            out.append(encode(ToolCallArgsEvent(tool_call_id=delta.id, delta=delta.arguments)))
+        return out
+
+    async def on_tool_started(self, call: ToolCallPart) -> Sequence[bytes]:
+        out = self._close_text()
+        out += self._whole_call(call, None)
+        return out
+
+    async def on_tool_finished(self, result: ToolResultPart) -> Sequence[bytes]:
+        event = ToolCallResultEvent(
+            message_id=str(uuid.uuid4()),
+            tool_call_id=result.call_id,
+            content=result.content,
+            role="tool",
+        )
+        return (encode(event),)
+
+    async def on_finished(self, result: RunResult) -> Sequence[bytes]:
+        out = self._close_text()
+        out.append(self._finished(result, None))
+        return out
+
+    async def on_pending(self, result: RunResult) -> Sequence[bytes]:
+        out = self._close_text()
+        interrupts, calls = [], []
+        for call in result.pending:
+            question = question_of(call)
+            if question is not None:
+                interrupts.append(Interrupt(id=call.id, reason=INTERRUPT_REASON, message=question))
+            else:
+                out += self._whole_call(call, self.calls.get(call.id))
+                calls.append(call.id)
+        outcome: RunFinishedInterruptOutcome | RunFinishedSuccessOutcome
+        if interrupts:
+            outcome = RunFinishedInterruptOutcome(interrupts=interrupts)
+        else:
+            outcome = RunFinishedSuccessOutcome(pending_tool_call_ids=calls)
+        out.append(self._finished(result, outcome))
+        return out
+
+    async def on_error(self, exc: Exception) -> Sequence[bytes]:
+        # The status line is gone: the stream ends with the error, or (a run its agent or
+        # a tool cancelled, the client still reading) with the cancelled outcome.
+        out = self._close_text()
+        kind = kind_of(exc)
+        if kind is ErrorKind.CANCELLED:
+            finished = RunFinishedEvent(
+                thread_id=self.thread_id, run_id=self.run_id, outcome=RunFinishedCancelledOutcome()
+            )
+            out.append(encode(finished))
+            return out
+        error = RunErrorEvent(message=message_of(exc), code=kind.value, metadata=details_of(exc))
+        out.append(encode(error))
+        return out
+
+    def _finished(
+        self,
+        result: RunResult,
+        outcome: RunFinishedInterruptOutcome | RunFinishedSuccessOutcome | None,
+    ) -> bytes:
+        event = RunFinishedEvent(
+            thread_id=self.thread_id,
+            run_id=self.run_id,
+            outcome=outcome,
+            usage=to_usage(result.usage),
+        )
+        return encode(event)
+
+    def _whole_call(self, call: ToolCallPart, sent: str | None) -> list[bytes]:
+        """The rest of ``call``'s events, given the arguments ``sent`` so far (None: none)."""
+        if call.id in self.ended:
+            return []
+        out = []
+        if sent is None:
+            out.append(encode(ToolCallStartEvent(tool_call_id=call.id, tool_call_name=call.name)))
+            sent = ""
+        rest = call.arguments[len(sent) :] if call.arguments.startswith(sent) else ""
+        if rest:
+            out.append(encode(ToolCallArgsEvent(tool_call_id=call.id, delta=rest)))
+        out.append(encode(ToolCallEndEvent(tool_call_id=call.id)))
+        self.ended.add(call.id)
+        return out
+
+    def _close_text(self) -> list[bytes]:
+        if self.message_id is None:
+            return []
+        event = TextMessageEndEvent(message_id=self.message_id)
+        self.message_id = None
+        return [encode(event)]
+
+
+def to_usage(usage: Usage) -> list[TokenUsage] | None:
+    """The run's usage as AG-UI counts (None: the run made no model request)."""
+    if not usage.requests and not usage.total_tokens:
+        return None
+    return [
+        TokenUsage(
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            total_tokens=usage.total_tokens,
+        )
+    ]

