@@ -156,9 +156,11 @@ def _mcp_stdio(host: Host) -> int:
     @asynccontextmanager
     async def running() -> AsyncIterator[None]:
         async with host.running():
+            count = len(context.agents)
             logging.getLogger("agenthost").info(
-                "serving %d agent(s) over MCP stdio: %s",
-                len(context.agents),
+                "serving %d %s over MCP stdio: %s",
+                count,
+                "agent" if count == 1 else "agents",
                 ", ".join(context.agents),
             )
             yield

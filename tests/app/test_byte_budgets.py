@@ -36,6 +36,8 @@ def test_many_large_requests_on_every_store_keep_rss_under_the_budgets(tmp_path:
         "AGENTHOST_SESSION_MAX_BYTES": str(BUDGET),
         "AGENTHOST_A2A_TASK_MAX_BYTES": str(BUDGET),
         "AGENTHOST_ACP_MAX_RUN_BYTES": str(BUDGET),
+        # One client sends them all at once: the stores' budgets are measured, not its own.
+        "AGENTHOST_MAX_BODY_BYTES_PER_PRINCIPAL": "0",
     }
     with agenthost_serve(tmp_path, **env) as (process, url):
         before, _ = rss(process.pid)

@@ -104,7 +104,8 @@ def rss(pid: int) -> int:
 
 def requests_of(url: str, key: str, stop: threading.Event, statuses: Counter[str]) -> None:
     body = chat_body(64 * 1024, stream=False)
-    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}) as client:
+    headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+    with httpx.Client(base_url=url, headers=headers) as client:
         while not stop.is_set():
             try:
                 reply = client.post("/v1/chat/completions", content=body, timeout=10)
@@ -116,7 +117,8 @@ def requests_of(url: str, key: str, stop: threading.Event, statuses: Counter[str
 def alice_served_again(url: str) -> int:
     body = chat_body(64 * 1024, stream=False)
     deadline = time.monotonic() + 5
-    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {ALICE}"}) as client:
+    headers = {"Authorization": f"Bearer {ALICE}", "Content-Type": "application/json"}
+    with httpx.Client(base_url=url, headers=headers) as client:
         while True:
             code = client.post("/v1/chat/completions", content=body, timeout=10).status_code
             if code == 200 or time.monotonic() > deadline:
