@@ -31,6 +31,7 @@ ADAPTERS: Final = {
     "a2a": Mount("agenthost.adapters.a2a", "/a2a"),
     "mcp": Mount("agenthost.adapters.mcp", "/mcp"),
     "acp": Mount("agenthost.adapters.acp", "/acp"),
+    "anthropic": Mount("agenthost.adapters.anthropic", "/v1/messages"),
 }
 """The HTTP protocols, in the order they are served by default."""
 

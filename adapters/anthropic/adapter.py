@@ -1,0 +1,97 @@
+"""The Messages surface: every agent is a ``model`` of ``POST /v1/messages``.
+
+The app mounts the router at ``/v1/messages``. Stateless, as Anthropic's
+API is: the client sends the whole conversation, and nothing of a request
+(``metadata.user_id`` included) is stored.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import AbstractAsyncContextManager, nullcontext
+
+from fastapi import APIRouter
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import ASGIApp
+
+from agenthost.adapters.anthropic.convert import to_message, to_run
+from agenthost.adapters.anthropic.errors import AnthropicError, AnthropicRoute, from_exception
+from agenthost.adapters.anthropic.http import find_agent, json_response, read_body, sse_response
+from agenthost.adapters.anthropic.schemas import CountTokensRequest, MessagesRequest
+from agenthost.adapters.anthropic.stream import MessageEvents
+from agenthost.adapters.anthropic.tokens import count_tokens
+from agenthost.adapters.base import AdapterContext, principal_of
+from agenthost.adapters.disconnect import unless_disconnected
+from agenthost.adapters.endpoints import asgi_endpoint
+from agenthost.adapters.runs import first_update
+
+BODY = {"requestBody": {"required": True, "content": {"application/json": {"schema": {}}}}}
+
+
+class AnthropicAdapter:
+    """Serves every agent as an Anthropic model."""
+
+    name = "anthropic"
+    at_bare_prefix = False
+    root_router: APIRouter | None = None
+
+    def __init__(self, context: AdapterContext) -> None:
+        self.context = context
+        self._router = self._build_router()
+
+    @property
+    def router(self) -> APIRouter:
+        return self._router
+
+    @property
+    def asgi_routes(self) -> dict[tuple[str, str], ASGIApp]:
+        """The create route as a plain ASGI app (the app's fast lane, :mod:`agenthost.app.lanes`)."""
+        return {("POST", ""): asgi_endpoint(self.create_message, _error_response)}
+
+    def lifespan(self) -> AbstractAsyncContextManager[None]:
+        return nullcontext()
+
+    def error_response(self, status: int, message: str, *, code: str) -> Response:
+        return AnthropicError(status, message).response()
+
+    async def create_message(self, request: Request) -> Response:
+        body = await read_body(request, MessagesRequest)
+        agent = find_agent(self.context.agents_for(principal_of(request)), body.model)
+        messages, options = to_run(body)
+        id = f"msg_{os.urandom(12).hex()}"
+        if not body.stream:
+            result = await unless_disconnected(
+                request.receive, agent.run(messages, options=options)
+            )
+            return json_response(to_message(result, id=id, model=agent.name))
+        updates = agent.run_stream(messages, options=options)
+        first = await first_update(updates)  # a run failing at once gets a real status
+        return sse_response(MessageEvents(agent.name, id).stream(updates, first=first))
+
+    async def count_tokens(self, request: Request) -> Response:
+        body = await read_body(request, CountTokensRequest)
+        find_agent(self.context.agents_for(principal_of(request)), body.model)
+        return json_response({"input_tokens": count_tokens(body)})
+
+    def _build_router(self) -> APIRouter:
+        router = APIRouter(route_class=AnthropicRoute, tags=["anthropic"])
+        router.add_api_route(
+            "",
+            self.create_message,
+            methods=["POST"],
+            summary="Create a message (Anthropic Messages API, streamed or not)",
+            openapi_extra=BODY,
+        )
+        router.add_api_route(
+            "/count_tokens",
+            self.count_tokens,
+            methods=["POST"],
+            summary="Estimate a message's input tokens",
+            openapi_extra=BODY,
+        )
+        return router
+
+
+def _error_response(exc: Exception) -> Response:
+    return from_exception(exc).response()  # as AnthropicRoute's
