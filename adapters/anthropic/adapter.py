@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from contextlib import AbstractAsyncContextManager, nullcontext
+from typing import Any
 
 from fastapi import APIRouter
 from starlette.requests import Request
@@ -18,7 +19,12 @@ from starlette.types import ASGIApp
 from agenthost.adapters.anthropic.convert import to_message, to_run
 from agenthost.adapters.anthropic.errors import AnthropicError, AnthropicRoute, from_exception
 from agenthost.adapters.anthropic.http import find_agent, json_response, read_body, sse_response
-from agenthost.adapters.anthropic.schemas import CountTokensRequest, MessagesRequest
+from agenthost.adapters.anthropic.schemas import (
+    COUNT_TOKENS_BODY,
+    MESSAGES_BODY,
+    CountTokensRequest,
+    MessagesRequest,
+)
 from agenthost.adapters.anthropic.stream import MessageEvents
 from agenthost.adapters.anthropic.tokens import count_tokens
 from agenthost.adapters.base import AdapterContext, principal_of
@@ -26,7 +32,10 @@ from agenthost.adapters.disconnect import unless_disconnected
 from agenthost.adapters.endpoints import asgi_endpoint
 from agenthost.adapters.runs import first_update
 
-BODY = {"requestBody": {"required": True, "content": {"application/json": {"schema": {}}}}}
+
+def _documented(schema: dict[str, Any]) -> dict[str, Any]:
+    """``openapi_extra`` for a route whose JSON body follows ``schema``."""
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
 
 
 class AnthropicAdapter:
@@ -46,7 +55,7 @@ class AnthropicAdapter:
 
     @property
     def asgi_routes(self) -> dict[tuple[str, str], ASGIApp]:
-        """The create route as a plain ASGI app (the app's fast lane, :mod:`agenthost.app.lanes`)."""
+        """The create route as a plain ASGI app (the fast lane, :mod:`agenthost.app.lanes`)."""
         return {("POST", ""): asgi_endpoint(self.create_message, _error_response)}
 
     def lifespan(self) -> AbstractAsyncContextManager[None]:
@@ -81,14 +90,14 @@ class AnthropicAdapter:
             self.create_message,
             methods=["POST"],
             summary="Create a message (Anthropic Messages API, streamed or not)",
-            openapi_extra=BODY,
+            openapi_extra=_documented(MESSAGES_BODY),
         )
         router.add_api_route(
             "/count_tokens",
             self.count_tokens,
             methods=["POST"],
             summary="Estimate a message's input tokens",
-            openapi_extra=BODY,
+            openapi_extra=_documented(COUNT_TOKENS_BODY),
         )
         return router
 

@@ -121,7 +121,9 @@ def _message(message: MessageParam, where: str, names: dict[str, str]) -> list[M
 def _assistant_part(block: Block, where: str, names: dict[str, str]) -> Part | None:
     if isinstance(block, ToolUseBlock):
         names[block.id] = block.name
-        return ToolCallPart(id=block.id, name=block.name, arguments=orjson.dumps(block.input).decode())
+        return ToolCallPart(
+            id=block.id, name=block.name, arguments=orjson.dumps(block.input).decode()
+        )
     if isinstance(block, ToolResultBlock):
         raise invalid(f"{where}: tool_result blocks belong in user messages")
     return _user_part(block, where)

@@ -62,7 +62,8 @@ def json_response(content: Any, status: int = 200) -> Response:
 
 def sse_event(data: dict[str, Any]) -> bytes:
     """One event of a Messages stream: its ``event:`` line is the data's ``type``."""
-    return b"event: " + data["type"].encode() + b"\ndata: " + orjson.dumps(data) + b"\n\n"
+    kind: str = data["type"]
+    return b"event: " + kind.encode() + b"\ndata: " + orjson.dumps(data) + b"\n\n"
 
 
 def sse_response(events: AsyncIterator[bytes]) -> Response:

@@ -107,3 +107,36 @@ class MessagesRequest(CountTokensRequest):
     top_p: float | None = Field(None, ge=0, le=1)
     top_k: int | None = Field(None, ge=0)
     stop_sequences: list[str] | None = None
+
+
+_MESSAGES = {
+    "type": "array",
+    "minItems": 1,
+    "items": {
+        "type": "object",
+        "required": ["role", "content"],
+        "properties": {"role": {"enum": ["user"]}, "content": {"type": "string", "minLength": 1}},
+        "additionalProperties": False,
+    },
+}
+COUNT_TOKENS_BODY = {
+    "type": "object",
+    "required": ["model", "messages"],
+    "properties": {
+        "model": {"type": "string"},
+        "messages": _MESSAGES,
+        "system": {"type": "string"},
+    },
+    "additionalProperties": False,
+}
+"""The documented subset of a ``count_tokens`` body (every body it allows is accepted)."""
+MESSAGES_BODY = {
+    **COUNT_TOKENS_BODY,
+    "required": ["model", "max_tokens", "messages"],
+    "properties": {
+        **COUNT_TOKENS_BODY["properties"],  # type: ignore[dict-item]
+        "max_tokens": {"type": "integer", "minimum": 1, "maximum": 1_000_000},
+        "stream": {"type": "boolean"},
+    },
+}
+"""The documented subset of a ``POST /v1/messages`` body (the OpenAPI document's)."""

@@ -94,9 +94,11 @@ class MessageEvents(RunConsumer[bytes]):
                 events += self._start(tool_use(call, {}), call.id)
                 if call.arguments:
                     events.append(self._arguments(call.arguments))
-            elif self.open == call.id and call.arguments.startswith(sent):
-                if rest := call.arguments[len(sent) :]:  # an empty stream settled as "{}"
-                    events.append(self._arguments(rest))
+            elif (
+                self.open == call.id and call.arguments.startswith(sent) and call.arguments != sent
+            ):
+                # What the final call adds (an empty stream settled as "{}").
+                events.append(self._arguments(call.arguments[len(sent) :]))
         events += self._stop()
         stop = {"stop_reason": STOP_REASONS[result.finish_reason], "stop_sequence": None}
         delta = {"type": "message_delta", "delta": stop, "usage": to_usage(result.usage)}

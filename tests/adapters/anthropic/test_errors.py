@@ -161,7 +161,11 @@ async def test_a_body_too_large_is_request_too_large() -> None:
     async with running(AGENTS, Settings(max_body_bytes=1024)) as http:
         answer = await http.post(
             "/v1/messages",
-            json={"model": "echo", "max_tokens": 5, "messages": [{"role": "user", "content": "x" * 2000}]},
+            json={
+                "model": "echo",
+                "max_tokens": 5,
+                "messages": [{"role": "user", "content": "x" * 2000}],
+            },
         )
     assert answer.status_code == 413
     check_shape(answer.json(), "request_too_large")
@@ -203,7 +207,10 @@ BAD: dict[str, Any] = {
     "tool-use-input-list": message(
         messages=[
             *HI,
-            {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "n", "input": []}]},
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "t", "name": "n", "input": []}],
+            },
         ]
     ),
     "temperature-3": message(temperature=3),

@@ -184,7 +184,10 @@ async def test_tools_that_cannot_be_served_are_400s(
         )
     assert caught.value.body == {
         "type": "error",
-        "error": {"type": "invalid_request_error", "message": caught.value.body["error"]["message"]},
+        "error": {
+            "type": "invalid_request_error",
+            "message": caught.value.body["error"]["message"],
+        },
     }
 
 
