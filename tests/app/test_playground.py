@@ -84,13 +84,19 @@ async def test_the_agent_list_needs_a_key_and_hides_what_the_key_may_not_use() -
         bob = (await get(app, "/playground/agents.json", **bearer("bob"))).json()
     assert alice["auth"] is True
     assert alice["base_url"] == "http://localhost"
-    assert alice["prefixes"] == {"openai": "/v1", "a2a": "/a2a", "mcp": "/mcp", "acp": "/acp"}
+    assert alice["prefixes"] == {
+        "openai": "/v1",
+        "a2a": "/a2a",
+        "mcp": "/mcp",
+        "acp": "/acp",
+        "anthropic": "/v1/messages",
+    }
     assert [a["name"] for a in alice["agents"]] == ["echo", "sums", "lead", "loud"]
     assert [a["name"] for a in bob["agents"]] == ["echo", "lead", "loud"]
     sums = alice["agents"][1]
     assert sums["tools"] == ["calculator"]
     assert sums["model"] == "function"
-    assert sums["protocols"] == ["openai", "a2a", "mcp", "acp", "mcp_stdio", "acp_zed"]
+    assert sums["protocols"] == ["openai", "a2a", "mcp", "acp", "anthropic", "mcp_stdio", "acp_zed"]
     assert alice["agents"][0] == {
         "name": "echo",
         "description": "Repeats.",
@@ -98,7 +104,7 @@ async def test_the_agent_list_needs_a_key_and_hides_what_the_key_may_not_use() -
         "kind": "ChatAgent",
         "tools": [],
         "steps": [],
-        "protocols": ["openai", "a2a", "mcp", "acp", "mcp_stdio", "acp_zed"],
+        "protocols": ["openai", "a2a", "mcp", "acp", "anthropic", "mcp_stdio", "acp_zed"],
     }
     assert alice["agents"][3]["steps"] == ["upper", "exclaim"]
 
