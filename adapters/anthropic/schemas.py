@@ -101,7 +101,8 @@ class CountTokensRequest(_Model):
 class MessagesRequest(CountTokensRequest):
     """``POST /v1/messages``."""
 
-    max_tokens: int = Field(ge=1)
+    # Not strict: JSON Schema's integers include 1.0.
+    max_tokens: int = Field(ge=1, strict=False)
     stream: bool = False
     temperature: float | None = Field(None, ge=0, le=1)
     top_p: float | None = Field(None, ge=0, le=1)

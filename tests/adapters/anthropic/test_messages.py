@@ -148,3 +148,19 @@ async def test_count_tokens_estimates_the_requests_content(
         await client.messages.count_tokens(
             model="nope", messages=[{"role": "user", "content": "hi"}]
         )
+
+
+async def test_models_are_listed_in_anthropics_shape_to_anthropic_clients(
+    client: anthropic.AsyncAnthropic,
+) -> None:
+    models = [model async for model in client.models.list()]
+    assert [(m.type, m.id, m.display_name) for m in models] == [
+        ("model", "echo", "echo"),
+        ("model", "f", "f"),
+    ]
+    assert (await client.models.retrieve("f")).id == "f"
+    with pytest.raises(anthropic.NotFoundError):
+        await client.models.retrieve("nope")
+    # Without anthropic-version, the same path is the OpenAI surface's list.
+    openai_list = (await client._client.get("/v1/models")).json()
+    assert openai_list["object"] == "list" and openai_list["data"][0]["object"] == "model"
