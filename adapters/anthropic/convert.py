@@ -1,6 +1,6 @@
 """Pure mapping between the Messages API and agent runs (no HTTP here).
 
-``system`` becomes extra instructions; each message its parts. A user
+``system`` (and any ``system`` turn) becomes extra instructions; each message its parts. A user
 message's ``tool_result`` blocks become a ``tool`` message answering the
 ``tool_use`` blocks of the assistant turn before it, so the client's tools
 work as ``/v1``'s do: the model sees them beside the agent's own tools, a
@@ -11,6 +11,7 @@ and never show.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
@@ -72,15 +73,22 @@ def to_run(request: MessagesRequest) -> tuple[list[Message], RunOptions]:
         ),
     )
     options = RunOptions(
-        instructions=system_text(request.system), tools=tools or None, model_settings=settings
+        instructions=instructions(request), tools=tools or None, model_settings=settings
     )
     return messages, options
 
 
-def system_text(system: str | list[TextBlock] | None) -> str | None:
-    if isinstance(system, list):
-        return "\n\n".join(block.text for block in system if block.text) or None
-    return system or None
+def instructions(request: CountTokensRequest) -> str | None:
+    """``system``, then the text of any ``system`` turn, as extra instructions."""
+    texts = [_text(request.system)]
+    texts += [_text(m.content) for m in request.messages if m.role == "system"]
+    return "\n\n".join(text for text in texts if text) or None
+
+
+def _text(content: str | Sequence[Block] | None) -> str:
+    if content is None or isinstance(content, str):
+        return content or ""
+    return "\n\n".join(block.text for block in content if isinstance(block, TextBlock))
 
 
 def to_messages(request: CountTokensRequest) -> list[Message]:
@@ -88,7 +96,10 @@ def to_messages(request: CountTokensRequest) -> list[Message]:
     names: dict[str, str] = {}  # tool_use id → tool name, from the assistant turns so far
     messages: list[Message] = []
     for index, message in enumerate(request.messages):
-        messages += _message(message, f"messages.{index}", names)
+        if message.role != "system":  # instructions (:func:`instructions`)
+            messages += _message(message, f"messages.{index}", names)
+    if not messages:
+        raise invalid("messages: a user or assistant turn is needed besides system ones")
     return messages
 
 

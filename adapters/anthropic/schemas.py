@@ -69,7 +69,9 @@ Block = Annotated[
 
 
 class MessageParam(_Model):
-    role: Literal["user", "assistant"]
+    """A turn; a ``system`` one (Claude Code sends them among the turns) adds instructions."""
+
+    role: Literal["user", "assistant", "system"]
     content: str | list[Block]
 
 

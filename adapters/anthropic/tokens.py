@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import orjson
 
-from agenthost.adapters.anthropic.convert import system_text, to_messages, to_tools
+from agenthost.adapters.anthropic.convert import instructions, to_messages, to_tools
 from agenthost.adapters.anthropic.schemas import CountTokensRequest
 from agenthost.agents import Message
 from agenthost.agents.history.tokens import CHARS_PER_TOKEN, estimate_tokens
@@ -19,7 +19,7 @@ from agenthost.agents.history.tokens import CHARS_PER_TOKEN, estimate_tokens
 
 def count_tokens(request: CountTokensRequest) -> int:
     messages = to_messages(request)
-    system = system_text(request.system)
+    system = instructions(request)
     if system:
         messages.insert(0, Message.system(system))
     chars = sum(

@@ -164,3 +164,22 @@ async def test_models_are_listed_in_anthropics_shape_to_anthropic_clients(
     # Without anthropic-version, the same path is the OpenAI surface's list.
     openai_list = (await client._client.get("/v1/models")).json()
     assert openai_list["object"] == "list" and openai_list["data"][0]["object"] == "model"
+
+
+async def test_system_turns_are_instructions_too(client: anthropic.AsyncAnthropic) -> None:
+    # Claude Code sends a `system` turn among the messages (its tools' and skills' notes).
+    seen.clear()
+    body = {
+        "model": "f",
+        "max_tokens": 100,
+        "system": [{"type": "text", "text": "First."}],
+        "messages": [
+            {"role": "user", "content": "question"},
+            {"role": "system", "content": "Second."},
+        ],
+    }
+    answer = await client._client.post("/v1/messages", json=body)
+    assert answer.status_code == 200, answer.text
+    assert seen == [("system:Agent rules.\n\nFirst.\n\nSecond.", "user:question")]
+    counted = await client._client.post("/v1/messages/count_tokens", json=body)
+    assert counted.json()["input_tokens"] > 4
