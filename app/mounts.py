@@ -31,7 +31,18 @@ def build_adapters(host: Host) -> dict[str, Adapter]:
                 raise
             # Not asked for by name: serve the protocols that are installed.
             logger.warning("not serving %s: %s", name, exc)
-    return adapters
+    return nested_first(adapters)
+
+
+def nested_first(adapters: dict[str, Adapter]) -> dict[str, Adapter]:
+    """``adapters`` with a prefix under another's before it (``/v1/messages``, then ``/v1``),
+    so that whatever takes the first prefix a path is under (routes, error shapes, the
+    request's protocol) takes the deepest; the rest keep their order."""
+
+    def depth(prefix: str) -> int:
+        return sum(prefix.startswith(other + "/") for other in adapters)
+
+    return dict(sorted(adapters.items(), key=lambda item: -depth(item[0])))
 
 
 def mount_adapters(app: FastAPI, adapters: dict[str, Adapter]) -> None:

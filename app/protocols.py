@@ -33,6 +33,7 @@ ADAPTERS: Final = {
     "acp": Mount("agenthost.adapters.acp", "/acp"),
     "ag_ui": Mount("agenthost.adapters.ag_ui", "/ag-ui"),
     "ai_sdk": Mount("agenthost.adapters.ai_sdk", "/ai-sdk"),
+    "anthropic": Mount("agenthost.adapters.anthropic", "/v1/messages"),
 }
 """The HTTP protocols, in the order they are served by default."""
 

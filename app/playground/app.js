@@ -262,7 +262,7 @@ function setRunning(running) {
 
 // --- connect snippets -------------------------------------------------------
 
-const LABELS = { openai: "OpenAI /v1", a2a: "A2A", mcp: "MCP", acp: "ACP (IBM)", mcp_stdio: "MCP stdio", acp_zed: "Zed ACP stdio" };
+const LABELS = { openai: "OpenAI /v1", a2a: "A2A", mcp: "MCP", acp: "ACP (IBM)", anthropic: "Anthropic /v1/messages", mcp_stdio: "MCP stdio", acp_zed: "Zed ACP stdio" };
 
 function snippets(agent) {
   const info = state.info;
@@ -283,6 +283,16 @@ response = client.responses.create(model="${name}", input="hello")
 print(response.output_text)`],
       ["curl", `curl ${url("openai")}/responses -H 'Content-Type: application/json' \\${auth ? "\n  -H 'Authorization: Bearer KEY' \\" : ""}
   -d '${JSON.stringify({ model: name, input: "hello" })}'`],
+    ]]);
+  }
+  if (has("anthropic")) {
+    out.push(["Anthropic Messages API", [
+      ["Python (anthropic SDK)", `import anthropic
+
+client = anthropic.Anthropic(base_url="${base}", api_key="${key}")${auth ? "" : "  # any key: auth is off"}
+message = client.messages.create(model="${name}", max_tokens=1024, messages=[{"role": "user", "content": "hello"}])
+print(message.content[0].text)`],
+      ["Claude Code", `ANTHROPIC_BASE_URL=${base} ANTHROPIC_AUTH_TOKEN=${key} ANTHROPIC_MODEL=${name} claude`],
     ]]);
   }
   if (has("a2a")) {

@@ -24,6 +24,7 @@ from agenthost.adapters.acp_zed.agent import ZedAgent
 from agenthost.adapters.acp_zed.errors import ERRORS as ZED_ERRORS
 from agenthost.adapters.ag_ui.errors import ERRORS as AG_UI_ERRORS
 from agenthost.adapters.ai_sdk.errors import ERRORS as AI_SDK_ERRORS
+from agenthost.adapters.anthropic.errors import ERRORS as ANTHROPIC_ERRORS
 from agenthost.adapters.mcp.errors import ERRORS as MCP_ERRORS
 from agenthost.adapters.mcp.errors import META_KEY
 from agenthost.adapters.openai.errors import ERRORS as OPENAI_ERRORS
@@ -85,6 +86,7 @@ TABLES: dict[str, dict[ErrorKind, Any]] = {
     "acp_zed": dict(ZED_ERRORS),
     "ag_ui": dict(AG_UI_ERRORS),
     "ai_sdk": dict(AI_SDK_ERRORS),
+    "anthropic": dict(ANTHROPIC_ERRORS),
 }
 
 
@@ -111,6 +113,21 @@ OPENAI = {
     ErrorKind.UNAVAILABLE: (503, "store_unavailable", None, None),
 }
 """status, error code, retry-after, x-should-retry."""
+
+ANTHROPIC = {
+    ErrorKind.BUSY: (529, "overloaded_error", "3", None),
+    ErrorKind.TIMEOUT: (504, "timeout_error", None, "false"),
+    ErrorKind.REFUSED: (403, "permission_error", None, None),
+    ErrorKind.LIMIT_EXCEEDED: (400, "invalid_request_error", None, None),
+    ErrorKind.BAD_INPUT: (400, "invalid_request_error", None, None),
+    ErrorKind.NOT_FOUND: (404, "not_found_error", None, None),
+    ErrorKind.UPSTREAM: (502, "api_error", None, "false"),
+    ErrorKind.CANCELLED: (499, "invalid_request_error", None, None),
+    ErrorKind.INTERRUPTED: (503, "overloaded_error", None, None),
+    ErrorKind.INTERNAL: (500, "api_error", None, "false"),
+    ErrorKind.UNAVAILABLE: (503, "overloaded_error", None, None),
+}
+"""status, ``error.type``, retry-after, x-should-retry."""
 
 A2A = {
     ErrorKind.BUSY: (TaskState.TASK_STATE_FAILED, True),
@@ -208,6 +225,26 @@ async def seen_over_openai() -> dict[ErrorKind, Any]:
     return seen
 
 
+async def seen_over_anthropic() -> dict[ErrorKind, Any]:
+    seen = {}
+    app = create_app(Settings(adapters=["anthropic"]), AGENTS)
+    async with LifespanManager(app) as manager:
+        transport = httpx.ASGITransport(app=manager.app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
+            for kind in ErrorKind:
+                messages = [{"role": "user", "content": "hi"}]
+                body = {"model": kind.value, "max_tokens": 10, "messages": messages}
+                answer = await client.post("/v1/messages", json=body)
+                assert answer.json()["type"] == "error"
+                seen[kind] = (
+                    answer.status_code,
+                    answer.json()["error"]["type"],
+                    answer.headers.get("retry-after"),
+                    answer.headers.get("x-should-retry"),
+                )
+    return seen
+
+
 async def seen_over_a2a() -> dict[ErrorKind, Any]:
     seen = {}
     app = create_app(a2a_settings(), AGENTS)
@@ -297,6 +334,7 @@ SEEN = {
     "acp": (seen_over_acp, ACP),
     "acp_zed": (seen_over_acp_zed, ZED),
     "ag_ui": (seen_over_ag_ui, AG_UI),
+    "anthropic": (seen_over_anthropic, ANTHROPIC),
 }
 
 

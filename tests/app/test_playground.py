@@ -91,6 +91,7 @@ async def test_the_agent_list_needs_a_key_and_hides_what_the_key_may_not_use() -
         "acp": "/acp",
         "ag_ui": "/ag-ui",
         "ai_sdk": "/ai-sdk",
+        "anthropic": "/v1/messages",
     }
     assert [a["name"] for a in alice["agents"]] == ["echo", "sums", "lead", "loud"]
     assert [a["name"] for a in bob["agents"]] == ["echo", "lead", "loud"]
@@ -104,6 +105,7 @@ async def test_the_agent_list_needs_a_key_and_hides_what_the_key_may_not_use() -
         "acp",
         "ag_ui",
         "ai_sdk",
+        "anthropic",
         "mcp_stdio",
         "acp_zed",
     ]
@@ -114,7 +116,17 @@ async def test_the_agent_list_needs_a_key_and_hides_what_the_key_may_not_use() -
         "kind": "ChatAgent",
         "tools": [],
         "steps": [],
-        "protocols": ["openai", "a2a", "mcp", "acp", "ag_ui", "ai_sdk", "mcp_stdio", "acp_zed"],
+        "protocols": [
+            "openai",
+            "a2a",
+            "mcp",
+            "acp",
+            "ag_ui",
+            "ai_sdk",
+            "anthropic",
+            "mcp_stdio",
+            "acp_zed",
+        ],
     }
     assert alice["agents"][3]["steps"] == ["upper", "exclaim"]
 

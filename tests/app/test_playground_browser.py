@@ -213,6 +213,8 @@ def test_connect_snippets_use_the_servers_urls(browser: Any, server: str) -> Non
     assert f"claude mcp add --transport http agenthost {server}/mcp" in text
     assert '"acp-stdio",' in text and '"agenthost echo"' in text
     assert f'Client(base_url="{server}/acp")' in text
+    assert f'anthropic.Anthropic(base_url="{server}", api_key="unused")' in text
+    assert f"ANTHROPIC_BASE_URL={server} " in text
     shot(browser, "connect")
 
 

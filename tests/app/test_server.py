@@ -220,7 +220,17 @@ async def test_an_agent_exposed_to_other_protocols_is_not_served_over_openai() -
 
 async def test_by_default_every_installed_protocol_is_served() -> None:
     async with running(echo()) as (app, client):
-        assert set(app.state.adapters) == {"/v1", "/a2a", "/mcp", "/acp", "/ag-ui", "/ai-sdk"}
+        # A prefix under another comes first (/v1/messages before /v1): routes and error
+        # shapes take the first prefix a path is under.
+        assert list(app.state.adapters) == [
+            "/v1/messages",
+            "/v1",
+            "/a2a",
+            "/mcp",
+            "/acp",
+            "/ag-ui",
+            "/ai-sdk",
+        ]
         assert (await client.get("/a2a")).status_code == 200
         assert (await client.get("/acp/ping")).status_code == 200
         assert (await client.get("/v1/models")).status_code == 200

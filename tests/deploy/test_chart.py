@@ -283,7 +283,7 @@ def test_the_notes_say_where_each_protocol_is() -> None:
     default = render_files()["agenthost/templates/NOTES.txt"]
     assert "port-forward svc/demo-agenthost 8000:80" in default
     assert "Auth is OFF" in default
-    assert all(path in default for path in ("/v1", "/a2a/AGENT", "/mcp", "/acp"))
+    assert all(path in default for path in ("/v1", "/a2a/AGENT", "/mcp", "/acp", "/v1/messages"))
 
 
 def test_the_chart_readme_documents_every_value() -> None:
@@ -338,7 +338,7 @@ def test_the_readmes_helm_install_command_works(readme: Path, tmp_path: Path) ->
 def test_every_protocol_is_served_by_default_like_compose() -> None:
     env = env_of(container(render()))
     assert Settings(adapters=env["AGENTHOST_ADAPTERS"]).adapters == Settings().adapters  # type: ignore[arg-type]
-    assert env["AGENTHOST_ADAPTERS"] == "openai,a2a,mcp,acp,ag_ui,ai_sdk"
+    assert env["AGENTHOST_ADAPTERS"] == "openai,a2a,mcp,acp,ag_ui,ai_sdk,anthropic"
 
 
 def test_mcp_accepts_the_ingress_hosts_and_the_services_names() -> None:
