@@ -47,9 +47,12 @@ redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
 redis.call('zadd', KEYS[2], ARGV[4], ARGV[3])
 return 1
 """
+# A renewal that comes late (the replica was starved past its lease) takes the lease again
+# if nobody claimed it meanwhile: the run is still this replica's.
 _RENEW = """
-if redis.call('get', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('pexpire', KEYS[1], ARGV[2])
+local holder = redis.call('get', KEYS[1])
+if holder and holder ~= ARGV[1] then return 0 end
+redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
 redis.call('zadd', KEYS[2], ARGV[4], ARGV[3])
 return 1
 """

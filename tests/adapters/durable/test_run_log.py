@@ -206,3 +206,15 @@ async def test_a_replica_that_lost_its_lease_stops_without_touching_the_run(
         await _close([paused, other])
     assert settled == []  # nothing written over the run the other replica goes on with
     assert stored is not None and stored.status == "in_progress"
+
+
+async def test_a_late_renewal_keeps_a_lease_nobody_took(redis: RedisServer) -> None:  # noqa: F811
+    (log,) = await _logs(redis.url, 1)
+    try:
+        record = RunRecord(uuid.uuid4().hex, "p", "a", "me", {})
+        await log.create(record, "owner", 0.2)
+        await asyncio.sleep(0.3)  # starved past its lease, but nobody claimed it
+        assert await log.renew(record.id, "owner", 5)
+        assert await log.orphans() == []
+    finally:
+        await _close([log])
