@@ -23,6 +23,18 @@ from agenthost.adapters.body_limits import BodyProblem, load_json, off_loop, ref
 from agenthost.adapters.routing import allowed_methods
 from agenthost.adapters.sse import event_stream
 
+CHAT_REQUEST = {
+    "type": "object",
+    "required": ["messages"],
+    "properties": {
+        "id": {"type": "string"},
+        "messages": {"type": "array", "minItems": 1, "items": {"type": "object"}},
+        "trigger": {"type": "string"},
+        "messageId": {"type": "string"},
+    },
+}
+"""The body in the OpenAPI document (the route reads and validates it itself)."""
+
 HEADERS = {
     "Cache-Control": "no-cache",
     "X-Accel-Buffering": "no",
@@ -66,7 +78,16 @@ class AISDKAdapter:
     def _build_router(self) -> APIRouter:
         router = APIRouter(tags=["ai-sdk"])
 
-        @router.post("/{agent}", summary="useChat: UIMessages in, the UI message stream out")
+        @router.post(
+            "/{agent}",
+            summary="useChat: UIMessages in, the UI message stream out",
+            openapi_extra={
+                "requestBody": {
+                    "required": True,
+                    "content": {"application/json": {"schema": CHAT_REQUEST}},
+                }
+            },
+        )
         async def chat(request: Request, agent: str) -> Response:
             try:
                 return await self.chat(request, agent)
