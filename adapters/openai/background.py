@@ -177,9 +177,21 @@ async def cancel(id: str, runs: DurableRuns, stores: Stores, principal: str) -> 
     return await current(id, runs, stores, principal)
 
 
+class _Replayed(ResponseEvents):
+    """A background response's events: it ends with the response as stored when its run
+    settled (the same on every replica and every replay, ``completed_at`` included)."""
+
+    async def completed(self, result: RunResult) -> dict[str, Any]:
+        turn = self.turn
+        stored = await turn.stores.responses.get(turn.principal, turn.id)
+        if stored is not None and stored.response.get("status") == "completed":
+            return dict(stored.response)
+        return turn.completed(result)
+
+
 async def _view(runs: DurableRuns, turn: Turn, after: int | None) -> AsyncIterator[bytes]:
     """The response's events from its log, those numbered after ``after`` only."""
-    events = ResponseEvents(turn.agent.name, turn, saving=False, starting_after=after)
+    events = _Replayed(turn.agent.name, turn, saving=False, starting_after=after)
     async for out in events.stream(runs.updates(turn.id)):  # type: ignore[arg-type]
         if out:
             yield out

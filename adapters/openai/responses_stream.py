@@ -166,7 +166,7 @@ class ResponseEvents(RunConsumer[bytes]):
 
     async def on_finished(self, result: RunResult) -> Sequence[bytes]:
         event, where = self.event, self.where
-        response = self.turn.completed(result)
+        response = await self.completed(result)
         if self.attempt:
             for item in response["output"]:
                 if item["type"] == "message":
@@ -204,6 +204,10 @@ class ResponseEvents(RunConsumer[bytes]):
             return self.items.index(key) if key in self.items else len(self.items) + index
 
         return [item for _, item in sorted(enumerate(output), key=opened_at)]
+
+    async def completed(self, result: RunResult) -> dict[str, Any]:
+        """The completed response the stream ends with."""
+        return self.turn.completed(result)
 
     async def on_discarded(self, lost: Discarded) -> Sequence[bytes]:
         """The replica writing this response died mid-step: the message item it was
