@@ -57,7 +57,9 @@ class OrchestrateError(Exception):
         return {"error": {**error, **self.extra}}
 
     def response(self) -> Response:
-        return Response(orjson.dumps(self.body()), self.status, media_type="application/json")
+        retry_after = self.extra.get("retryAfter")
+        headers = {"retry-after": str(round(retry_after))} if retry_after is not None else None
+        return Response(orjson.dumps(self.body()), self.status, headers, "application/json")
 
 
 def invalid(message: str, *, code: str = "invalid_request") -> OrchestrateError:
