@@ -1,8 +1,10 @@
 """A run as the event stream Orchestrate reads, on the shared
 :class:`~agenthost.adapters.runs.RunConsumer`.
 
-Each event is ``event: <object>`` and ``data: {id, object, thread_id, model,
-created, choices: [{delta}]}`` (the external-agent spec): the answer's text
+Each event is one ``data: {id, object, thread_id, model, created, choices:
+[{delta}]}`` line (the external-agent spec; no ``event:`` line, as the
+toolkit's README shows them: the ADK's validator reads the stream in
+128-byte chunks and takes an ``event:`` line cut by a chunk for data): the answer's text
 is ``thread.message.delta`` (``delta.content``, one id for the answer); each
 of the agent's own tool calls is a ``thread.run.step.delta`` whose
 ``step_details`` is ``{"type": "tool_calls", "tool_calls": [{id, name,
@@ -35,9 +37,8 @@ DONE = b"data: [DONE]\n\n"
 
 
 def sse_event(data: dict[str, Any]) -> bytes:
-    """One event: its ``event:`` line is the data's ``object``."""
-    kind: str = data["object"]
-    return b"event: " + kind.encode() + b"\ndata: " + orjson.dumps(data) + b"\n\n"
+    """One event, its kind in the data's ``object``."""
+    return b"data: " + orjson.dumps(data) + b"\n\n"
 
 
 class ThreadEvents(RunConsumer[bytes]):
