@@ -57,7 +57,7 @@ class ExtraBody(_Lenient):
 class ChatRequest(_Lenient):
     model: str | None = None
     messages: list[ChatMessage] = Field(min_length=1)
-    stream: bool = False
+    stream: bool | None = False
     extra_body: ExtraBody | None = None
     context: dict[str, Any] | None = None
 
@@ -68,7 +68,7 @@ CHAT_BODY: dict[str, Any] = {
     "properties": {
         "model": {"type": "string"},
         "messages": {"type": "array", "minItems": 1, "items": {"type": "object"}},
-        "stream": {"type": "boolean"},
+        "stream": {"type": ["boolean", "null"]},
         "extra_body": {"type": "object", "properties": {"thread_id": {"type": "string"}}},
     },
 }
