@@ -11,7 +11,7 @@ from itertools import groupby
 import httpx
 import pytest
 
-from agenthost.agents import Agent, ChatAgent, ModelBusy, tool
+from agenthost.agents import ASK_USER, Agent, ChatAgent, ModelBusy, tool
 from agenthost.agents.models import EchoModel, FunctionModel, ModelRequest
 from agenthost.agents.models.openai import OpenAIModel
 from agenthost.agents.models.testing import Reply, call
@@ -46,6 +46,13 @@ def _adder(request: ModelRequest) -> Reply:
     return ["Let me add. ", call("add", '{"a": 2, "b": 3}')]
 
 
+def _asker(request: ModelRequest) -> Reply:
+    last = request.messages[-1]
+    if last.role == "tool":
+        return f"Nice to meet you, {last.parts[0].content}."  # type: ignore[union-attr]
+    return ["Hello! ", call("ask_user", '{"question": "What is your name?"}')]
+
+
 def _failing(request: ModelRequest) -> Reply:
     raise ModelBusy("the upstream is busy")
 
@@ -64,6 +71,7 @@ async def client(upstream: tuple[FakeUpstream, str]) -> AsyncIterator[httpx.Asyn
         "adder": ChatAgent("adder", FunctionModel(_adder), tools=(add,)),
         "relay": ChatAgent("relay", relay, tools=(calculator,)),
         "failing": ChatAgent("failing", FunctionModel(_failing)),
+        "asker": ChatAgent("asker", FunctionModel(_asker), tools=(ASK_USER,)),
     }
     settings = Settings(
         adapters=["orchestrate"],  # type: ignore[list-item]
@@ -150,6 +158,27 @@ async def test_a_trailing_handoff_is_context_not_a_call(client: httpx.AsyncClien
     transcript = [user("one"), *handoff("t"), {"role": "assistant", "content": text_of(first)}]
     second = await stream(client, "t", [*transcript, user("two"), *handoff("t")], thread=thread)
     assert text_of(second) == "one | one | two"
+
+
+async def test_a_question_is_asked_in_text_and_the_next_turn_answers_it(
+    client: httpx.AsyncClient,
+) -> None:
+    thread = str(uuid.uuid4())
+    first = await stream(client, "asker", [user("hi")], thread=thread)
+    assert text_of(first) == "Hello! \n\nWhat is your name?"
+    assert not steps_of(first)  # a question, not a tool call to show
+    transcript = [user("hi"), {"role": "assistant", "content": text_of(first)}]
+    second = await complete(client, "asker", [*transcript, user("Ada")], thread=thread)
+    assert second.choices[0].message.content == "Nice to meet you, Ada."
+    # Non-streamed, the question is the answer's text too.
+    alone = await complete(client, "asker", [user("hi")], thread=str(uuid.uuid4()))
+    assert alone.choices[0].message.content == "Hello! \n\nWhat is your name?"
+
+
+async def test_a_null_stream_is_not_streamed(client: httpx.AsyncClient) -> None:
+    body = {"model": "echo", "messages": [user("hi")], "stream": None, "extra_body": None}
+    answer = await client.post("/orchestrate/echo/chat/completions", json=body)
+    assert answer.status_code == 200 and answer.json()["choices"][0]["message"]["content"] == "hi"
 
 
 async def test_a_failure_before_the_answer_is_the_error_envelope(client: httpx.AsyncClient) -> None:
