@@ -1,5 +1,5 @@
 """The ADK's external-agent validator (``orchestrate evaluations validate-external``,
-``ibm-watsonx-orchestrate[agentops]``) against agenthost on a real socket.
+``ibm-watsonx-orchestrate[agentops]``) against ``agenthost serve``.
 
 The ADK cannot share agenthost's lock (its evaluation framework pins langchain,
 pandas and OpenTelemetry ≤1.39): ``.ci/orchestrate_adk.sh`` installs it in a
@@ -19,13 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from agenthost.agents import Agent, ChatAgent
-from agenthost.agents.models import EchoModel, FunctionModel
-from agenthost.app.server import create_app
-from agenthost.app.settings import Settings
-from tests.adapters.orchestrate.test_chat import _adder, add
+from tests.app.test_server import agenthost_serve
 from tests.principals import KEYS
-from tests.upstream import serve_in_thread
 
 pytestmark = pytest.mark.slow
 
@@ -41,17 +36,19 @@ if not PYTHON:
     )
 
 
+CONFIG = """\
+agents:
+  - {name: echo, model: echo, description: Repeats.}
+  - {name: adder, import: "tests.adapters.orchestrate.agents:adder"}
+"""
+
+
 @pytest.fixture(scope="module")
-def base_url() -> Iterator[str]:
-    agents: dict[str, Agent] = {
-        "echo": ChatAgent("echo", EchoModel()),
-        "adder": ChatAgent("adder", FunctionModel(_adder), tools=(add,)),
-    }
-    settings = Settings(
-        adapters=["orchestrate"],  # type: ignore[list-item]
-        api_keys=[f"{n}:{k}" for n, k in KEYS.items()],
-    )
-    with serve_in_thread(create_app(settings, agents), lifespan=True) as url:
+def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``agenthost serve`` as a user runs it, with two keys."""
+    keys = ",".join(f"{n}:{k}" for n, k in KEYS.items())
+    folder = tmp_path_factory.mktemp("orchestrate")
+    with agenthost_serve(folder, config=CONFIG, AGENTHOST_API_KEYS=keys) as (_, url):
         yield url
 
 

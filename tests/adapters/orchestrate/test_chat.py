@@ -11,12 +11,13 @@ from itertools import groupby
 import httpx
 import pytest
 
-from agenthost.agents import ASK_USER, Agent, ChatAgent, ModelBusy, tool
+from agenthost.agents import ASK_USER, Agent, ChatAgent, ModelBusy
 from agenthost.agents.models import EchoModel, FunctionModel, ModelRequest
 from agenthost.agents.models.openai import OpenAIModel
 from agenthost.agents.models.testing import Reply, call
 from agenthost.agents.tools import calculator
 from agenthost.app.settings import Settings
+from tests.adapters.orchestrate.agents import add, add_then_say
 from tests.adapters.orchestrate.clients import api_key, complete, handoff, stream, user
 from tests.adapters.orchestrate.spec import (
     ThreadMessageDelta,
@@ -31,19 +32,6 @@ from tests.principals import KEYS, SECRET, bearer, transcript_model
 from tests.upstream import FakeUpstream
 
 pytestmark = pytest.mark.anyio
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """Add two numbers."""
-    return a + b
-
-
-def _adder(request: ModelRequest) -> Reply:
-    last = request.messages[-1]
-    if last.role == "tool":
-        return f"The sum is {last.parts[0].content}."  # type: ignore[union-attr]
-    return ["Let me add. ", call("add", '{"a": 2, "b": 3}')]
 
 
 def _asker(request: ModelRequest) -> Reply:
@@ -68,7 +56,7 @@ async def client(upstream: tuple[FakeUpstream, str]) -> AsyncIterator[httpx.Asyn
     agents: dict[str, Agent] = {
         "echo": ChatAgent("echo", EchoModel()),
         "t": ChatAgent("t", transcript_model()),
-        "adder": ChatAgent("adder", FunctionModel(_adder), tools=(add,)),
+        "adder": ChatAgent("adder", FunctionModel(add_then_say), tools=(add,)),
         "relay": ChatAgent("relay", relay, tools=(calculator,)),
         "failing": ChatAgent("failing", FunctionModel(_failing)),
         "asker": ChatAgent("asker", FunctionModel(_asker), tools=(ASK_USER,)),
