@@ -34,6 +34,7 @@ ADAPTERS: Final = {
     "ag_ui": Mount("agenthost.adapters.ag_ui", "/ag-ui"),
     "ai_sdk": Mount("agenthost.adapters.ai_sdk", "/ai-sdk"),
     "anthropic": Mount("agenthost.adapters.anthropic", "/v1/messages"),
+    "orchestrate": Mount("agenthost.adapters.orchestrate", "/orchestrate"),
 }
 """The HTTP protocols, in the order they are served by default."""
 

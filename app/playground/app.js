@@ -262,7 +262,7 @@ function setRunning(running) {
 
 // --- connect snippets -------------------------------------------------------
 
-const LABELS = { openai: "OpenAI /v1", a2a: "A2A", mcp: "MCP", acp: "ACP (IBM)", anthropic: "Anthropic /v1/messages", mcp_stdio: "MCP stdio", acp_zed: "Zed ACP stdio" };
+const LABELS = { openai: "OpenAI /v1", a2a: "A2A", mcp: "MCP", acp: "ACP (IBM)", anthropic: "Anthropic /v1/messages", orchestrate: "watsonx Orchestrate", mcp_stdio: "MCP stdio", acp_zed: "Zed ACP stdio" };
 
 function snippets(agent) {
   const info = state.info;

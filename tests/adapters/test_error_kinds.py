@@ -28,6 +28,7 @@ from agenthost.adapters.anthropic.errors import ERRORS as ANTHROPIC_ERRORS
 from agenthost.adapters.mcp.errors import ERRORS as MCP_ERRORS
 from agenthost.adapters.mcp.errors import META_KEY
 from agenthost.adapters.openai.errors import ERRORS as OPENAI_ERRORS
+from agenthost.adapters.orchestrate.errors import ERRORS as ORCHESTRATE_ERRORS
 from agenthost.agents import (
     Agent,
     AgentError,
@@ -87,6 +88,7 @@ TABLES: dict[str, dict[ErrorKind, Any]] = {
     "ag_ui": dict(AG_UI_ERRORS),
     "ai_sdk": dict(AI_SDK_ERRORS),
     "anthropic": dict(ANTHROPIC_ERRORS),
+    "orchestrate": dict(ORCHESTRATE_ERRORS),
 }
 
 
@@ -128,6 +130,21 @@ ANTHROPIC = {
     ErrorKind.UNAVAILABLE: (503, "overloaded_error", None, None),
 }
 """status, ``error.type``, retry-after, x-should-retry."""
+
+ORCHESTRATE = {
+    ErrorKind.BUSY: (429, "busy", True, "3"),
+    ErrorKind.TIMEOUT: (504, "timeout", False, None),
+    ErrorKind.REFUSED: (403, "refused", False, None),
+    ErrorKind.LIMIT_EXCEEDED: (400, "limit_exceeded", False, None),
+    ErrorKind.BAD_INPUT: (400, "bad_input", False, None),
+    ErrorKind.NOT_FOUND: (404, "not_found", False, None),
+    ErrorKind.UPSTREAM: (502, "upstream", False, None),
+    ErrorKind.CANCELLED: (499, "cancelled", False, None),
+    ErrorKind.INTERRUPTED: (503, "interrupted", True, None),
+    ErrorKind.INTERNAL: (500, "internal", False, None),
+    ErrorKind.UNAVAILABLE: (503, "unavailable", True, None),
+}
+"""A non-streamed turn: status, ``error.code``, ``error.retryable``, retry-after."""
 
 A2A = {
     ErrorKind.BUSY: (TaskState.TASK_STATE_FAILED, True),
@@ -245,6 +262,26 @@ async def seen_over_anthropic() -> dict[ErrorKind, Any]:
     return seen
 
 
+async def seen_over_orchestrate() -> dict[ErrorKind, Any]:
+    seen = {}
+    app = create_app(Settings(adapters=["orchestrate"]), AGENTS)
+    async with LifespanManager(app) as manager:
+        transport = httpx.ASGITransport(app=manager.app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
+            for kind in ErrorKind:
+                body = {"messages": [{"role": "user", "content": "hi"}]}
+                answer = await client.post(f"/orchestrate/{kind.value}/chat/completions", json=body)
+                error = answer.json()["error"]
+                assert error["message"]
+                seen[kind] = (
+                    answer.status_code,
+                    error["code"],
+                    error["retryable"],
+                    answer.headers.get("retry-after"),
+                )
+    return seen
+
+
 async def seen_over_a2a() -> dict[ErrorKind, Any]:
     seen = {}
     app = create_app(a2a_settings(), AGENTS)
@@ -335,6 +372,7 @@ SEEN = {
     "acp_zed": (seen_over_acp_zed, ZED),
     "ag_ui": (seen_over_ag_ui, AG_UI),
     "anthropic": (seen_over_anthropic, ANTHROPIC),
+    "orchestrate": (seen_over_orchestrate, ORCHESTRATE),
 }
 
 

@@ -106,7 +106,7 @@ modules = ("mcp", "mcp_types", "a2a", "acp_sdk", "ag_ui", "rich", "pygments")
 print(",".join(name for name in modules if sys.modules.get(name) is not None))
 print(type(httpx.main).__name__)
 # Every protocol's settings and config models are read (settings, schema), served or not.
-protocols = ("openai", "a2a", "mcp", "acp", "ag_ui", "ai_sdk", "anthropic")
+protocols = ("openai", "a2a", "mcp", "acp", "ag_ui", "ai_sdk", "anthropic", "orchestrate")
 loaded = [f"agenthost.adapters.{name}.settings" in sys.modules for name in protocols]
 print(",".join(name for name, is_loaded in zip(protocols, loaded) if is_loaded))
 """
@@ -122,7 +122,7 @@ def test_a_protocol_not_served_is_not_imported(tmp_path: Path) -> None:
     # settings and config models are loaded all the same: they import no SDK.
     imported, _, settings = run_protocols(tmp_path, "openai")
     assert imported == "", f"imported at start-up: {imported}"
-    assert settings == "openai,a2a,mcp,acp,ag_ui,ai_sdk,anthropic"
+    assert settings == "openai,a2a,mcp,acp,ag_ui,ai_sdk,anthropic,orchestrate"
 
 
 def test_the_command_leaves_out_httpx_command_line_client(tmp_path: Path) -> None:

@@ -92,6 +92,7 @@ async def test_the_agent_list_needs_a_key_and_hides_what_the_key_may_not_use() -
         "ag_ui": "/ag-ui",
         "ai_sdk": "/ai-sdk",
         "anthropic": "/v1/messages",
+        "orchestrate": "/orchestrate",
     }
     assert [a["name"] for a in alice["agents"]] == ["echo", "sums", "lead", "loud"]
     assert [a["name"] for a in bob["agents"]] == ["echo", "lead", "loud"]
@@ -106,6 +107,7 @@ async def test_the_agent_list_needs_a_key_and_hides_what_the_key_may_not_use() -
         "ag_ui",
         "ai_sdk",
         "anthropic",
+        "orchestrate",
         "mcp_stdio",
         "acp_zed",
     ]
@@ -124,6 +126,7 @@ async def test_the_agent_list_needs_a_key_and_hides_what_the_key_may_not_use() -
             "ag_ui",
             "ai_sdk",
             "anthropic",
+            "orchestrate",
             "mcp_stdio",
             "acp_zed",
         ],

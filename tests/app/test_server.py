@@ -230,6 +230,7 @@ async def test_by_default_every_installed_protocol_is_served() -> None:
             "/acp",
             "/ag-ui",
             "/ai-sdk",
+            "/orchestrate",
         ]
         assert (await client.get("/a2a")).status_code == 200
         assert (await client.get("/acp/ping")).status_code == 200

@@ -35,7 +35,7 @@ def test_a_row_shows_type_bounds_and_default() -> None:
     assert "| `AGENTHOST_PORT` | integer ≥ 0, ≤ 65535 | `8000` | Port to listen on. |" in text
     assert (
         "| `AGENTHOST_ADAPTERS` | list of `openai`, `a2a`, `mcp`, `acp`, `ag_ui`, `ai_sdk`, "
-        "`anthropic` | " in text
+        "`anthropic`, `orchestrate` | " in text
     )
     assert "| `AGENTHOST_A2A_PUBLIC_URL` | string | unset | " in text
     assert "| `AGENTHOST_SESSION_TTL` | number > 0 | `3600` | " in text

@@ -338,7 +338,7 @@ def test_the_readmes_helm_install_command_works(readme: Path, tmp_path: Path) ->
 def test_every_protocol_is_served_by_default_like_compose() -> None:
     env = env_of(container(render()))
     assert Settings(adapters=env["AGENTHOST_ADAPTERS"]).adapters == Settings().adapters  # type: ignore[arg-type]
-    assert env["AGENTHOST_ADAPTERS"] == "openai,a2a,mcp,acp,ag_ui,ai_sdk,anthropic"
+    assert env["AGENTHOST_ADAPTERS"] == "openai,a2a,mcp,acp,ag_ui,ai_sdk,anthropic,orchestrate"
 
 
 def test_mcp_accepts_the_ingress_hosts_and_the_services_names() -> None:
