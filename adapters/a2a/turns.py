@@ -9,7 +9,8 @@ conversation (the next message of the context would be answered as if it
 had been). So the executor's session (:class:`HeldSession`) holds what the
 run saves, and the task store (:func:`hold_turns`) writes it once it has
 saved the task in one of those states; a task saved in any other idle state
-(failed, cancelled) or whose save fails drops it. The turn is written
+(failed, cancelled) or whose save fails drops it (not a save that lost a race
+with another writer: the SDK saves that event again). The turn is written
 inside the store's save, before the subscribers (the waiting client) hear
 the task's end; if the memory fails then, the save fails and the task ends
 ``failed``, so memory and tasks agree both ways.
@@ -22,6 +23,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from a2a.server.cluster.task_store import ConcurrentTaskModificationError
 from a2a.types import Task, TaskState
 
 from agenthost.adapters.a2a.tasks import IDLE_STATES
@@ -103,6 +105,8 @@ def hold_turns(store: Any, turns: HeldTurns) -> None:
     async def saving(task: Task, *args: Any, **kwargs: Any) -> Any:
         try:
             result = await save(task, *args, **kwargs)
+        except ConcurrentTaskModificationError:
+            raise  # the SDK reloads the task and saves the same event again
         except BaseException:
             turns.failed(task)
             raise
