@@ -17,6 +17,7 @@ from fastapi.telemetry import TelemetryConfig
 
 from agenthost.adapters.base import Adapter
 from agenthost.agents import Agent
+from agenthost.agents.tools.processes import TOOL_PROCESSES
 from agenthost.app.docs_ui import add_docs
 from agenthost.app.host import Host
 from agenthost.app.middleware import (
@@ -98,5 +99,6 @@ def _lifespan(
                 yield
             finally:
                 app.state.ready = False
+                TOOL_PROCESSES.shutdown()  # CPU-bound tools' workers, if any ran
 
     return lifespan

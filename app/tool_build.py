@@ -99,8 +99,11 @@ class Tooling:
                 f"{where}: http_get needs allowed hosts: "
                 "write {tool: http_get, allowed_hosts: [example.com]}"
             )
+        process = isinstance(entry, ToolSpec) and entry.process
         if ":" in reference:
-            tool = self._imported(where, reference)
+            tool = self._imported(where, reference, process=process)
+        elif process:
+            raise ConfigError(f"{where}: process: true is for Python functions, not {reference}")
         elif reference in BUILTIN_TOOLS:
             tool = BUILTIN_TOOLS[reference]
         else:
@@ -117,17 +120,24 @@ class Tooling:
             )
         return tool.with_options(options)
 
-    def _imported(self, where: str, path: str) -> BaseTool | ClientTool:
+    def _imported(self, where: str, path: str, *, process: bool = False) -> BaseTool | ClientTool:
         try:
             obj = import_path(path, self.base_dir)
         except (ImportError, AttributeError) as exc:
             raise ConfigError(f"{where}: cannot import {path!r}: {exc}") from exc
+        if process and isinstance(obj, Tool):  # made again, to run in a worker process
+            try:
+                return Tool(obj.function, name=obj.name, description=obj.description, process=True)
+            except TypeError as exc:
+                raise ConfigError(f"{where}: {path!r}: {exc}") from exc
         if isinstance(obj, BaseTool | ClientTool):
+            if process:
+                raise ConfigError(f"{where}: process: true is for Python functions")
             return obj
         if not callable(obj):
             raise ConfigError(f"{where}: {path!r} is neither a function nor a tool")
         try:
-            return Tool(obj)
+            return Tool(obj, process=process)
         except (TypeError, NameError) as exc:
             raise ConfigError(f"{where}: {path!r}: {exc}") from exc
 

@@ -56,6 +56,11 @@ class ToolSpec(ToolOptionsSpec):
         description="A built-in name (think, calculator, current_time, ask_user) "
         "or an import path package.module:function.",
     )
+    process: bool = Field(
+        False,
+        description="Run the (sync, module-level) function in a worker process, not a thread: "
+        "for CPU-bound tools, which would otherwise hold the server while they compute.",
+    )
 
 
 class HTTPGetToolSpec(ToolOptionsSpec):

@@ -38,6 +38,7 @@ from agenthost.adapters.a2a.runs import PROTOCOL as TASK_RUNS
 from agenthost.adapters.a2a.runs import TaskRuns
 from agenthost.adapters.a2a.service import AgentService, card_response
 from agenthost.adapters.a2a.tasks import TaskStores
+from agenthost.adapters.a2a.turns import HeldTurns, hold_turns
 from agenthost.adapters.base import AdapterContext, RequestRules, principal_of
 from agenthost.adapters.cancels import CancelChannel
 from agenthost.agents import Agent
@@ -212,12 +213,15 @@ class A2AAdapter:
         tasks = self.stores.tasks(agent.name)
         if self.runs is not None:
             self.runs.task_stores[agent.name] = tasks
+        turns = HeldTurns()
+        hold_turns(tasks, turns)  # a run's turn is kept once its task's end is saved
         handler = ClusterRequestHandler(
             AgentRunExecutor(
                 agent,
                 memory,
                 reply_message=agent.name in self.options.message_replies,
                 runs=self.runs,
+                turns=turns,
             ),
             tasks,
             static_card,

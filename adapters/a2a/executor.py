@@ -40,6 +40,7 @@ from a2a.utils.errors import InvalidParamsError
 
 from agenthost.adapters.a2a import convert
 from agenthost.adapters.a2a.errors import task_end
+from agenthost.adapters.a2a.turns import HeldSession, HeldTurns
 from agenthost.adapters.runs import RunConsumer, pending_in, resume_input
 from agenthost.agents import (
     Agent,
@@ -77,25 +78,34 @@ class AgentRunExecutor(AgentExecutor):
         *,
         reply_message: bool = False,
         runs: TaskRuns | None = None,
+        turns: HeldTurns | None = None,
     ) -> None:
         self.agent = agent
         self.memory = memory
         self.reply_message = reply_message
         self.runs = None if reply_message else runs
         """The durable runs of tasks (None: the run is this request's own)."""
+        self.turns = turns
+        """Where a task's run holds its turn until the task's end is saved
+        (:mod:`agenthost.adapters.a2a.turns`; None: saved as the run ends)."""
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         message, (task_id, context_id) = context.message, _ids(context)
         if message is None or task_id is None or context_id is None:
             raise InvalidParamsError("the request has no message")
         principal = context.call_context.user.user_name
-        session = ManagedSession(self.memory, SessionKey(self.agent.name, context_id, principal))
+        key = SessionKey(self.agent.name, context_id, principal)
+        direct = self.reply_message and context.current_task is None  # maybe no task at all
+        if self.turns is not None and not direct:
+            session: ManagedSession = HeldSession(self.memory, key, self.turns, task_id)
+        else:
+            session = ManagedSession(self.memory, key)
         run_input = await self._run_input(message, session)
         if self.runs is not None:
             await self._durable(context, event_queue, run_input, task_id, context_id)
             return
         updates = self.agent.run_stream(run_input, session=session)
-        if self.reply_message and context.current_task is None:
+        if direct:
             answer = _Answer(self.agent.name)
             try:
                 await answer.consume(updates)

@@ -8,8 +8,11 @@ are our own fronts on that handler (:mod:`agenthost.adapters.a2a.rpc`,
 JSON-RPC route (what the front hands on: 0.3 methods, malformed requests)
 and the HTTP+JSON routes,
 with the SDK's 0.3 compatibility on (HTTP+JSON errors as the spec's table
-says: :mod:`agenthost.adapters.a2a.statuses`). The SDK's ``/{tenant}`` catch-all
-lives inside this app, under the agent's own prefix, so it can never
+says: :mod:`agenthost.adapters.a2a.statuses`). Its 0.3 HTTP+JSON streams
+(:class:`Eager03Adapter`) wait for their first event before answering, as
+its 1.0 ones do, so that an error raised before any event (an unknown task's
+``subscribe``) is the protocol's 4xx, not a stream cut after its 200. The
+SDK's ``/{tenant}`` catch-all lives inside this app, under the agent's own prefix, so it can never
 capture a route of the rest of the server.
 """
 
@@ -17,15 +20,23 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterable, AsyncIterator, Callable
 from email.utils import formatdate
+from typing import Any
 
 import orjson
+from a2a.compat.v0_3.rest_adapter import REST03Adapter
+from a2a.server.context import ServerCallContext
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.request_handlers.response_helpers import agent_card_to_dict
 from a2a.server.routes import create_jsonrpc_routes, create_rest_routes
+from a2a.server.routes.common import create_event_source_response
 from a2a.types import AgentCard
+from a2a.utils import json_utils
 from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH
+from a2a.utils.error_handlers import rest_stream_error_handler
+from a2a.utils.errors import InvalidRequestError
+from sse_starlette import EventSourceResponse
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -51,7 +62,11 @@ class AgentService:
         routes = [
             Route(AGENT_CARD_WELL_KNOWN_PATH, self.card, methods=["GET"]),
             *create_jsonrpc_routes(handler, "/", builder, enable_v0_3_compat=True),
-            *create_rest_routes(handler, builder, enable_v0_3_compat=True),
+            *(
+                Route(path, endpoint, methods=[method])
+                for (path, method), endpoint in Eager03Adapter(handler, builder).routes().items()
+            ),
+            *create_rest_routes(handler, builder),
         ]
         self.app = SpecErrors(UTF8Bodies(Starlette(routes=routes)))
         self.rpc = JSONRPCFront(handler, builder, _AtAgentURL(self.app))
@@ -61,6 +76,41 @@ class AgentService:
 
     async def card(self, request: Request) -> Response:
         return card_response(self.card_for(request), request)
+
+
+class Eager03Adapter(REST03Adapter):
+    """The SDK's 0.3 HTTP+JSON routes, whose streams start only once their first event is in.
+
+    The SDK's 0.3 adapter answers 200 and starts the event stream before the
+    handler has run, so an error the handler raises at once (``TaskNotFoundError``
+    for an unknown task's ``subscribe``, ``UnsupportedOperationError`` for a
+    finished one) ends the response with a 500. Taking the first event before
+    answering (what the SDK's 1.0 dispatcher does) lets its error handler
+    answer such an error with the error's own status and 0.3 body.
+    """
+
+    @rest_stream_error_handler
+    async def _handle_streaming_request(
+        self,
+        method: Callable[[Request, ServerCallContext], AsyncIterable[Any]],
+        request: Request,
+    ) -> EventSourceResponse:
+        try:
+            await request.body()
+        except (ValueError, RuntimeError, OSError) as e:
+            raise InvalidRequestError(message=f"Failed to pre-consume request body: {e}") from e
+        stream = aiter(method(request, self._context_builder.build(request)))
+        try:
+            first = await anext(stream)
+        except StopAsyncIteration:
+            return create_event_source_response(iter([]))
+
+        async def events() -> AsyncIterator[str]:
+            yield json_utils.dumps(first)
+            async for item in stream:
+                yield json_utils.dumps(item)
+
+        return create_event_source_response(events())
 
 
 class _AtAgentURL:

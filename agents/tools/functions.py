@@ -10,6 +10,8 @@ abandoned on time-out and cannot hold the process at exit (SIGTERM). Each
 tool runs at most ``max_threads`` at once (:data:`~agents.tools.threads.MAX_THREADS_PER_TOOL`),
 abandoned ones included, under a ceiling shared by every user tool
 (:mod:`agents.tools.threads`): one tool's hung calls make only that tool wait.
+A CPU-bound sync function can run in a worker process instead (``process=True``,
+:mod:`agents.tools.processes`): a thread would hold the interpreter while it computes.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from agenthost.agents.errors import ToolError
 from agenthost.agents.tools.base import BaseTool, ToolOptions
+from agenthost.agents.tools.processes import TOOL_PROCESSES, FunctionReference
 from agenthost.agents.tools.threads import MAX_THREADS_PER_TOOL, USER_THREADS, ThreadLimit
 
 if TYPE_CHECKING:
@@ -52,9 +55,12 @@ class Tool(BaseTool):
         hooks: Sequence[ToolHooks] = (),
         max_threads: int = MAX_THREADS_PER_TOOL,
         ceiling: ThreadLimit = USER_THREADS,
+        process: bool = False,
     ) -> None:
         """``max_threads``: calls of a sync function running at once (copies made by
-        :meth:`with_options` share them); ``ceiling``: the bound shared with other tools."""
+        :meth:`with_options` share them); ``ceiling``: the bound shared with other tools;
+        ``process``: run the (sync, module-level) function in a worker process instead
+        (:mod:`agents.tools.processes`), TypeError if it cannot be."""
         name = name or function.__name__
         description = description or _summary(function)
         if not description:
@@ -69,6 +75,12 @@ class Tool(BaseTool):
         self._schema = self.input_model.model_json_schema()
         self._is_async = inspect.iscoroutinefunction(function)
         self.threads = ThreadLimit(max_threads, ceiling)
+        self.process: FunctionReference | None = None
+        """Where a worker process finds the function (None: it runs in a thread)."""
+        if process:
+            if self._is_async:
+                raise TypeError(f"tool {name}: process: true is for sync functions")
+            self.process = FunctionReference.of(function, name)
 
     @property
     def parameters(self) -> dict[str, Any]:
@@ -94,6 +106,8 @@ class Tool(BaseTool):
         # Waiting for one of the tool's threads counts in its time-out.
         timeout = self.options.timeout or SYNC_TIMEOUT
         with anyio.move_on_after(timeout) as deadline:
+            if self.process is not None:
+                return await TOOL_PROCESSES.call(self.process, arguments, self.name)
             return await in_daemon_thread(
                 lambda: self.function(**arguments), self.name, self.threads
             )
@@ -146,6 +160,7 @@ def tool(
     options: ToolOptions | None = None,
     max_threads: int = MAX_THREADS_PER_TOOL,
     ceiling: ThreadLimit = USER_THREADS,
+    process: bool = False,
 ) -> Callable[[ToolFunction], Tool]: ...
 def tool(
     function: ToolFunction | None = None,
@@ -157,12 +172,14 @@ def tool(
     options: ToolOptions | None = None,
     max_threads: int = MAX_THREADS_PER_TOOL,
     ceiling: ThreadLimit = USER_THREADS,
+    process: bool = False,
 ) -> Tool | Callable[[ToolFunction], Tool]:
     """Turn a typed, documented function into a :class:`Tool`.
 
     The parameters' annotations and defaults become the input schema; the
     docstring's first paragraph becomes the description; ``max_threads`` and
-    ``ceiling`` bound a sync function's threads (:class:`Tool`).
+    ``ceiling`` bound a sync function's threads, ``process`` runs it in a worker
+    process instead (:class:`Tool`).
     """
 
     def wrap(fn: ToolFunction) -> Tool:
@@ -174,6 +191,7 @@ def tool(
             options=options,
             max_threads=max_threads,
             ceiling=ceiling,
+            process=process,
         )
 
     return wrap(function) if function is not None else wrap

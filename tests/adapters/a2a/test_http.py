@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 from pathlib import Path
 from typing import Any
 
@@ -310,3 +311,39 @@ async def test_the_apps_refusals_take_the_shape_of_the_binding_asked() -> None:
         rest = await http.post("/a2a/echo/message:send", content=b"{}", headers=plain)
         assert rest.status_code == 415
         assert rest.json()["error"]["status"] == "UNSUPPORTED_MEDIA_TYPE", rest.text
+
+
+def sse_error(answer: Any) -> Any:
+    """The JSON-RPC error a streamed (SSE) or plain answer carries."""
+    if answer.headers["content-type"].startswith("text/event-stream"):
+        data = [line[5:] for line in answer.text.splitlines() if line.startswith("data:")]
+        assert len(data) == 1, answer.text
+        return json.loads(data[0])["error"]
+    return answer.json()["error"]
+
+
+async def test_subscribing_to_an_unknown_or_finished_task_is_a_4xx_in_0_3_and_1_0() -> None:
+    async with in_process(AGENTS) as http:
+        sent = await http.post(
+            "/a2a/echo", json=rpc("SendMessage", send_params({"text": "hi"})), headers=V1
+        )
+        done = sent.json()["result"]["task"]["id"]
+        for task, code, status in (("nope", -32001, 404), (done, -32004, 400)):
+            # JSON-RPC: the error in the answer (0.3: its one event), with its code.
+            v03 = await http.post("/a2a/echo", json=rpc("tasks/resubscribe", {"id": task}))
+            v10 = await http.post(
+                "/a2a/echo", json=rpc("SubscribeToTask", {"id": task}), headers=V1
+            )
+            for answer in (v03, v10):
+                assert answer.status_code == 200 and sse_error(answer)["code"] == code
+            # HTTP+JSON: the error's status and body, 0.3 (under /v1) and 1.0, GET and POST.
+            for path, headers in (
+                (f"/v1/tasks/{task}:subscribe", {}),
+                (f"/tasks/{task}:subscribe", V1),
+            ):
+                for method in ("GET", "POST"):
+                    answer = await http.request(method, "/a2a/echo" + path, headers=headers)
+                    assert answer.status_code == status, (path, method, answer.text)
+                    assert answer.json()["error"]["code"] == status
+        missing = await http.get("/a2a/echo/v1/tasks/nope:subscribe")
+        assert missing.json()["error"]["details"][0]["reason"] == "TASK_NOT_FOUND"
