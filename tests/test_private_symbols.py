@@ -34,6 +34,15 @@ class Private:
 
 PRIVATE = [
     Private(
+        "concurrent.futures.process",
+        ("ProcessPoolExecutor._processes",),
+        "agents/tools/processes.py (the pool's workers, terminated at shutdown)",
+        "a hung tool's worker would keep the server from exiting; Python 3.14 adds the public "
+        "ProcessPoolExecutor.terminate_workers(). Without the attribute the workers are only "
+        "shut down, not terminated: no cap (the standard library), this test notices.",
+        None,
+    ),
+    Private(
         "uvicorn.config",
         ("HTTP_PROTOCOLS",),
         'app/connections.py (which class uvicorn\'s public http="httptools" choice names; '
