@@ -29,12 +29,13 @@ from agenthost.adapters.durable import DurableRuns, LocalRunLog, RunLog
 from agenthost.agents import Agent, MemoryManager
 from agenthost.agents.hosting import Hosting
 from agenthost.agents.limits import LiveRuns, RunLimits
-from agenthost.agents.observe import current_tracing
+from agenthost.agents.observe import AgentObserver, current_tracing
 from agenthost.app.build import hosted, load_agents
 from agenthost.app.memory import LRUMemoryManager, memory_factory
 from agenthost.app.metrics import Metrics, current_protocol, serve_metrics_port
 from agenthost.app.principals import check_allow
 from agenthost.app.protocols import ADAPTERS, package
+from agenthost.app.quotas import TokenCounter, build_quotas
 from agenthost.app.settings import Settings
 from agenthost.app.shared_sessions import NAMESPACE as SHARED_NAMESPACE
 from agenthost.app.shared_sessions import SessionRouter, shared_agents
@@ -68,7 +69,11 @@ class Host:
         self.metrics = Metrics() if settings.metrics else None
         self.tracing = _tracing()
         # Traces wrap the metrics here, whatever order anything else happens in.
-        observer = self.tracing.observer(self.metrics) if self.tracing is not None else self.metrics
+        self.quotas = build_quotas(settings)
+        observer: AgentObserver | None = self.metrics
+        if self.quotas is not None and self.quotas.counts_tokens:
+            observer = TokenCounter(self.quotas, observer)  # runs' tokens per principal
+        observer = self.tracing.observer(observer) if self.tracing is not None else observer
         limits = RunLimits(settings.max_output_chars, settings.max_run_seconds)
         self.hosting = Hosting(limits, self.runs, observer)
         if agents is None:
@@ -77,6 +82,8 @@ class Host:
         self.allow = self.registry.allow if allow is None else allow
         self.principals = settings.principals()
         check_allow(self.allow, self.principals)
+        if self.quotas is not None:
+            self.quotas.check_principals(self.principals.values())
         if not self.principals and self.allow:
             logger.warning(
                 "auth off: agents with an allow list (%s) are served to nobody but 'anonymous'",
@@ -190,6 +197,8 @@ class Host:
         """Shared resources, then agents, then ``adapters`` are up inside; all closed after."""
         async with AsyncExitStack() as stack:
             stack.push_async_callback(self._close_memories)
+            if self.quotas is not None:
+                stack.push_async_callback(self.quotas.store.aclose)
             await stack.enter_async_context(serve_metrics_port(self.metrics, self.settings))
             if self.tracing is not None:
                 stack.callback(self.tracing.shutdown)

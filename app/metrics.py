@@ -135,6 +135,13 @@ class Metrics:
             [*a, "outcome"],
             registry=registry,
         )
+        self.quota_refusals = Counter(
+            "agenthost_quota_refusals",
+            "Requests refused with 429 for a principal's quota (quota: requests_per_minute, "
+            "concurrent_runs, tokens_per_day).",
+            ["quota"],
+            registry=registry,
+        )
         self._series: dict[tuple[str, str], _RunSeries] = {}
 
     def agent(self, name: str) -> str:
@@ -150,6 +157,10 @@ class Metrics:
             self._tools.add(name)
             return name
         return OTHER
+
+    def quota_refused(self, quota: str) -> None:
+        """Count a refusal for ``quota`` (app/quotas.py)."""
+        self.quota_refusals.labels(quota).inc()
 
     def watch_sessions(self, memories: Callable[[], Sequence[Any]]) -> None:
         """Report the sizes and evictions of the stores ``memories()`` returns at scrape

@@ -1,0 +1,313 @@
+"""Quotas per principal: requests a minute, runs at once, model tokens a UTC day.
+
+The limits: the settings' defaults (``AGENTHOST_QUOTA_*``, 0 = none), which a
+YAML file (``AGENTHOST_QUOTAS_FILE``) may override, for every principal
+(``default:``) and per principal (``principals:``; a field not given there is
+the default's)::
+
+    default: {requests_per_minute: 120}
+    principals:
+      batch: {requests_per_minute: 600, concurrent_runs: 4, tokens_per_day: 2000000}
+
+The counters are in this process, or in Redis when the session store is
+(:mod:`agenthost.app.quota_store`), so every replica enforces one quota.
+
+:class:`QuotaGuard`, a pure ASGI middleware inside the API key guard (which
+names the principal), counts every request of a principal but those of the
+public paths (health, metrics, discovery); a request that starts a run (a
+``POST`` with a body: not a cancel or a resubscription) is also refused once
+the principal's tokens of the day are spent, and holds one of its run slots
+until its response ends. A refusal is 429 in the path's protocol shape with
+``Retry-After``: when the rate lets the next request in, in a second for a
+run slot, at the next UTC midnight for tokens; ``x-should-retry`` tells the
+OpenAI and Anthropic SDKs to retry after it, except for tokens. Tokens are counted when a run
+finishes (:class:`TokenCounter`, given to the agents as an observer), against
+the principal of the request it ran in.
+
+The store failing lets requests through (logged): an outage of Redis does not
+stop the service.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+import math
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from agenthost.agents.observe import AgentObserver, RunProbe, UpstreamObserver
+from agenthost.agents.results import RunResult
+from agenthost.agents.tools.events import ToolHooks
+from agenthost.app.guards import ErrorFor
+from agenthost.app.quota_store import LocalQuotaStore, QuotaStore, RedisQuotaStore
+from agenthost.app.redis_client import is_redis_url, redis_client
+from agenthost.app.settings import Settings
+
+logger = logging.getLogger("agenthost")
+
+QUOTAS = ("requests_per_minute", "concurrent_runs", "tokens_per_day")
+"""The quotas, as ``agenthost_quota_refusals_total``'s ``quota`` label names them."""
+
+current_principal: ContextVar[str | None] = ContextVar("agenthost_quota_principal", default=None)
+"""The principal whose request the current run serves (set by :class:`QuotaGuard`)."""
+
+
+class Limits(BaseModel):
+    """One principal's limits; 0 (or absent) = unlimited."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    requests_per_minute: int = Field(0, ge=0)
+    concurrent_runs: int = Field(0, ge=0)
+    tokens_per_day: int = Field(0, ge=0)
+
+
+class _PartialLimits(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    requests_per_minute: int | None = Field(None, ge=0)
+    concurrent_runs: int | None = Field(None, ge=0)
+    tokens_per_day: int | None = Field(None, ge=0)
+
+    def over(self, base: Limits) -> Limits:
+        return base.model_copy(update=self.model_dump(exclude_none=True))
+
+
+class QuotasFile(BaseModel):
+    """The quotas file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    default: _PartialLimits = Field(default_factory=_PartialLimits)
+    principals: dict[str, _PartialLimits] = Field(default_factory=dict)
+
+
+class QuotaError(ValueError):
+    """The quotas file cannot be used."""
+
+
+def read_quotas_file(path: Path, defaults: Limits) -> tuple[Limits, dict[str, Limits]]:
+    """The default limits and each principal's, from ``path`` over ``defaults``."""
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        parsed = QuotasFile.model_validate(raw)
+    except (OSError, yaml.YAMLError, ValidationError) as exc:
+        raise QuotaError(f"the quotas file {path}: {exc}") from exc
+    default = parsed.default.over(defaults)
+    return default, {name: limits.over(default) for name, limits in parsed.principals.items()}
+
+
+class Quotas:
+    """The limits of every principal and their counters."""
+
+    def __init__(
+        self,
+        default: Limits,
+        store: QuotaStore | None = None,
+        principals: Mapping[str, Limits] | None = None,
+    ) -> None:
+        self.default = default
+        self.principals = dict(principals or {})
+        self.store: QuotaStore = store if store is not None else LocalQuotaStore()
+        every = [default, *self.principals.values()]
+        self.counts_tokens = any(limits.tokens_per_day for limits in every)
+        self.enabled = any(limits != Limits() for limits in every)
+
+    def of(self, principal: str) -> Limits:
+        return self.principals.get(principal, self.default)
+
+    async def add_tokens(self, principal: str, tokens: int) -> None:
+        try:
+            await self.store.add_tokens(principal, today(), tokens)
+        except Exception:
+            logger.warning("quotas: could not count %d tokens of %s", tokens, principal)
+
+    def check_principals(self, known: Iterable[str]) -> None:
+        """Warn of quotas given to principals no API key names (a typo in the file)."""
+        unknown = sorted(set(self.principals) - set(known))
+        if unknown:
+            logger.warning("quotas for principals no API key names: %s", ", ".join(unknown))
+
+
+def today() -> str:
+    return dt.datetime.now(dt.UTC).date().isoformat()
+
+
+def seconds_to_midnight() -> float:
+    now = dt.datetime.now(dt.UTC)
+    midnight = dt.datetime.combine(now.date() + dt.timedelta(days=1), dt.time(), dt.UTC)
+    return (midnight - now).total_seconds()
+
+
+@dataclass(frozen=True, slots=True)
+class _Refusal:
+    quota: str
+    message: str
+    retry_after: float
+
+
+class QuotaGuard:
+    """429 with ``Retry-After`` past a principal's quota (see the module's docstring).
+
+    ``exempt`` paths (and those ending with ``exempt_suffixes``) are not counted;
+    ``bodyless(path)`` is true of the ``POST`` paths that start no run;
+    ``refused(quota)`` counts a refusal (the metrics).
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        quotas: Quotas,
+        error_for: ErrorFor,
+        exempt: Iterable[str] = (),
+        exempt_suffixes: tuple[str, ...] = (),
+        bodyless: Callable[[str], object] | None = None,
+        refused: Callable[[str], None] | None = None,
+    ) -> None:
+        self.app = app
+        self.quotas = quotas
+        self.error_for = error_for
+        self.exempt = frozenset(exempt)
+        self.exempt_suffixes = exempt_suffixes
+        self.bodyless = bodyless
+        self.refused = refused
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        principal = scope.get("state", {}).get("principal") if scope["type"] == "http" else None
+        path = scope["path"] if principal is not None else ""
+        if principal is None or path in self.exempt or path.endswith(self.exempt_suffixes):
+            await self.app(scope, receive, send)
+            return
+        limits = self.quotas.of(principal)
+        store = self.quotas.store
+        starts_run = scope["method"] == "POST" and not (self.bodyless and self.bodyless(path))
+        run = ""
+        try:
+            refusal = await self._check(principal, limits, starts_run)
+            if refusal is None and starts_run and limits.concurrent_runs:
+                run = uuid.uuid4().hex
+                if not await store.take_run(principal, limits.concurrent_runs, run):
+                    run = ""
+                    message = f"more than {limits.concurrent_runs} runs at once for this principal"
+                    refusal = _Refusal("concurrent_runs", message, 1.0)
+        except Exception:
+            logger.warning("quotas: the store failed; %s's request passes", principal)
+            refusal = None
+        if refusal is not None:
+            await self._refuse(scope, receive, send, refusal)
+            return
+        token = current_principal.set(principal)
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            current_principal.reset(token)
+            if run:
+                try:
+                    await store.give_back_run(principal, run)
+                except Exception:
+                    logger.warning("quotas: could not give back a run slot of %s", principal)
+
+    async def _check(self, principal: str, limits: Limits, starts_run: bool) -> _Refusal | None:
+        store = self.quotas.store
+        if starts_run and limits.tokens_per_day:
+            used = await store.tokens_used(principal, today())
+            if used >= limits.tokens_per_day:
+                message = (
+                    f"this principal used its {limits.tokens_per_day} model tokens of the day "
+                    "(UTC); more runs from the next UTC midnight"
+                )
+                return _Refusal("tokens_per_day", message, seconds_to_midnight())
+        if limits.requests_per_minute:
+            wait = await store.take_request(principal, limits.requests_per_minute)
+            if wait > 0:
+                message = f"more than {limits.requests_per_minute} requests a minute"
+                return _Refusal("requests_per_minute", message, wait)
+        return None
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send, refusal: _Refusal) -> None:
+        if self.refused is not None:
+            self.refused(refusal.quota)
+        response = self.error_for(
+            scope["path"], 429, f"{refusal.message}; retry later", "rate_limit_exceeded"
+        )
+        response.headers["retry-after"] = str(max(1, math.ceil(refusal.retry_after)))
+        # The OpenAI and Anthropic SDKs obey it: retry after Retry-After, but not for hours.
+        retry = refusal.quota != "tokens_per_day"
+        response.headers["x-should-retry"] = "true" if retry else "false"
+        response.headers["connection"] = "close"  # its body is never read
+        await response(scope, receive, send)
+
+
+class TokenCounter:
+    """An observer counting each finished run's tokens against the principal of the request
+    it ran in, telling ``inner`` (metrics) everything too."""
+
+    def __init__(self, quotas: Quotas, inner: AgentObserver | None) -> None:
+        self.quotas = quotas
+        self.inner = inner
+        self._pending: set[object] = set()  # the counting tasks, until they end
+
+    def run_started(self, agent: str, conversation: str | None = None) -> RunProbe:
+        inner = self.inner.run_started(agent, conversation) if self.inner is not None else None
+        return _CountedRun(self, current_principal.get(), inner)
+
+    def tool_hooks(self, agent: str) -> Sequence[ToolHooks]:
+        return () if self.inner is None else self.inner.tool_hooks(agent)
+
+    def upstream_observer(self, agent: str) -> UpstreamObserver | None:
+        return None if self.inner is None else self.inner.upstream_observer(agent)
+
+    def count(self, principal: str, tokens: int) -> None:
+        task = asyncio.get_running_loop().create_task(self.quotas.add_tokens(principal, tokens))
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+
+class _CountedRun:
+    __slots__ = ("counter", "inner", "principal")
+
+    def __init__(self, counter: TokenCounter, principal: str | None, inner: RunProbe | None):
+        self.counter = counter
+        self.principal = principal
+        self.inner = inner
+
+    def first_text(self) -> None:
+        if self.inner is not None:
+            self.inner.first_text()
+
+    def finished(self, result: RunResult | None, error: BaseException | None) -> None:
+        if self.inner is not None:
+            self.inner.finished(result, error)
+        if result is not None and self.principal is not None:
+            tokens = result.usage.input_tokens + result.usage.output_tokens
+            if tokens:
+                self.counter.count(self.principal, tokens)
+
+
+def build_quotas(settings: Settings) -> Quotas | None:
+    """The quotas ``settings`` set (None: none), counted in Redis when the session store is."""
+    defaults = Limits(
+        requests_per_minute=settings.quota_requests_per_minute,
+        concurrent_runs=settings.quota_concurrent_runs,
+        tokens_per_day=settings.quota_tokens_per_day,
+    )
+    default, principals = defaults, dict[str, Limits]()
+    if settings.quotas_file is not None:
+        default, principals = read_quotas_file(settings.quotas_file, defaults)
+    if not any(limits != Limits() for limits in (default, *principals.values())):
+        return None
+    store: QuotaStore = LocalQuotaStore()
+    if is_redis_url(settings.session_store):
+        client = redis_client(settings.session_store, timeout=settings.store_timeout)
+        store = RedisQuotaStore(client, timeout=settings.store_timeout)
+    return Quotas(default, store, principals)

@@ -1,0 +1,176 @@
+"""Quotas per principal in one process: the request rate, runs at once, tokens a day.
+
+The app runs in process with its lifespan; the counters are the in-process
+store (Redis and two replicas: ``tests/scale/test_quotas.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import openai
+import pytest
+
+from agenthost.agents import Agent, ChatAgent
+from agenthost.agents.models import EchoModel, FunctionModel, ModelRequest
+from agenthost.app.quotas import seconds_to_midnight
+from agenthost.app.settings import Settings
+from tests.conftest import running
+
+pytestmark = pytest.mark.anyio
+
+ALICE, BOB = "alice-key-0123456789", "bob-key-0123456789ab"
+KEYS = [f"alice:{ALICE}", f"bob:{BOB}"]
+
+
+def auth(key: str) -> dict[str, str]:
+    return {"authorization": f"Bearer {key}"}
+
+
+def chat(text: str = "one two three", model: str = "echo") -> dict[str, object]:
+    return {"model": model, "messages": [{"role": "user", "content": text}]}
+
+
+def settings(tmp_path: Path, quotas: str = "", **values: object) -> Settings:
+    file = None
+    if quotas:
+        file = tmp_path / "quotas.yaml"
+        file.write_text(quotas)
+    return Settings(
+        adapters=["openai", "a2a"],
+        api_keys=KEYS,
+        playground=False,
+        quotas_file=file,
+        **values,  # type: ignore[arg-type]
+    )
+
+
+def echo() -> dict[str, Agent]:
+    return {"echo": ChatAgent("echo", EchoModel())}
+
+
+async def burst(client: httpx.AsyncClient, key: str, limit: int) -> tuple[int, httpx.Response]:
+    """Requests as fast as they go until one is refused: (how many passed, the refusal)."""
+    for passed in range(limit):
+        answer = await client.get("/v1/models", headers=auth(key))
+        if answer.status_code != 200:
+            return passed, answer
+    raise AssertionError(f"no refusal in {limit} requests")
+
+
+async def test_a_burst_over_the_rate_gets_429_and_retry_after_lets_the_next_in(
+    tmp_path: Path,
+) -> None:
+    async with running(echo(), settings(tmp_path, quota_requests_per_minute=60)) as (app, client):
+        start = time.monotonic()
+        passed, refused = await burst(client, ALICE, 200)
+        # 60 at once, then one a second: the burst took a fraction of a second.
+        assert 60 <= passed <= 60 + (time.monotonic() - start) + 1
+        assert refused.status_code == 429
+        assert refused.json()["error"]["code"] == "rate_limit_exceeded"  # OpenAI's envelope
+        assert refused.headers["retry-after"] == "1"
+        # Another principal has its own rate; health and discovery are not counted.
+        assert (await client.get("/v1/models", headers=auth(BOB))).status_code == 200
+        assert (await client.get("/healthz", headers=auth(ALICE))).status_code == 200
+        card = await client.get("/a2a/echo/.well-known/agent-card.json", headers=auth(ALICE))
+        assert card.status_code == 200
+        # A JSON-RPC surface answers in its own shape.
+        rpc = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}}
+        answer = await client.post("/a2a/echo", json=rpc, headers=auth(ALICE))
+        assert answer.status_code == 429 and answer.json()["error"]["code"] == -32600
+        await asyncio.sleep(int(refused.headers["retry-after"]))
+        assert (await client.get("/v1/models", headers=auth(ALICE))).status_code == 200
+        metrics = (await client.get("/metrics", headers=auth(BOB))).text
+        assert 'agenthost_quota_refusals_total{quota="requests_per_minute"} 2.0' in metrics
+
+
+async def test_the_openai_sdk_gets_rate_limited_and_its_retry_honours_retry_after(
+    tmp_path: Path,
+) -> None:
+    async with running(echo(), settings(tmp_path, quota_requests_per_minute=60)) as (_, http):
+        patient, hasty = (
+            openai.AsyncOpenAI(
+                base_url="http://localhost/v1", api_key=ALICE, http_client=http, max_retries=n
+            )
+            for n in (2, 0)
+        )
+        await burst(http, ALICE, 200)
+        with pytest.raises(openai.RateLimitError) as refused:
+            await hasty.models.list()
+        assert refused.value.response.headers["retry-after"] == "1"
+        start = time.monotonic()
+        models = await patient.models.list()  # retried after the second it was told
+        assert [m.id for m in models.data] == ["echo"]
+        assert time.monotonic() - start >= 0.9
+
+
+async def test_a_token_budget_stops_one_principal_for_the_day_and_not_another(
+    tmp_path: Path,
+) -> None:
+    quotas = "principals:\n  alice: {tokens_per_day: 10}\n"
+    async with running(echo(), settings(tmp_path, quotas)) as (_, client):
+        # 6 words in, 6 out: 12 tokens, over alice's 10 (a run in progress is not cut).
+        first = await client.post(
+            "/v1/chat/completions", json=chat("a b c d e f"), headers=auth(ALICE)
+        )
+        assert first.status_code == 200 and first.json()["usage"]["total_tokens"] == 12
+        for _ in range(50):  # counted as the run finished, a moment later
+            refused = await client.post("/v1/chat/completions", json=chat(), headers=auth(ALICE))
+            if refused.status_code == 429:
+                break
+            await asyncio.sleep(0.02)
+        assert refused.status_code == 429, refused.text
+        assert refused.json()["error"]["code"] == "rate_limit_exceeded"
+        assert abs(int(refused.headers["retry-after"]) - seconds_to_midnight()) < 5
+        assert refused.headers["x-should-retry"] == "false"
+        # Reads go on; bob, with no budget, runs on.
+        assert (await client.get("/v1/models", headers=auth(ALICE))).status_code == 200
+        for _ in range(3):
+            answer = await client.post("/v1/chat/completions", json=chat(), headers=auth(BOB))
+            assert answer.status_code == 200
+        metrics = (await client.get("/metrics", headers=auth(BOB))).text
+        assert 'agenthost_quota_refusals_total{quota="tokens_per_day"} 1.0' in metrics
+
+
+@pytest.fixture
+async def gate() -> AsyncIterator[tuple[asyncio.Event, list[str]]]:
+    yield asyncio.Event(), []
+
+
+async def test_the_run_past_the_concurrent_limit_is_refused(
+    tmp_path: Path, gate: tuple[asyncio.Event, list[str]]
+) -> None:
+    release, started = gate
+
+    async def held(request: ModelRequest) -> str:
+        started.append("run")
+        await release.wait()
+        return "done"
+
+    agents: dict[str, Agent] = {"held": ChatAgent("held", FunctionModel(held))}
+    quotas = "default: {concurrent_runs: 2}\n"
+    async with running(agents, settings(tmp_path, quotas)) as (_, client):
+
+        async def run(key: str) -> httpx.Response:
+            body = {**chat(model="held"), "stream": True}
+            return await client.post("/v1/chat/completions", json=body, headers=auth(key))
+
+        streams = [asyncio.create_task(run(ALICE)) for _ in range(2)]
+        while len(started) < 2:
+            await asyncio.sleep(0.01)
+        third = await run(ALICE)
+        assert third.status_code == 429 and third.headers["retry-after"] == "1"
+        assert "2 runs at once" in third.json()["error"]["message"]
+        # Reads are not runs; another principal has slots of its own.
+        assert (await client.get("/v1/models", headers=auth(ALICE))).status_code == 200
+        bobs = asyncio.create_task(run(BOB))
+        while len(started) < 3:
+            await asyncio.sleep(0.01)
+        release.set()
+        answers = await asyncio.gather(*streams, bobs)
+        assert [a.status_code for a in answers] == [200, 200, 200]
+        assert (await run(ALICE)).status_code == 200  # the slots were given back
