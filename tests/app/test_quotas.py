@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
@@ -65,7 +64,7 @@ async def burst(client: httpx.AsyncClient, key: str, limit: int) -> tuple[int, h
 async def test_a_burst_over_the_rate_gets_429_and_retry_after_lets_the_next_in(
     tmp_path: Path,
 ) -> None:
-    async with running(echo(), settings(tmp_path, quota_requests_per_minute=60)) as (app, client):
+    async with running(echo(), settings(tmp_path, quota_requests_per_minute=60)) as (_, client):
         start = time.monotonic()
         passed, refused = await burst(client, ALICE, 200)
         # 60 at once, then one a second: the burst took a fraction of a second.
@@ -136,18 +135,11 @@ async def test_a_token_budget_stops_one_principal_for_the_day_and_not_another(
         assert 'agenthost_quota_refusals_total{quota="tokens_per_day"} 1.0' in metrics
 
 
-@pytest.fixture
-async def gate() -> AsyncIterator[tuple[asyncio.Event, list[str]]]:
-    yield asyncio.Event(), []
-
-
-async def test_the_run_past_the_concurrent_limit_is_refused(
-    tmp_path: Path, gate: tuple[asyncio.Event, list[str]]
-) -> None:
-    release, started = gate
+async def test_the_run_past_the_concurrent_limit_is_refused(tmp_path: Path) -> None:
+    release, started = asyncio.Event(), asyncio.Semaphore(0)
 
     async def held(request: ModelRequest) -> str:
-        started.append("run")
+        started.release()
         await release.wait()
         return "done"
 
@@ -160,16 +152,15 @@ async def test_the_run_past_the_concurrent_limit_is_refused(
             return await client.post("/v1/chat/completions", json=body, headers=auth(key))
 
         streams = [asyncio.create_task(run(ALICE)) for _ in range(2)]
-        while len(started) < 2:
-            await asyncio.sleep(0.01)
+        for _ in streams:
+            await started.acquire()
         third = await run(ALICE)
         assert third.status_code == 429 and third.headers["retry-after"] == "1"
         assert "2 runs at once" in third.json()["error"]["message"]
         # Reads are not runs; another principal has slots of its own.
         assert (await client.get("/v1/models", headers=auth(ALICE))).status_code == 200
         bobs = asyncio.create_task(run(BOB))
-        while len(started) < 3:
-            await asyncio.sleep(0.01)
+        await started.acquire()
         release.set()
         answers = await asyncio.gather(*streams, bobs)
         assert [a.status_code for a in answers] == [200, 200, 200]
