@@ -47,6 +47,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from agenthost.agents.observe import AgentObserver, RunProbe, UpstreamObserver
 from agenthost.agents.results import RunResult
 from agenthost.agents.tools.events import ToolHooks
+from agenthost.app.config import ConfigError
 from agenthost.app.guards import ErrorFor
 from agenthost.app.quota_store import LocalQuotaStore, QuotaStore, RedisQuotaStore
 from agenthost.app.redis_client import is_redis_url, redis_client
@@ -91,7 +92,7 @@ class QuotasFile(BaseModel):
     principals: dict[str, _PartialLimits] = Field(default_factory=dict)
 
 
-class QuotaError(ValueError):
+class QuotaError(ConfigError):
     """The quotas file cannot be used."""
 
 
@@ -198,7 +199,7 @@ class QuotaGuard:
                 run = uuid.uuid4().hex
                 if not await store.take_run(principal, limits.concurrent_runs, run):
                     run = ""
-                    message = f"more than {limits.concurrent_runs} runs at once for this principal"
+                    message = f"over this principal's {limits.concurrent_runs} runs at once"
                     refusal = _Refusal("concurrent_runs", message, 1.0)
         except Exception:
             logger.warning("quotas: the store failed; %s's request passes", principal)
@@ -230,7 +231,7 @@ class QuotaGuard:
         if limits.requests_per_minute:
             wait = await store.take_request(principal, limits.requests_per_minute)
             if wait > 0:
-                message = f"more than {limits.requests_per_minute} requests a minute"
+                message = f"over this principal's {limits.requests_per_minute} requests a minute"
                 return _Refusal("requests_per_minute", message, wait)
         return None
 
@@ -292,6 +293,12 @@ class _CountedRun:
             tokens = result.usage.input_tokens + result.usage.output_tokens
             if tokens:
                 self.counter.count(self.principal, tokens)
+
+
+def check_quotas_file(settings: Settings) -> None:
+    """Raise :class:`QuotaError` if the settings' quotas file cannot be used."""
+    if settings.quotas_file is not None:
+        read_quotas_file(settings.quotas_file, Limits())
 
 
 def build_quotas(settings: Settings) -> Quotas | None:

@@ -16,6 +16,7 @@ import pytest
 
 from agenthost.agents import Agent, ChatAgent
 from agenthost.agents.models import EchoModel, FunctionModel, ModelRequest
+from agenthost.app.cli import main
 from agenthost.app.quotas import seconds_to_midnight
 from agenthost.app.settings import Settings
 from tests.conftest import running
@@ -165,3 +166,40 @@ async def test_the_run_past_the_concurrent_limit_is_refused(tmp_path: Path) -> N
         answers = await asyncio.gather(*streams, bobs)
         assert [a.status_code for a in answers] == [200, 200, 200]
         assert (await run(ALICE)).status_code == 200  # the slots were given back
+
+
+SHAPES = {
+    "/v1/chat/completions": lambda body: body["error"]["type"] == "rate_limit_error",
+    "/v1/messages": lambda body: body["error"]["type"] == "rate_limit_error",
+    "/mcp": lambda body: body["error"]["data"]["code"] == "rate_limit_exceeded",
+    "/acp/runs": lambda body: body["code"] == "rate_limit_exceeded",
+    "/a2a/echo": lambda body: body["jsonrpc"] == "2.0" and body["error"]["code"] == -32600,
+    "/a2a/echo/v1/message:send": lambda body: body["error"]["code"] == 429,
+    "/ag-ui/echo": lambda body: body["error"]["code"] == "rate_limit_exceeded",
+    "/ai-sdk/echo": lambda body: body["error"]["code"] == "rate_limit_exceeded",
+}
+
+
+async def test_every_surface_refuses_in_its_own_shape(tmp_path: Path) -> None:
+    every = Settings(api_keys=KEYS, playground=False, quota_requests_per_minute=1)
+    async with running(echo(), every) as (_, client):
+        assert (await client.get("/v1/models", headers=auth(ALICE))).status_code == 200
+        headers = {**auth(ALICE), "accept": "application/json, text/event-stream"}
+        for path, shaped in SHAPES.items():
+            answer = await client.post(path, json={}, headers=headers)
+            assert answer.status_code == 429, (path, answer.text)
+            assert 55 <= int(answer.headers["retry-after"]) <= 60, path
+            assert shaped(answer.json()), (path, answer.text)
+
+
+def test_a_wrong_quotas_file_stops_start_up_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "agents.yaml"
+    config.write_text("agents:\n  - {name: echo, model: echo}\n")
+    quotas = tmp_path / "quotas.yaml"
+    quotas.write_text("principals:\n  alice: {requests_a_minute: 5}\n")
+    monkeypatch.setenv("AGENTHOST_QUOTAS_FILE", str(quotas))
+    assert main(["check", "--config", str(config)]) == 2
+    error = capsys.readouterr().err
+    assert str(quotas) in error and "requests_a_minute" in error
