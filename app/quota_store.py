@@ -28,10 +28,11 @@ import asyncio
 import contextlib
 import time
 from collections import Counter
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import quote
 
-from redis.asyncio import Redis
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
 
 PERIOD = 60.0
 """The rate's period, seconds."""

@@ -50,7 +50,6 @@ from agenthost.agents.tools.events import ToolHooks
 from agenthost.app.config import ConfigError
 from agenthost.app.guards import ErrorFor
 from agenthost.app.quota_store import LocalQuotaStore, QuotaStore, RedisQuotaStore
-from agenthost.app.redis_client import is_redis_url, redis_client
 from agenthost.app.settings import Settings
 
 logger = logging.getLogger("agenthost")
@@ -314,7 +313,10 @@ def build_quotas(settings: Settings) -> Quotas | None:
     if not any(limits != Limits() for limits in (default, *principals.values())):
         return None
     store: QuotaStore = LocalQuotaStore()
-    if is_redis_url(settings.session_store):
-        client = redis_client(settings.session_store, timeout=settings.store_timeout)
-        store = RedisQuotaStore(client, timeout=settings.store_timeout)
+    if settings.session_store != "memory":  # Redis, imported only then
+        from agenthost.app.redis_client import is_redis_url, redis_client
+
+        if is_redis_url(settings.session_store):  # else the session store's error says why
+            client = redis_client(settings.session_store, timeout=settings.store_timeout)
+            store = RedisQuotaStore(client, timeout=settings.store_timeout)
     return Quotas(default, store, principals)
