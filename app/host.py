@@ -69,7 +69,7 @@ class Host:
         self.metrics = Metrics() if settings.metrics else None
         self.tracing = _tracing()
         # Traces wrap the metrics here, whatever order anything else happens in.
-        self.quotas = build_quotas(settings)
+        self.quotas = build_quotas(settings, self.metrics.quota_refused if self.metrics else None)
         observer: AgentObserver | None = self.metrics
         if self.quotas is not None and self.quotas.counts_tokens:
             observer = TokenCounter(self.quotas, observer)  # runs' tokens per principal
@@ -178,6 +178,7 @@ class Host:
             max_body_bytes=settings.max_body_bytes,
             keepalive_seconds=settings.stream_keepalive_seconds,
             durable=self.durable,
+            quota=self.quotas.admit_call if self.quotas is not None and self.principals else None,
         )
 
     def adapter(self, protocol: str) -> Adapter:

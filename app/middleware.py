@@ -154,7 +154,6 @@ def add_middleware(
             exempt=(*PUBLIC_PATHS, "/metrics"),
             exempt_suffixes=PUBLIC_SUFFIXES,
             bodyless=_bodyless(adapters),
-            refused=host.metrics.quota_refused if host.metrics is not None else None,
         )
     if principals:
         app.add_middleware(

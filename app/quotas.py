@@ -114,8 +114,11 @@ class Quotas:
         default: Limits,
         store: QuotaStore | None = None,
         principals: Mapping[str, Limits] | None = None,
+        refused: Callable[[str], None] | None = None,
     ) -> None:
+        """``refused(quota)`` counts each refusal (the metrics)."""
         self.default = default
+        self.refused = refused
         self.principals = dict(principals or {})
         self.store: QuotaStore = store if store is not None else LocalQuotaStore()
         every = [default, *self.principals.values()]
@@ -130,6 +133,40 @@ class Quotas:
             await self.store.add_tokens(principal, today(), tokens)
         except Exception:
             logger.warning("quotas: could not count %d tokens of %s", tokens, principal)
+
+    async def check(self, principal: str, starts_run: bool) -> Refusal | None:
+        """Why ``principal``'s request may not go on (None: it may); a request passing
+        counts against the rate."""
+        limits, store = self.of(principal), self.store
+        if starts_run and limits.tokens_per_day:
+            used = await store.tokens_used(principal, today())
+            if used >= limits.tokens_per_day:
+                message = (
+                    f"this principal used its {limits.tokens_per_day} model tokens of the day "
+                    "(UTC); more runs from the next UTC midnight"
+                )
+                return Refusal("tokens_per_day", message, seconds_to_midnight())
+        if limits.requests_per_minute:
+            wait = await store.take_request(principal, limits.requests_per_minute)
+            if wait > 0:
+                message = f"over this principal's {limits.requests_per_minute} requests a minute"
+                return Refusal("requests_per_minute", message, wait)
+        return None
+
+    async def admit_call(self, principal: str, starts_run: bool) -> tuple[str, float] | None:
+        """A :data:`~agenthost.adapters.base.CallQuota` (gRPC calls): the run slots are not
+        held there; a call let in serves ``principal`` (its runs' tokens count against it)."""
+        try:
+            refusal = await self.check(principal, starts_run)
+        except Exception:
+            logger.warning("quotas: the store failed; %s's call passes", principal)
+            refusal = None
+        if refusal is None:
+            current_principal.set(principal)  # the call's own task: its runs inherit it
+            return None
+        if self.refused is not None:
+            self.refused(refusal.quota)
+        return refusal.message, refusal.retry_after
 
     def check_principals(self, known: Iterable[str]) -> None:
         """Warn of quotas given to principals no API key names (a typo in the file)."""
@@ -149,7 +186,9 @@ def seconds_to_midnight() -> float:
 
 
 @dataclass(frozen=True, slots=True)
-class _Refusal:
+class Refusal:
+    """Why a request is refused: which quota, a message, the seconds until it may retry."""
+
     quota: str
     message: str
     retry_after: float
@@ -159,8 +198,7 @@ class QuotaGuard:
     """429 with ``Retry-After`` past a principal's quota (see the module's docstring).
 
     ``exempt`` paths (and those ending with ``exempt_suffixes``) are not counted;
-    ``bodyless(path)`` is true of the ``POST`` paths that start no run;
-    ``refused(quota)`` counts a refusal (the metrics).
+    ``bodyless(path)`` is true of the ``POST`` paths that start no run.
     """
 
     def __init__(
@@ -172,7 +210,6 @@ class QuotaGuard:
         exempt: Iterable[str] = (),
         exempt_suffixes: tuple[str, ...] = (),
         bodyless: Callable[[str], object] | None = None,
-        refused: Callable[[str], None] | None = None,
     ) -> None:
         self.app = app
         self.quotas = quotas
@@ -180,7 +217,6 @@ class QuotaGuard:
         self.exempt = frozenset(exempt)
         self.exempt_suffixes = exempt_suffixes
         self.bodyless = bodyless
-        self.refused = refused
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         principal = scope.get("state", {}).get("principal") if scope["type"] == "http" else None
@@ -193,13 +229,13 @@ class QuotaGuard:
         starts_run = scope["method"] == "POST" and not (self.bodyless and self.bodyless(path))
         run = ""
         try:
-            refusal = await self._check(principal, limits, starts_run)
+            refusal = await self.quotas.check(principal, starts_run)
             if refusal is None and starts_run and limits.concurrent_runs:
                 run = uuid.uuid4().hex
                 if not await store.take_run(principal, limits.concurrent_runs, run):
                     run = ""
                     message = f"over this principal's {limits.concurrent_runs} runs at once"
-                    refusal = _Refusal("concurrent_runs", message, 1.0)
+                    refusal = Refusal("concurrent_runs", message, 1.0)
         except Exception:
             logger.warning("quotas: the store failed; %s's request passes", principal)
             refusal = None
@@ -217,26 +253,9 @@ class QuotaGuard:
                 except Exception:
                     logger.warning("quotas: could not give back a run slot of %s", principal)
 
-    async def _check(self, principal: str, limits: Limits, starts_run: bool) -> _Refusal | None:
-        store = self.quotas.store
-        if starts_run and limits.tokens_per_day:
-            used = await store.tokens_used(principal, today())
-            if used >= limits.tokens_per_day:
-                message = (
-                    f"this principal used its {limits.tokens_per_day} model tokens of the day "
-                    "(UTC); more runs from the next UTC midnight"
-                )
-                return _Refusal("tokens_per_day", message, seconds_to_midnight())
-        if limits.requests_per_minute:
-            wait = await store.take_request(principal, limits.requests_per_minute)
-            if wait > 0:
-                message = f"over this principal's {limits.requests_per_minute} requests a minute"
-                return _Refusal("requests_per_minute", message, wait)
-        return None
-
-    async def _refuse(self, scope: Scope, receive: Receive, send: Send, refusal: _Refusal) -> None:
-        if self.refused is not None:
-            self.refused(refusal.quota)
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send, refusal: Refusal) -> None:
+        if self.quotas.refused is not None:
+            self.quotas.refused(refusal.quota)
         response = self.error_for(
             scope["path"], 429, f"{refusal.message}; retry later", "rate_limit_exceeded"
         )
@@ -300,7 +319,7 @@ def check_quotas_file(settings: Settings) -> None:
         read_quotas_file(settings.quotas_file, Limits())
 
 
-def build_quotas(settings: Settings) -> Quotas | None:
+def build_quotas(settings: Settings, refused: Callable[[str], None] | None = None) -> Quotas | None:
     """The quotas ``settings`` set (None: none), counted in Redis when the session store is."""
     defaults = Limits(
         requests_per_minute=settings.quota_requests_per_minute,
@@ -319,4 +338,4 @@ def build_quotas(settings: Settings) -> Quotas | None:
         if is_redis_url(settings.session_store):  # else the session store's error says why
             client = redis_client(settings.session_store, timeout=settings.store_timeout)
             store = RedisQuotaStore(client, timeout=settings.store_timeout)
-    return Quotas(default, store, principals)
+    return Quotas(default, store, principals, refused)

@@ -10,9 +10,12 @@ import asyncio
 import time
 from pathlib import Path
 
+import grpc
+import grpc.aio
 import httpx
 import openai
 import pytest
+from a2a.types import Message, Part, Role, SendMessageRequest, a2a_pb2_grpc
 
 from agenthost.agents import Agent, ChatAgent
 from agenthost.agents.models import EchoModel, FunctionModel, ModelRequest
@@ -20,6 +23,7 @@ from agenthost.app.cli import main
 from agenthost.app.quotas import seconds_to_midnight
 from agenthost.app.settings import Settings
 from tests.conftest import running
+from tests.upstream import free_port
 
 pytestmark = pytest.mark.anyio
 
@@ -203,3 +207,40 @@ def test_a_wrong_quotas_file_stops_start_up_naming_it(
     assert main(["check", "--config", str(config)]) == 2
     error = capsys.readouterr().err
     assert str(quotas) in error and "requests_a_minute" in error
+
+
+def hello(text: str) -> SendMessageRequest:
+    message = Message(message_id="m-1", role=Role.ROLE_USER, parts=[Part(text=text)])
+    return SendMessageRequest(message=message)
+
+
+async def test_grpc_calls_past_a_quota_get_resource_exhausted(tmp_path: Path) -> None:
+    port = free_port()
+    quotas = "principals:\n  alice: {requests_per_minute: 2}\n  bob: {tokens_per_day: 10}\n"
+    grpc_settings = settings(tmp_path, quotas, a2a_grpc_port=port)
+    async with running(echo(), grpc_settings) as (_, client):
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = a2a_pb2_grpc.A2AServiceStub(channel)  # type: ignore[no-untyped-call]
+            for _ in range(2):
+                await stub.SendMessage(hello("hi"), metadata=[("authorization", f"Bearer {ALICE}")])
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                await stub.SendMessage(hello("hi"), metadata=[("authorization", f"Bearer {ALICE}")])
+            assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert ("retry-after", "30") in tuple(caught.value.trailing_metadata() or ())
+            # bob's run over gRPC counts its tokens (12 of 10): the next is refused.
+            bobs = [("authorization", f"Bearer {BOB}")]
+            answer = await stub.SendMessage(hello("a b c d e f"), metadata=bobs)
+            assert answer.task.artifacts[0].parts[0].text == "a b c d e f"
+            for _ in range(50):
+                try:
+                    await stub.SendMessage(hello("more"), metadata=bobs)
+                except grpc.aio.AioRpcError as exc:
+                    caught_code = exc.code()
+                    break
+                await asyncio.sleep(0.02)
+            else:
+                caught_code = None
+            assert caught_code == grpc.StatusCode.RESOURCE_EXHAUSTED
+        metrics = (await client.get("/metrics", headers=auth(BOB))).text
+        assert 'agenthost_quota_refusals_total{quota="requests_per_minute"} 1.0' in metrics
+        assert 'agenthost_quota_refusals_total{quota="tokens_per_day"} 1.0' in metrics
