@@ -24,8 +24,9 @@ OpenAI and Anthropic SDKs to retry after it, except for tokens. Tokens are count
 finishes (:class:`TokenCounter`, given to the agents as an observer), against
 the principal of the request it ran in.
 
-The store failing lets requests through (logged): an outage of Redis does not
-stop the service.
+The store failing lets requests through (logged), and all of them for
+:data:`OUTAGE_SECONDS` without trying it: an outage of Redis neither stops
+the service nor adds the store's time-out to every request.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import asyncio
 import datetime as dt
 import logging
 import math
+import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
@@ -56,6 +58,9 @@ logger = logging.getLogger("agenthost")
 
 QUOTAS = ("requests_per_minute", "concurrent_runs", "tokens_per_day")
 """The quotas, as ``agenthost_quota_refusals_total``'s ``quota`` label names them."""
+
+OUTAGE_SECONDS = 5.0
+"""After the store failed, requests pass unchecked this long before it is tried again."""
 
 current_principal: ContextVar[str | None] = ContextVar("agenthost_quota_principal", default=None)
 """The principal whose request the current run serves (set by :class:`QuotaGuard`)."""
@@ -121,6 +126,7 @@ class Quotas:
         self.refused = refused
         self.principals = dict(principals or {})
         self.store: QuotaStore = store if store is not None else LocalQuotaStore()
+        self._down_until = 0.0  # the store failed: requests pass without it until then
         every = [default, *self.principals.values()]
         self.counts_tokens = any(limits.tokens_per_day for limits in every)
         self.enabled = any(limits != Limits() for limits in every)
@@ -133,6 +139,20 @@ class Quotas:
             await self.store.add_tokens(principal, today(), tokens)
         except Exception:
             logger.warning("quotas: could not count %d tokens of %s", tokens, principal)
+
+    def store_down(self) -> bool:
+        """Whether the store failed less than :data:`OUTAGE_SECONDS` ago (requests pass)."""
+        return self._down_until > time.monotonic()
+
+    def store_failed(self, principal: str) -> None:
+        """The store failed on ``principal``'s request: it passes, and so do all requests for
+        :data:`OUTAGE_SECONDS` (each would wait for the store's time-out)."""
+        logger.warning(
+            "quotas: the store failed; %s's request and all for %g s pass unchecked",
+            principal,
+            OUTAGE_SECONDS,
+        )
+        self._down_until = time.monotonic() + OUTAGE_SECONDS
 
     async def check(self, principal: str, starts_run: bool) -> Refusal | None:
         """Why ``principal``'s request may not go on (None: it may); a request passing
@@ -156,11 +176,12 @@ class Quotas:
     async def admit_call(self, principal: str, starts_run: bool) -> tuple[str, float] | None:
         """A :data:`~agenthost.adapters.base.CallQuota` (gRPC calls): the run slots are not
         held there; a call let in serves ``principal`` (its runs' tokens count against it)."""
-        try:
-            refusal = await self.check(principal, starts_run)
-        except Exception:
-            logger.warning("quotas: the store failed; %s's call passes", principal)
-            refusal = None
+        refusal = None
+        if not self.store_down():
+            try:
+                refusal = await self.check(principal, starts_run)
+            except Exception:
+                self.store_failed(principal)
         if refusal is None:
             current_principal.set(principal)  # the call's own task: its runs inherit it
             return None
@@ -221,7 +242,12 @@ class QuotaGuard:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         principal = scope.get("state", {}).get("principal") if scope["type"] == "http" else None
         path = scope["path"] if principal is not None else ""
-        if principal is None or path in self.exempt or path.endswith(self.exempt_suffixes):
+        if (
+            principal is None
+            or path in self.exempt
+            or path.endswith(self.exempt_suffixes)
+            or self.quotas.store_down()
+        ):
             await self.app(scope, receive, send)
             return
         limits = self.quotas.of(principal)
@@ -237,7 +263,7 @@ class QuotaGuard:
                     message = f"over this principal's {limits.concurrent_runs} runs at once"
                     refusal = Refusal("concurrent_runs", message, 1.0)
         except Exception:
-            logger.warning("quotas: the store failed; %s's request passes", principal)
+            self.quotas.store_failed(principal)
             refusal = None
         if refusal is not None:
             await self._refuse(scope, receive, send, refusal)

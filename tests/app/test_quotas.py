@@ -244,3 +244,15 @@ async def test_grpc_calls_past_a_quota_get_resource_exhausted(tmp_path: Path) ->
         metrics = (await client.get("/metrics", headers=auth(BOB))).text
         assert 'agenthost_quota_refusals_total{quota="requests_per_minute"} 1.0' in metrics
         assert 'agenthost_quota_refusals_total{quota="tokens_per_day"} 1.0' in metrics
+
+
+async def test_requests_pass_while_the_shared_store_is_down(tmp_path: Path) -> None:
+    nowhere = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
+    down = settings(tmp_path, quota_requests_per_minute=1, session_store=nowhere, store_timeout=0.5)
+    async with running(echo(), down) as (_, client):
+        first = await client.get("/v1/models", headers=auth(ALICE))
+        start = time.monotonic()
+        for _ in range(5):  # over the rate, but the store cannot say so
+            assert (await client.get("/v1/models", headers=auth(ALICE))).status_code == 200
+        assert time.monotonic() - start < 0.5  # not waiting for the store each time
+    assert first.status_code == 200
