@@ -35,7 +35,7 @@ from agenthost.app.memory import LRUMemoryManager, memory_factory
 from agenthost.app.metrics import Metrics, current_protocol, serve_metrics_port
 from agenthost.app.principals import check_allow
 from agenthost.app.protocols import ADAPTERS, package
-from agenthost.app.quotas import TokenCounter, build_quotas
+from agenthost.app.quotas import QuotaObserver, build_quotas
 from agenthost.app.settings import Settings
 from agenthost.app.shared_sessions import NAMESPACE as SHARED_NAMESPACE
 from agenthost.app.shared_sessions import SessionRouter, shared_agents
@@ -71,8 +71,8 @@ class Host:
         # Traces wrap the metrics here, whatever order anything else happens in.
         self.quotas = build_quotas(settings, self.metrics.quota_refused if self.metrics else None)
         observer: AgentObserver | None = self.metrics
-        if self.quotas is not None and self.quotas.counts_tokens:
-            observer = TokenCounter(self.quotas, observer)  # runs' tokens per principal
+        if self.quotas is not None and self.quotas.observes_runs:
+            observer = QuotaObserver(self.quotas, observer)  # runs' tokens and slots
         observer = self.tracing.observer(observer) if self.tracing is not None else observer
         limits = RunLimits(settings.max_output_chars, settings.max_run_seconds)
         self.hosting = Hosting(limits, self.runs, observer)

@@ -17,12 +17,14 @@ names the principal), counts every request of a principal but those of the
 public paths (health, metrics, discovery); a request that starts a run (a
 ``POST`` with a body: not a cancel or a resubscription) is also refused once
 the principal's tokens of the day are spent, and holds one of its run slots
-until its response ends. A refusal is 429 in the path's protocol shape with
-``Retry-After``: when the rate lets the next request in, in a second for a
-run slot, at the next UTC midnight for tokens; ``x-should-retry`` tells the
-OpenAI and Anthropic SDKs to retry after it, except for tokens. Tokens are counted when a run
-finishes (:class:`TokenCounter`, given to the agents as an observer), against
-the principal of the request it ran in.
+until its response ends and the runs it started end (a detached one, a
+background Response or a task, keeps it). A refusal is 429 in the path's
+protocol shape with ``Retry-After``: when the rate lets the next request in,
+in a second for a run slot, at the next UTC midnight for tokens;
+``x-should-retry`` tells the OpenAI and Anthropic SDKs to retry after it,
+except for tokens. :class:`QuotaObserver`, given to the agents as an
+observer, counts the tokens of each finished run against the principal of
+the request it ran in, and keeps the slots of the runs in progress.
 
 The store failing lets requests through (logged), and all of them for
 :data:`OUTAGE_SECONDS` without trying it: an outage of Redis neither stops
@@ -37,10 +39,11 @@ import logging
 import math
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -128,7 +131,9 @@ class Quotas:
         self.store: QuotaStore = store if store is not None else LocalQuotaStore()
         self._down_until = 0.0  # the store failed: requests pass without it until then
         every = [default, *self.principals.values()]
-        self.counts_tokens = any(limits.tokens_per_day for limits in every)
+        self.observes_runs = any(
+            limits.tokens_per_day or limits.concurrent_runs for limits in every
+        )
         self.enabled = any(limits != Limits() for limits in every)
 
     def of(self, principal: str) -> Limits:
@@ -189,6 +194,24 @@ class Quotas:
             self.refused(refusal.quota)
         return refusal.message, refusal.retry_after
 
+    async def give_back(self, slot: RunSlot) -> None:
+        if not slot.held:
+            return
+        slot.held = False
+        try:
+            await self.store.give_back_run(slot.principal, slot.run)
+        except Exception:
+            logger.warning("quotas: could not give back a run slot of %s", slot.principal)
+
+    async def take_again(self, slot: RunSlot) -> None:
+        """Hold ``slot`` again, whatever the limit: a detached run that its request, already
+        answered, started (the request gave its slot back before the run began)."""
+        slot.held = True
+        try:
+            await self.store.take_run(slot.principal, 2**31, slot.run)
+        except Exception:
+            logger.warning("quotas: could not hold a run slot of %s", slot.principal)
+
     def check_principals(self, known: Iterable[str]) -> None:
         """Warn of quotas given to principals no API key names (a typo in the file)."""
         unknown = sorted(set(self.principals) - set(known))
@@ -204,6 +227,23 @@ def seconds_to_midnight() -> float:
     now = dt.datetime.now(dt.UTC)
     midnight = dt.datetime.combine(now.date() + dt.timedelta(days=1), dt.time(), dt.UTC)
     return (midnight - now).total_seconds()
+
+
+@dataclass(slots=True, eq=False)
+class RunSlot:
+    """One of a principal's run slots, taken by the request that starts the runs: held
+    until the request has answered and the runs it started (a detached one too) ended."""
+
+    principal: str
+    run: str
+    runs: int = 0
+    """Runs in progress under it."""
+    request_open: bool = True
+    held: bool = True
+
+
+current_slot: ContextVar[RunSlot | None] = ContextVar("agenthost_quota_slot", default=None)
+"""The run slot of the request the current run serves (set by :class:`QuotaGuard`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,34 +290,35 @@ class QuotaGuard:
         ):
             await self.app(scope, receive, send)
             return
-        limits = self.quotas.of(principal)
-        store = self.quotas.store
+        quotas = self.quotas
+        limits = quotas.of(principal)
         starts_run = scope["method"] == "POST" and not (self.bodyless and self.bodyless(path))
-        run = ""
+        slot = None
         try:
-            refusal = await self.quotas.check(principal, starts_run)
+            refusal = await quotas.check(principal, starts_run)
             if refusal is None and starts_run and limits.concurrent_runs:
-                run = uuid.uuid4().hex
-                if not await store.take_run(principal, limits.concurrent_runs, run):
-                    run = ""
+                slot = RunSlot(principal, uuid.uuid4().hex)
+                if not await quotas.store.take_run(principal, limits.concurrent_runs, slot.run):
+                    slot = None
                     message = f"over this principal's {limits.concurrent_runs} runs at once"
                     refusal = Refusal("concurrent_runs", message, 1.0)
         except Exception:
-            self.quotas.store_failed(principal)
+            quotas.store_failed(principal)
             refusal = None
         if refusal is not None:
             await self._refuse(scope, receive, send, refusal)
             return
         token = current_principal.set(principal)
+        held = current_slot.set(slot)
         try:
             await self.app(scope, receive, send)
         finally:
+            current_slot.reset(held)
             current_principal.reset(token)
-            if run:
-                try:
-                    await store.give_back_run(principal, run)
-                except Exception:
-                    logger.warning("quotas: could not give back a run slot of %s", principal)
+            if slot is not None:
+                slot.request_open = False
+                if not slot.runs:  # else the last of its runs gives it back
+                    await quotas.give_back(slot)
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send, refusal: Refusal) -> None:
         if self.quotas.refused is not None:
@@ -293,18 +334,24 @@ class QuotaGuard:
         await response(scope, receive, send)
 
 
-class TokenCounter:
-    """An observer counting each finished run's tokens against the principal of the request
-    it ran in, telling ``inner`` (metrics) everything too."""
+class QuotaObserver:
+    """An observer of runs for the quotas, telling ``inner`` (metrics) everything too: each
+    finished run's tokens count against the principal of the request it ran in, and a run
+    keeps that request's run slot held until it ends (a detached run outlives its request)."""
 
     def __init__(self, quotas: Quotas, inner: AgentObserver | None) -> None:
         self.quotas = quotas
         self.inner = inner
-        self._pending: set[object] = set()  # the counting tasks, until they end
+        self._pending: set[asyncio.Task[None]] = set()  # store updates, until they end
 
     def run_started(self, agent: str, conversation: str | None = None) -> RunProbe:
         inner = self.inner.run_started(agent, conversation) if self.inner is not None else None
-        return _CountedRun(self, current_principal.get(), inner)
+        slot = current_slot.get()
+        if slot is not None:
+            slot.runs += 1
+            if not slot.held:
+                self.spawn(self.quotas.take_again(slot))
+        return _ObservedRun(self, current_principal.get(), slot, inner)
 
     def tool_hooks(self, agent: str) -> Sequence[ToolHooks]:
         return () if self.inner is None else self.inner.tool_hooks(agent)
@@ -312,18 +359,26 @@ class TokenCounter:
     def upstream_observer(self, agent: str) -> UpstreamObserver | None:
         return None if self.inner is None else self.inner.upstream_observer(agent)
 
-    def count(self, principal: str, tokens: int) -> None:
-        task = asyncio.get_running_loop().create_task(self.quotas.add_tokens(principal, tokens))
+    def spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work`` (a store update) without waiting for it: hooks do not await."""
+        task = asyncio.get_running_loop().create_task(work)
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
 
 
-class _CountedRun:
-    __slots__ = ("counter", "inner", "principal")
+class _ObservedRun:
+    __slots__ = ("inner", "observer", "principal", "slot")
 
-    def __init__(self, counter: TokenCounter, principal: str | None, inner: RunProbe | None):
-        self.counter = counter
+    def __init__(
+        self,
+        observer: QuotaObserver,
+        principal: str | None,
+        slot: RunSlot | None,
+        inner: RunProbe | None,
+    ) -> None:
+        self.observer = observer
         self.principal = principal
+        self.slot = slot
         self.inner = inner
 
     def first_text(self) -> None:
@@ -333,10 +388,15 @@ class _CountedRun:
     def finished(self, result: RunResult | None, error: BaseException | None) -> None:
         if self.inner is not None:
             self.inner.finished(result, error)
+        observer, slot = self.observer, self.slot
         if result is not None and self.principal is not None:
             tokens = result.usage.input_tokens + result.usage.output_tokens
             if tokens:
-                self.counter.count(self.principal, tokens)
+                observer.spawn(observer.quotas.add_tokens(self.principal, tokens))
+        if slot is not None:
+            slot.runs -= 1
+            if not slot.runs and not slot.request_open:
+                observer.spawn(observer.quotas.give_back(slot))
 
 
 def check_quotas_file(settings: Settings) -> None:

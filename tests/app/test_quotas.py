@@ -256,3 +256,33 @@ async def test_requests_pass_while_the_shared_store_is_down(tmp_path: Path) -> N
             assert (await client.get("/v1/models", headers=auth(ALICE))).status_code == 200
         assert time.monotonic() - start < 0.5  # not waiting for the store each time
     assert first.status_code == 200
+
+
+async def test_detached_runs_hold_their_slots_until_they_end(tmp_path: Path) -> None:
+    release, started = asyncio.Event(), asyncio.Semaphore(0)
+
+    async def held(request: ModelRequest) -> str:
+        started.release()
+        await release.wait()
+        return "done"
+
+    agents: dict[str, Agent] = {"held": ChatAgent("held", FunctionModel(held))}
+    background = {"model": "held", "input": "go", "background": True}
+    async with running(agents, settings(tmp_path, "default: {concurrent_runs: 2}\n")) as (
+        _,
+        client,
+    ):
+        for _ in range(2):
+            answer = await client.post("/v1/responses", json=background, headers=auth(ALICE))
+            assert answer.status_code == 200, answer.text
+            await started.acquire()
+        # No request is open, but two runs are.
+        third = await client.post("/v1/responses", json=background, headers=auth(ALICE))
+        assert third.status_code == 429, third.text
+        release.set()
+        for _ in range(100):  # the slots come back as the runs end
+            answer = await client.post("/v1/responses", json=background, headers=auth(ALICE))
+            if answer.status_code == 200:
+                break
+            await asyncio.sleep(0.02)
+        assert answer.status_code == 200, answer.text
