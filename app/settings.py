@@ -398,8 +398,9 @@ class Settings(BaseSettings):
     quota_concurrent_runs: int = Field(
         0,
         ge=0,
-        description="Requests that start a run (a POST with a body) one principal has open at "
-        "once, every replica's together with a Redis session store; more get 429. 0: unlimited.",
+        description="Runs one principal has in progress at once (a request that starts runs "
+        "holds a slot until it answered and its runs, detached ones too, ended), every "
+        "replica's together with a Redis session store; more get 429. 0: unlimited.",
     )
     quota_tokens_per_day: int = Field(
         0,
