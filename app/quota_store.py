@@ -113,7 +113,7 @@ if due < now then due = now end
 due = due + tonumber(ARGV[1])
 local wait = due - tonumber(ARGV[2]) - now
 if wait > 0 then return wait end
-redis.call('set', KEYS[1], string.format('%d', due), 'px', math.ceil((due - now) / 1000))
+redis.call('set', KEYS[1], string.format('%d', due), 'px', math.max(1, math.ceil((due - now) / 1000)))
 return 0
 """
 # KEYS: the principal's slots. ARGV: the run, the lease (ms), the limit. 1: held.
@@ -160,7 +160,7 @@ class RedisQuotaStore:
         return f"{self.prefix}{{{quote(principal, safe='')}}}:{what}"
 
     async def take_request(self, principal: str, rate: int) -> float:
-        interval = int(PERIOD * 1_000_000 / rate)
+        interval = max(1, int(PERIOD * 1_000_000 / rate))
         async with asyncio.timeout(self.timeout):
             wait = await self._take_request(
                 [self._key(principal, "rate")], [interval, int(PERIOD * 1_000_000)]
