@@ -18,6 +18,10 @@ Three counters per principal, the same two implementations for each:
 - **model tokens per UTC day**: one counter per principal and day, kept two
   days.
 
+A request asks for all it needs in one operation (:meth:`QuotaStore.admit`: in
+Redis one script, one round trip, all of a principal's keys in one hash slot),
+and is counted only if every quota lets it in.
+
 A command redis-py retries (after a connection error) may be applied twice:
 a request or a few tokens counted twice errs on the side of the limit.
 """
@@ -28,6 +32,7 @@ import asyncio
 import contextlib
 import time
 from collections import Counter
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import quote
 
@@ -41,23 +46,31 @@ RUN_LEASE = 60.0
 DAY_SECONDS = 86_400
 
 
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """What one request asks of a principal's quotas; 0 = that quota is not checked."""
+
+    rate: int = 0
+    """Requests a minute: the request counts against it."""
+    tokens: int = 0
+    """Tokens of the day: the request passes only while fewer were used."""
+    runs: int = 0
+    """Run slots: the request holds the slot ``run`` if fewer are held."""
+    run: str = ""
+
+
 class QuotaStore(Protocol):
     """The counters; every method is safe to call concurrently."""
 
-    async def take_request(self, principal: str, rate: int) -> float:
-        """Count a request against ``rate`` a minute: 0 if it passes, else the seconds until
-        one would (the request is then not counted)."""
-        ...
-
-    async def take_run(self, principal: str, limit: int, run: str) -> bool:
-        """Hold a slot named ``run`` if fewer than ``limit`` are held."""
+    async def admit(self, principal: str, day: str, ask: Ask) -> tuple[str, float] | None:
+        """None if every quota ``ask`` names lets the request in (it then counts against
+        the rate and holds its run slot); else ``(the quota, seconds until it may pass)``
+        and nothing is counted. The seconds are the rate's (0 for the others)."""
         ...
 
     async def give_back_run(self, principal: str, run: str) -> None: ...
 
     async def add_tokens(self, principal: str, day: str, tokens: int) -> None: ...
-
-    async def tokens_used(self, principal: str, day: str) -> int: ...
 
     async def aclose(self) -> None: ...
 
@@ -70,21 +83,24 @@ class LocalQuotaStore:
         self._runs: Counter[str] = Counter()
         self._tokens: dict[tuple[str, str], int] = {}
 
-    async def take_request(self, principal: str, rate: int) -> float:
+    async def admit(self, principal: str, day: str, ask: Ask) -> tuple[str, float] | None:
+        if ask.tokens and self._tokens.get((principal, day), 0) >= ask.tokens:
+            return ("tokens_per_day", 0.0)
         now = time.monotonic()
-        due = max(self._due.get(principal, now), now) + PERIOD / rate
-        if due - PERIOD > now:
-            return due - PERIOD - now
-        self._due[principal] = due
-        if len(self._due) > 10_000:  # forget principals back under their rate
-            self._due = {p: t for p, t in self._due.items() if t > now}
-        return 0.0
-
-    async def take_run(self, principal: str, limit: int, run: str) -> bool:
-        if self._runs[principal] >= limit:
-            return False
-        self._runs[principal] += 1
-        return True
+        due = 0.0
+        if ask.rate:
+            due = max(self._due.get(principal, now), now) + PERIOD / ask.rate
+            if due - PERIOD > now:
+                return ("requests_per_minute", due - PERIOD - now)
+        if ask.runs and self._runs[principal] >= ask.runs:
+            return ("concurrent_runs", 0.0)
+        if ask.rate:
+            self._due[principal] = due
+            if len(self._due) > 10_000:  # forget principals back under their rate
+                self._due = {p: t for p, t in self._due.items() if t > now}
+        if ask.runs:
+            self._runs[principal] += 1
+        return None
 
     async def give_back_run(self, principal: str, run: str) -> None:
         self._runs[principal] -= 1
@@ -97,37 +113,47 @@ class LocalQuotaStore:
             self._tokens = {k: v for k, v in self._tokens.items() if k[1] == day}
         self._tokens[key] = self._tokens.get(key, 0) + tokens
 
-    async def tokens_used(self, principal: str, day: str) -> int:
-        return self._tokens.get((principal, day), 0)
-
     async def aclose(self) -> None:
         return None
 
 
-# KEYS: the principal's due time. ARGV: interval (µs), period (µs). Returns the µs to wait.
-_TAKE_REQUEST = """
+# KEYS: the principal's due time, tokens of the day, run slots. ARGV: the rate's interval
+# (µs; 0: unchecked), its period (µs), the tokens' budget (0: unchecked), the run slot (''
+# none), its lease (ms), the slots' limit. Returns {quota refused (0: none), µs to wait}.
+_ADMIT = """
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local due = tonumber(redis.call('get', KEYS[1]) or '0')
-if due < now then due = now end
-due = due + tonumber(ARGV[1])
-local wait = due - tonumber(ARGV[2]) - now
-if wait > 0 then return wait end
-redis.call('set', KEYS[1], string.format('%d', due), 'px', math.max(1, math.ceil((due - now) / 1000)))
-return 0
-"""
-# KEYS: the principal's slots. ARGV: the run, the lease (ms), the limit. 1: held.
-_TAKE_RUN = """
-local t = redis.call('time')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('zremrangebyscore', KEYS[1], '-inf', now)
-if not redis.call('zscore', KEYS[1], ARGV[1]) then
-  if redis.call('zcard', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
+local budget = tonumber(ARGV[3])
+if budget > 0 and tonumber(redis.call('get', KEYS[2]) or '0') >= budget then return {1, 0} end
+local interval = tonumber(ARGV[1])
+local due = 0
+if interval > 0 then
+  due = tonumber(redis.call('get', KEYS[1]) or '0')
+  if due < now then due = now end
+  due = due + interval
+  local wait = due - tonumber(ARGV[2]) - now
+  if wait > 0 then return {2, wait} end
 end
-redis.call('zadd', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
-redis.call('pexpire', KEYS[1], ARGV[2])
-return 1
+local run = ARGV[4]
+local lease = tonumber(ARGV[5])
+local ms = math.floor(now / 1000)
+if run ~= '' then
+  redis.call('zremrangebyscore', KEYS[3], '-inf', ms)
+  if not redis.call('zscore', KEYS[3], run) then
+    if redis.call('zcard', KEYS[3]) >= tonumber(ARGV[6]) then return {3, 0} end
+  end
+end
+if interval > 0 then
+  local left = math.max(1, math.ceil((due - now) / 1000))
+  redis.call('set', KEYS[1], string.format('%d', due), 'px', left)
+end
+if run ~= '' then
+  redis.call('zadd', KEYS[3], ms + lease, run)
+  redis.call('pexpire', KEYS[3], lease)
+end
+return {0, 0}
 """
+_REFUSED = {1: "tokens_per_day", 2: "requests_per_minute", 3: "concurrent_runs"}
 # KEYS: the principal's slots. ARGV: the lease (ms), the runs still held.
 _REFRESH_RUNS = """
 local t = redis.call('time')
@@ -150,8 +176,7 @@ class RedisQuotaStore:
         self.client = client
         self.timeout = timeout
         self.prefix = f"{prefix}:quotas:"
-        self._take_request = client.register_script(_TAKE_REQUEST)
-        self._take_run = client.register_script(_TAKE_RUN)
+        self._admit = client.register_script(_ADMIT)
         self._refresh_runs = client.register_script(_REFRESH_RUNS)
         self._held: dict[str, set[str]] = {}  # principal → the slots this process holds
         self._refresher: asyncio.Task[None] | None = None
@@ -159,24 +184,21 @@ class RedisQuotaStore:
     def _key(self, principal: str, what: str) -> str:
         return f"{self.prefix}{{{quote(principal, safe='')}}}:{what}"
 
-    async def take_request(self, principal: str, rate: int) -> float:
-        interval = max(1, int(PERIOD * 1_000_000 / rate))
+    async def admit(self, principal: str, day: str, ask: Ask) -> tuple[str, float] | None:
+        keys = [self._key(principal, what) for what in ("rate", f"tokens:{day}", "runs")]
+        interval = max(1, int(PERIOD * 1_000_000 / ask.rate)) if ask.rate else 0
+        run = ask.run if ask.runs else ""
+        lease = int(RUN_LEASE * 1000)
+        args: list[int | str] = [interval, int(PERIOD * 1e6), ask.tokens, run, lease, ask.runs]
         async with asyncio.timeout(self.timeout):
-            wait = await self._take_request(
-                [self._key(principal, "rate")], [interval, int(PERIOD * 1_000_000)]
-            )
-        return int(wait) / 1_000_000
-
-    async def take_run(self, principal: str, limit: int, run: str) -> bool:
-        async with asyncio.timeout(self.timeout):
-            held = await self._take_run(
-                [self._key(principal, "runs")], [run, int(RUN_LEASE * 1000), limit]
-            )
-        if held:
+            refused, wait = await self._admit(keys, args)
+        if refused:
+            return (_REFUSED[int(refused)], int(wait) / 1_000_000)
+        if run:
             self._held.setdefault(principal, set()).add(run)
             if self._refresher is None:
                 self._refresher = asyncio.create_task(self._refresh(), name="quota-run-leases")
-        return bool(held)
+        return None
 
     async def give_back_run(self, principal: str, run: str) -> None:
         runs = self._held.get(principal)
@@ -205,11 +227,6 @@ class RedisQuotaStore:
                 pipe.incrby(key, tokens)
                 pipe.expire(key, 2 * DAY_SECONDS)
                 await pipe.execute()
-
-    async def tokens_used(self, principal: str, day: str) -> int:
-        async with asyncio.timeout(self.timeout):
-            used = await self.client.get(self._key(principal, f"tokens:{day}"))
-        return int(used or 0)
 
     async def aclose(self) -> None:
         if self._refresher is not None:

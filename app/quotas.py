@@ -54,7 +54,7 @@ from agenthost.agents.results import RunResult
 from agenthost.agents.tools.events import ToolHooks
 from agenthost.app.config import ConfigError
 from agenthost.app.guards import ErrorFor
-from agenthost.app.quota_store import LocalQuotaStore, QuotaStore, RedisQuotaStore
+from agenthost.app.quota_store import Ask, LocalQuotaStore, QuotaStore, RedisQuotaStore
 from agenthost.app.settings import Settings
 
 logger = logging.getLogger("agenthost")
@@ -159,24 +159,30 @@ class Quotas:
         )
         self._down_until = time.monotonic() + OUTAGE_SECONDS
 
-    async def check(self, principal: str, starts_run: bool) -> Refusal | None:
-        """Why ``principal``'s request may not go on (None: it may); a request passing
-        counts against the rate."""
-        limits, store = self.of(principal), self.store
-        if starts_run and limits.tokens_per_day:
-            used = await store.tokens_used(principal, today())
-            if used >= limits.tokens_per_day:
-                message = (
-                    f"this principal used its {limits.tokens_per_day} model tokens of the day "
-                    "(UTC); more runs from the next UTC midnight"
-                )
-                return Refusal("tokens_per_day", message, seconds_to_midnight())
-        if limits.requests_per_minute:
-            wait = await store.take_request(principal, limits.requests_per_minute)
-            if wait > 0:
-                message = f"over this principal's {limits.requests_per_minute} requests a minute"
-                return Refusal("requests_per_minute", message, wait)
-        return None
+    async def check(self, principal: str, starts_run: bool, run: str = "") -> Refusal | None:
+        """Why ``principal``'s request may not go on (None: it may, and it counts against the
+        rate; one that starts a run holds the run slot ``run`` if given and limited)."""
+        limits = self.of(principal)
+        ask = Ask(rate=limits.requests_per_minute)
+        if starts_run:
+            ask = Ask(ask.rate, limits.tokens_per_day, limits.concurrent_runs if run else 0, run)
+        if ask == Ask():
+            return None
+        refused = await self.store.admit(principal, today(), ask)
+        if refused is None:
+            return None
+        quota, wait = refused
+        if quota == "tokens_per_day":
+            message = (
+                f"this principal used its {limits.tokens_per_day} model tokens of the day "
+                "(UTC); more runs from the next UTC midnight"
+            )
+            return Refusal(quota, message, seconds_to_midnight())
+        if quota == "concurrent_runs":
+            message = f"over this principal's {limits.concurrent_runs} runs at once"
+            return Refusal(quota, message, 1.0)
+        message = f"over this principal's {limits.requests_per_minute} requests a minute"
+        return Refusal(quota, message, wait)
 
     async def admit_call(self, principal: str, starts_run: bool) -> tuple[str, float] | None:
         """A :data:`~agenthost.adapters.base.CallQuota` (gRPC calls): the run slots are not
@@ -208,7 +214,7 @@ class Quotas:
         answered, started (the request gave its slot back before the run began)."""
         slot.held = True
         try:
-            await self.store.take_run(slot.principal, 2**31, slot.run)
+            await self.store.admit(slot.principal, today(), Ask(runs=2**31, run=slot.run))
         except Exception:
             logger.warning("quotas: could not hold a run slot of %s", slot.principal)
 
@@ -293,18 +299,14 @@ class QuotaGuard:
         quotas = self.quotas
         limits = quotas.of(principal)
         starts_run = scope["method"] == "POST" and not (self.bodyless and self.bodyless(path))
-        slot = None
+        slot = (
+            RunSlot(principal, uuid.uuid4().hex) if starts_run and limits.concurrent_runs else None
+        )
         try:
-            refusal = await quotas.check(principal, starts_run)
-            if refusal is None and starts_run and limits.concurrent_runs:
-                slot = RunSlot(principal, uuid.uuid4().hex)
-                if not await quotas.store.take_run(principal, limits.concurrent_runs, slot.run):
-                    slot = None
-                    message = f"over this principal's {limits.concurrent_runs} runs at once"
-                    refusal = Refusal("concurrent_runs", message, 1.0)
+            refusal = await quotas.check(principal, starts_run, slot.run if slot else "")
         except Exception:
             quotas.store_failed(principal)
-            refusal = None
+            refusal, slot = None, None
         if refusal is not None:
             await self._refuse(scope, receive, send, refusal)
             return

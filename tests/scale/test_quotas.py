@@ -18,7 +18,7 @@ import openai
 import pytest
 from redis.asyncio import Redis
 
-from agenthost.app.quota_store import RedisQuotaStore
+from agenthost.app.quota_store import Ask, RedisQuotaStore
 from tests.app.test_server import ECHO_CONFIG
 from tests.scale.test_replicas import Replica, replicas
 from tests.stores import RedisServer, redis  # noqa: F401 (fixture)
@@ -118,11 +118,24 @@ async def test_run_slots_in_redis_are_shared_and_given_back(redis: RedisServer) 
     stores = [RedisQuotaStore(Redis.from_url(redis.url), timeout=2) for _ in range(2)]
     principal = f"p-{uuid.uuid4().hex}"
     try:
-        assert await stores[0].take_run(principal, 2, "one")
-        assert await stores[1].take_run(principal, 2, "two")
-        assert not await stores[0].take_run(principal, 2, "three")  # the other replica's count
+
+        def slot(run: str) -> Ask:
+            return Ask(runs=2, run=run)
+
+        assert await stores[0].admit(principal, "day", slot("one")) is None
+        assert await stores[1].admit(principal, "day", slot("two")) is None
+        # The other replica's slots count: refused, and nothing counted.
+        assert await stores[0].admit(principal, "day", slot("three")) == ("concurrent_runs", 0)
         await stores[1].give_back_run(principal, "two")
-        assert await stores[0].take_run(principal, 2, "three")
+        assert await stores[0].admit(principal, "day", slot("three")) is None
+        # Tokens and the rate in the same operation: a refusal counts nothing.
+        await stores[0].add_tokens(principal, "day", 5)
+        spent = Ask(rate=60, tokens=5)
+        assert await stores[1].admit(principal, "day", spent) == ("tokens_per_day", 0)
+        assert await stores[1].admit(principal, "other day", Ask(rate=1)) is None
+        refused = await stores[0].admit(principal, "other day", Ask(rate=1))
+        assert refused is not None and refused[0] == "requests_per_minute"
+        assert 59 < refused[1] <= 60
     finally:
         for store in stores:
             await store.aclose()
