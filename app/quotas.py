@@ -59,9 +59,6 @@ from agenthost.app.settings import Settings
 
 logger = logging.getLogger("agenthost")
 
-QUOTAS = ("requests_per_minute", "concurrent_runs", "tokens_per_day")
-"""The quotas, as ``agenthost_quota_refusals_total``'s ``quota`` label names them."""
-
 OUTAGE_SECONDS = 5.0
 """After the store failed, requests pass unchecked this long before it is tried again."""
 
@@ -201,18 +198,21 @@ class Quotas:
         return refusal.message, refusal.retry_after
 
     async def give_back(self, slot: RunSlot) -> None:
-        if not slot.held:
-            return
-        slot.held = False
+        """Give ``slot`` back if it is held."""
+        if slot.held:
+            slot.held = False
+            await self.release(slot)
+
+    async def release(self, slot: RunSlot) -> None:
+        """Give back ``slot`` in the store (marked not held already)."""
         try:
             await self.store.give_back_run(slot.principal, slot.run)
         except Exception:
             logger.warning("quotas: could not give back a run slot of %s", slot.principal)
 
-    async def take_again(self, slot: RunSlot) -> None:
-        """Hold ``slot`` again, whatever the limit: a detached run that its request, already
-        answered, started (the request gave its slot back before the run began)."""
-        slot.held = True
+    async def hold(self, slot: RunSlot) -> None:
+        """Hold ``slot`` in the store again (marked held already), whatever the limit: a
+        detached run its request started, after the request had answered and given it back."""
         try:
             await self.store.admit(slot.principal, today(), Ask(runs=2**31, run=slot.run))
         except Exception:
@@ -351,8 +351,9 @@ class QuotaObserver:
         slot = current_slot.get()
         if slot is not None:
             slot.runs += 1
-            if not slot.held:
-                self.spawn(self.quotas.take_again(slot))
+            if not slot.held:  # marked now: the store follows in order
+                slot.held = True
+                self.spawn(self.quotas.hold(slot))
         return _ObservedRun(self, current_principal.get(), slot, inner)
 
     def tool_hooks(self, agent: str) -> Sequence[ToolHooks]:
@@ -397,8 +398,9 @@ class _ObservedRun:
                 observer.spawn(observer.quotas.add_tokens(self.principal, tokens))
         if slot is not None:
             slot.runs -= 1
-            if not slot.runs and not slot.request_open:
-                observer.spawn(observer.quotas.give_back(slot))
+            if not slot.runs and not slot.request_open and slot.held:
+                slot.held = False
+                observer.spawn(observer.quotas.release(slot))
 
 
 def check_quotas_file(settings: Settings) -> None:
