@@ -3,7 +3,8 @@
 A burst alternating between the replicas is held to one principal's rate
 (not twice it); the ``Retry-After`` it gets, honoured, lets the next request
 in. A token budget spent through one replica stops that principal on both,
-and still after a replica restarts; another principal runs on.
+and still after a replica restarts; another principal runs on. Runs in
+progress on either replica count against one runs-at-once quota.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import itertools
 import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import openai
@@ -29,8 +31,13 @@ KEYS = {
     "alice": "alice-key-0123456789",
     "bob": "bob-key-0123456789ab",
     "carol": "carol-key-0123456789",
+    "dave": "dave-key-01234567890",
 }
-QUOTAS = "default: {requests_per_minute: 60}\nprincipals:\n  alice: {tokens_per_day: 10}\n"
+QUOTAS = (
+    "default: {requests_per_minute: 60}\n"
+    "principals:\n  alice: {tokens_per_day: 10}\n  dave: {concurrent_runs: 2}\n"
+)
+CONFIG = ECHO_CONFIG + "  - {name: recall, import: 'tests.scale.replica_agents:recall'}\n"
 
 
 def auth(name: str) -> dict[str, str]:
@@ -45,7 +52,7 @@ def pair(tmp_path_factory: pytest.TempPathFactory, redis: RedisServer) -> Iterat
     with replicas(
         folder,
         2,
-        config=ECHO_CONFIG,
+        config=CONFIG,
         AGENTHOST_ADAPTERS="openai",
         AGENTHOST_ACCESS_LOG="false",
         AGENTHOST_SESSION_STORE=redis.url,
@@ -111,6 +118,24 @@ def test_a_token_budget_stops_one_principal_on_every_replica_and_after_a_restart
     pair[0].start()
     assert refused(pair[0], "alice")  # the count is in Redis, not in the replica
     assert chat(pair[0], "bob").usage is not None
+
+
+def nap(replica: Replica, seconds: float) -> httpx.Response:
+    body = {"model": "recall", "messages": [{"role": "user", "content": f"nap {seconds}"}]}
+    return httpx.post(
+        f"{replica.url}/v1/chat/completions", json=body, headers=auth("dave"), timeout=30
+    )
+
+
+def test_runs_at_once_are_counted_across_replicas(pair: list[Replica]) -> None:
+    with ThreadPoolExecutor(2) as pool:
+        naps = [pool.submit(nap, replica, 2) for replica in pair]  # one on each replica
+        time.sleep(1)  # both admitted and napping
+        third = nap(pair[0], 0)
+        assert third.status_code == 429, third.text
+        assert "2 runs at once" in third.json()["error"]["message"]
+        assert [n.result().status_code for n in naps] == [200, 200]
+    assert nap(pair[1], 0).status_code == 200  # both slots were given back
 
 
 @pytest.mark.anyio
