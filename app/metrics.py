@@ -142,6 +142,8 @@ class Metrics:
             ["quota"],
             registry=registry,
         )
+        for quota in ("requests_per_minute", "concurrent_runs", "tokens_per_day"):
+            self.quota_refusals.labels(quota)  # every series from the start, at 0
         self._series: dict[tuple[str, str], _RunSeries] = {}
 
     def agent(self, name: str) -> str:
