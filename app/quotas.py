@@ -392,10 +392,11 @@ class _ObservedRun:
         if self.inner is not None:
             self.inner.finished(result, error)
         observer, slot = self.observer, self.slot
-        if result is not None and self.principal is not None:
+        principal = self.principal
+        if result is not None and principal and observer.quotas.of(principal).tokens_per_day:
             tokens = result.usage.input_tokens + result.usage.output_tokens
             if tokens:
-                observer.spawn(observer.quotas.add_tokens(self.principal, tokens))
+                observer.spawn(observer.quotas.add_tokens(principal, tokens))
         if slot is not None:
             slot.runs -= 1
             if not slot.runs and not slot.request_open and slot.held:
