@@ -66,6 +66,14 @@ async def burst(client: httpx.AsyncClient, key: str, limit: int) -> tuple[int, h
     raise AssertionError(f"no refusal in {limit} requests")
 
 
+def refusals(metrics: str, quota: str) -> float:
+    """``agenthost_quota_refusals_total{quota=...}`` in a /metrics page."""
+    for line in metrics.splitlines():
+        if line.startswith(f'agenthost_quota_refusals_total{{quota="{quota}"}} '):
+            return float(line.rsplit(" ", 1)[1])
+    raise AssertionError(f"no refusal series for {quota}")
+
+
 async def test_a_burst_over_the_rate_gets_429_and_retry_after_lets_the_next_in(
     tmp_path: Path,
 ) -> None:
@@ -82,14 +90,19 @@ async def test_a_burst_over_the_rate_gets_429_and_retry_after_lets_the_next_in(
         assert (await client.get("/healthz", headers=auth(ALICE))).status_code == 200
         card = await client.get("/a2a/echo/.well-known/agent-card.json", headers=auth(ALICE))
         assert card.status_code == 200
-        # A JSON-RPC surface answers in its own shape.
+        # A JSON-RPC surface answers in its own shape (the next second may have come: then
+        # this one passes and the next is refused).
         rpc = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}}
-        answer = await client.post("/a2a/echo", json=rpc, headers=auth(ALICE))
+        for _ in range(3):
+            answer = await client.post("/a2a/echo", json=rpc, headers=auth(ALICE))
+            if answer.status_code == 429:
+                break
         assert answer.status_code == 429 and answer.json()["error"]["code"] == -32600
-        await asyncio.sleep(int(refused.headers["retry-after"]))
+        await asyncio.sleep(int(answer.headers["retry-after"]))
         assert (await client.get("/v1/models", headers=auth(ALICE))).status_code == 200
         metrics = (await client.get("/metrics", headers=auth(BOB))).text
-        assert 'agenthost_quota_refusals_total{quota="requests_per_minute"} 2.0' in metrics
+        assert refusals(metrics, "requests_per_minute") >= 2
+        assert refusals(metrics, "tokens_per_day") == 0
 
 
 async def test_the_openai_sdk_gets_rate_limited_and_its_retry_honours_retry_after(
@@ -103,13 +116,28 @@ async def test_the_openai_sdk_gets_rate_limited_and_its_retry_honours_retry_afte
             for n in (2, 0)
         )
         await burst(http, ALICE, 200)
-        with pytest.raises(openai.RateLimitError) as refused:
-            await hasty.models.list()
-        assert refused.value.response.headers["retry-after"] == "1"
-        start = time.monotonic()
-        models = await patient.models.list()  # retried after the second it was told
+        for _ in range(3):  # the next second may have come: then one passes
+            try:
+                await hasty.models.list()
+            except openai.RateLimitError as exc:
+                refused = exc
+                break
+        assert refused.response.headers["retry-after"] == "1"
+        answers: list[tuple[int, float]] = []
+
+        async def seen(response: httpx.Response) -> None:
+            answers.append((response.status_code, time.monotonic()))
+
+        http.event_hooks = {"request": [], "response": [seen]}
+        for _ in range(3):  # until the SDK's first try is refused
+            await burst(http, ALICE, 200)
+            answers.clear()
+            models = await patient.models.list()  # retried after the second it was told
+            if answers[0][0] == 429:
+                break
         assert [m.id for m in models.data] == ["echo"]
-        assert time.monotonic() - start >= 0.9
+        assert [status for status, _ in answers] == [429, 200]
+        assert answers[1][1] - answers[0][1] >= 0.9
 
 
 async def test_a_token_budget_stops_one_principal_for_the_day_and_not_another(
@@ -226,7 +254,8 @@ async def test_grpc_calls_past_a_quota_get_resource_exhausted(tmp_path: Path) ->
             with pytest.raises(grpc.aio.AioRpcError) as caught:
                 await stub.SendMessage(hello("hi"), metadata=[("authorization", f"Bearer {ALICE}")])
             assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-            assert ("retry-after", "30") in tuple(caught.value.trailing_metadata() or ())
+            trailers = dict(caught.value.trailing_metadata() or ())
+            assert 28 <= int(trailers["retry-after"]) <= 30  # 2 a minute: one every 30 s
             # bob's run over gRPC counts its tokens (12 of 10): the next is refused.
             bobs = [("authorization", f"Bearer {BOB}")]
             answer = await stub.SendMessage(hello("a b c d e f"), metadata=bobs)

@@ -21,6 +21,7 @@ import pytest
 from redis.asyncio import Redis
 
 from agenthost.app.quota_store import Ask, RedisQuotaStore
+from tests.app.test_quotas import refusals
 from tests.app.test_server import ECHO_CONFIG
 from tests.scale.test_replicas import Replica, replicas
 from tests.stores import RedisServer, redis  # noqa: F401 (fixture)
@@ -76,14 +77,18 @@ def test_a_burst_across_two_replicas_is_held_to_one_rate(pair: list[Replica]) ->
         # 60 at once, then one a second: each replica alone would have let 60 through.
         assert 60 <= passed <= 60 + elapsed + 1
         assert answer.json()["error"]["code"] == "rate_limit_exceeded"
-        wait = int(answer.headers["retry-after"])
-        assert wait == 1
-        refused_on = pair[(passed + 1) % 2].url  # the other replica than the one refusing
-        assert client.get(f"{refused_on}/v1/models", headers=auth("carol")).status_code == 429
-        time.sleep(wait)
-        assert client.get(f"{refused_on}/v1/models", headers=auth("carol")).status_code == 200
-        metrics = client.get(f"{pair[0].url}/metrics", headers=auth("bob")).text
-        assert 'agenthost_quota_refusals_total{quota="requests_per_minute"}' in metrics
+        assert answer.headers["retry-after"] == "1"
+        other = pair[(passed + 1) % 2].url  # not the replica that refused
+        for _ in range(3):  # refused there too (unless the next second came: one passes)
+            answer = client.get(f"{other}/v1/models", headers=auth("carol"))
+            if answer.status_code == 429:
+                break
+        assert answer.status_code == 429
+        time.sleep(int(answer.headers["retry-after"]))
+        assert client.get(f"{other}/v1/models", headers=auth("carol")).status_code == 200
+        for replica in pair:  # each refused one at least, and counted it
+            metrics = client.get(f"{replica.url}/metrics", headers=auth("bob")).text
+            assert refusals(metrics, "requests_per_minute") >= 1
 
 
 def chat(replica: Replica, name: str) -> openai.types.chat.ChatCompletion:
