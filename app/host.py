@@ -42,6 +42,8 @@ from agenthost.app.shared_sessions import SessionRouter, shared_agents
 from agenthost.app.watchdog import LoopWatchdog, watch_loop
 
 if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
     from agenthost.app.tracing import Tracing
 
 logger = logging.getLogger("agenthost")
@@ -68,8 +70,19 @@ class Host:
         self.runs = LiveRuns()
         self.metrics = Metrics() if settings.metrics else None
         self.tracing = _tracing()
+        self._memory_for = memory_factory(
+            settings.session_max,
+            settings.session_ttl,
+            store=settings.session_store,
+            timeout=settings.store_timeout,
+        )
+        self._memories: list[MemoryManager] = []
+        self.quotas = build_quotas(
+            settings,
+            self.metrics.quota_refused if self.metrics else None,
+            shared=self._shared_client,  # the session store's Redis client, if Redis
+        )
         # Traces wrap the metrics here, whatever order anything else happens in.
-        self.quotas = build_quotas(settings, self.metrics.quota_refused if self.metrics else None)
         observer: AgentObserver | None = self.metrics
         if self.quotas is not None and self.quotas.observes_runs:
             observer = QuotaObserver(self.quotas, observer)  # runs' tokens and slots
@@ -89,13 +102,6 @@ class Host:
                 "auth off: agents with an allow list (%s) are served to nobody but 'anonymous'",
                 ", ".join(self.allow),
             )
-        self._memory_for = memory_factory(
-            settings.session_max,
-            settings.session_ttl,
-            store=settings.session_store,
-            timeout=settings.store_timeout,
-        )
-        self._memories: list[MemoryManager] = []
         self.shared_sessions = shared_agents(
             list(self.registry), settings.sessions, self.registry.sessions
         )
@@ -135,6 +141,14 @@ class Host:
             timeout=settings.store_timeout,
             max_bytes=settings.run_log_max_bytes,
         )
+
+    def _shared_client(self) -> Redis:
+        """The Redis client of the shared session store (closed with the stores)."""
+        from agenthost.app.redis_memory import RedisMemoryManager
+
+        memory = self.new_memory("quotas")
+        assert isinstance(memory, RedisMemoryManager)
+        return memory.client
 
     def new_memory(self, namespace: str) -> MemoryManager:
         """A bounded session store of the settings' size, closed when the host stops."""

@@ -8,10 +8,11 @@ Three counters per principal, the same two implementations for each:
   requests a minute may come at once, then one every ``60/rate`` s; a
   refusal knows exactly when the next one passes (its ``Retry-After``).
   A small Lua script rather than the ``limits`` package: it runs on the
-  client every shared store already uses (its time-outs and retries, see
-  :mod:`agenthost.app.redis_client`), keeps one key per principal (a moving
-  window keeps a timestamp per request), and takes the time from Redis, so
-  replicas with skewed clocks share one rate.
+  session store's own client (its pool, time-outs and retries, see
+  :mod:`agenthost.app.redis_client`; ``limits`` makes a client of its own
+  from a URL), keeps one key per principal (a moving window keeps a
+  timestamp per request), and takes the time from Redis, so replicas with
+  skewed clocks share one rate.
 - **runs in progress**: a slot per run, a sorted set member scored by its
   lease's end; the holder refreshes its slots every third of the lease, so a
   replica that dies gives its slots back when their leases end.
@@ -172,8 +173,12 @@ class RedisQuotaStore:
     the service).
     """
 
-    def __init__(self, client: Redis, *, timeout: float, prefix: str = "agenthost") -> None:
+    def __init__(
+        self, client: Redis, *, timeout: float, prefix: str = "agenthost", owns_client: bool = True
+    ) -> None:
+        """``owns_client``: :meth:`aclose` closes ``client`` (else its owner does)."""
         self.client = client
+        self.owns_client = owns_client
         self.timeout = timeout
         self.prefix = f"{prefix}:quotas:"
         self._admit = client.register_script(_ADMIT)
@@ -233,4 +238,5 @@ class RedisQuotaStore:
             self._refresher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._refresher
-        await self.client.aclose()
+        if self.owns_client:
+            await self.client.aclose()

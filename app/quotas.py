@@ -43,7 +43,7 @@ from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -56,6 +56,9 @@ from agenthost.app.config import ConfigError
 from agenthost.app.guards import ErrorFor
 from agenthost.app.quota_store import Ask, LocalQuotaStore, QuotaStore, RedisQuotaStore
 from agenthost.app.settings import Settings
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
 
 logger = logging.getLogger("agenthost")
 
@@ -410,8 +413,14 @@ def check_quotas_file(settings: Settings) -> None:
         read_quotas_file(settings.quotas_file, Limits())
 
 
-def build_quotas(settings: Settings, refused: Callable[[str], None] | None = None) -> Quotas | None:
-    """The quotas ``settings`` set (None: none), counted in Redis when the session store is."""
+def build_quotas(
+    settings: Settings,
+    refused: Callable[[str], None] | None = None,
+    *,
+    shared: Callable[[], Redis] | None = None,
+) -> Quotas | None:
+    """The quotas ``settings`` set (None: none), counted in Redis when the session store is:
+    on ``shared()``'s client (the session store's), else on a client of their own."""
     defaults = Limits(
         requests_per_minute=settings.quota_requests_per_minute,
         concurrent_runs=settings.quota_concurrent_runs,
@@ -427,6 +436,10 @@ def build_quotas(settings: Settings, refused: Callable[[str], None] | None = Non
         from agenthost.app.redis_client import is_redis_url, redis_client
 
         if is_redis_url(settings.session_store):  # else the session store's error says why
-            client = redis_client(settings.session_store, timeout=settings.store_timeout)
-            store = RedisQuotaStore(client, timeout=settings.store_timeout)
+            timeout = settings.store_timeout
+            if shared is not None:
+                store = RedisQuotaStore(shared(), timeout=timeout, owns_client=False)
+            else:
+                client = redis_client(settings.session_store, timeout=timeout)
+                store = RedisQuotaStore(client, timeout=timeout)
     return Quotas(default, store, principals, refused)
