@@ -31,7 +31,7 @@ principal answers exactly as an unknown one does.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +47,10 @@ from agenthost.agents import ANONYMOUS, Agent, MemoryManager
 from agenthost.agents.skills import Skill
 
 PrincipalForKey = Callable[[str], str | None]
+CallQuota = Callable[[str, bool], Awaitable[tuple[str, float] | None]]
+"""``quota(principal, starts_run)`` for a call the HTTP app does not see (gRPC): None if the
+principal's quotas let it in (its runs' tokens then count against it), else ``(why, seconds
+until it may retry)``."""
 """The app's API-key check: the key's principal, or None for an unknown key."""
 
 
@@ -99,6 +103,8 @@ class AdapterContext:
     durable: DurableRuns = field(default_factory=lambda: DurableRuns(LocalRunLog()))
     """The server's detached runs and their log, shared by every protocol
     (:mod:`agenthost.adapters.durable`): a protocol registers how it runs its records."""
+    quota: CallQuota | None = None
+    """The principals' quotas, for calls outside the HTTP app (None: no quota)."""
 
     def may_use(self, principal: str, agent: str) -> bool:
         allowed = self.allow.get(agent)

@@ -20,6 +20,7 @@ from agenthost.app.build import load_agents
 from agenthost.app.config import ConfigError
 from agenthost.app.host import Host
 from agenthost.app.principals import KeysError, check_allow
+from agenthost.app.quotas import check_quotas_file
 from agenthost.app.registry import Registry
 from agenthost.app.settings import PROTOCOL_SETTINGS, Settings, warn_unknown_variables
 from agenthost.app.specs import ConfigSpec
@@ -122,6 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         config, registry = load_agents(settings.config)
         check_allow(registry.allow, settings.principals())
+        check_quotas_file(settings)
     except ValidationError as exc:
         print(f"error: invalid settings:\n{settings_errors(exc)}", file=sys.stderr)
         return 2

@@ -29,18 +29,21 @@ from agenthost.adapters.durable import DurableRuns, LocalRunLog, RunLog
 from agenthost.agents import Agent, MemoryManager
 from agenthost.agents.hosting import Hosting
 from agenthost.agents.limits import LiveRuns, RunLimits
-from agenthost.agents.observe import current_tracing
+from agenthost.agents.observe import AgentObserver, current_tracing
 from agenthost.app.build import hosted, load_agents
 from agenthost.app.memory import LRUMemoryManager, memory_factory
 from agenthost.app.metrics import Metrics, current_protocol, serve_metrics_port
 from agenthost.app.principals import check_allow
 from agenthost.app.protocols import ADAPTERS, package
+from agenthost.app.quotas import QuotaObserver, build_quotas
 from agenthost.app.settings import Settings
 from agenthost.app.shared_sessions import NAMESPACE as SHARED_NAMESPACE
 from agenthost.app.shared_sessions import SessionRouter, shared_agents
 from agenthost.app.watchdog import LoopWatchdog, watch_loop
 
 if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
     from agenthost.app.tracing import Tracing
 
 logger = logging.getLogger("agenthost")
@@ -67,8 +70,23 @@ class Host:
         self.runs = LiveRuns()
         self.metrics = Metrics() if settings.metrics else None
         self.tracing = _tracing()
+        self._memory_for = memory_factory(
+            settings.session_max,
+            settings.session_ttl,
+            store=settings.session_store,
+            timeout=settings.store_timeout,
+        )
+        self._memories: list[MemoryManager] = []
+        self.quotas = build_quotas(
+            settings,
+            self.metrics.quota_refused if self.metrics else None,
+            shared=self._shared_client,  # the session store's Redis client, if Redis
+        )
         # Traces wrap the metrics here, whatever order anything else happens in.
-        observer = self.tracing.observer(self.metrics) if self.tracing is not None else self.metrics
+        observer: AgentObserver | None = self.metrics
+        if self.quotas is not None and self.quotas.observes_runs:
+            observer = QuotaObserver(self.quotas, observer)  # runs' tokens and slots
+        observer = self.tracing.observer(observer) if self.tracing is not None else observer
         limits = RunLimits(settings.max_output_chars, settings.max_run_seconds)
         self.hosting = Hosting(limits, self.runs, observer)
         if agents is None:
@@ -77,18 +95,13 @@ class Host:
         self.allow = self.registry.allow if allow is None else allow
         self.principals = settings.principals()
         check_allow(self.allow, self.principals)
+        if self.quotas is not None:
+            self.quotas.check_principals(self.principals.values())
         if not self.principals and self.allow:
             logger.warning(
                 "auth off: agents with an allow list (%s) are served to nobody but 'anonymous'",
                 ", ".join(self.allow),
             )
-        self._memory_for = memory_factory(
-            settings.session_max,
-            settings.session_ttl,
-            store=settings.session_store,
-            timeout=settings.store_timeout,
-        )
-        self._memories: list[MemoryManager] = []
         self.shared_sessions = shared_agents(
             list(self.registry), settings.sessions, self.registry.sessions
         )
@@ -128,6 +141,14 @@ class Host:
             timeout=settings.store_timeout,
             max_bytes=settings.run_log_max_bytes,
         )
+
+    def _shared_client(self) -> Redis:
+        """The Redis client of the shared session store (closed with the stores)."""
+        from agenthost.app.redis_memory import RedisMemoryManager
+
+        memory = self.new_memory("quotas")
+        assert isinstance(memory, RedisMemoryManager)
+        return memory.client
 
     def new_memory(self, namespace: str) -> MemoryManager:
         """A bounded session store of the settings' size, closed when the host stops."""
@@ -171,6 +192,7 @@ class Host:
             max_body_bytes=settings.max_body_bytes,
             keepalive_seconds=settings.stream_keepalive_seconds,
             durable=self.durable,
+            quota=self.quotas.admit_call if self.quotas is not None and self.principals else None,
         )
 
     def adapter(self, protocol: str) -> Adapter:
@@ -190,6 +212,8 @@ class Host:
         """Shared resources, then agents, then ``adapters`` are up inside; all closed after."""
         async with AsyncExitStack() as stack:
             stack.push_async_callback(self._close_memories)
+            if self.quotas is not None:
+                stack.push_async_callback(self.quotas.store.aclose)
             await stack.enter_async_context(serve_metrics_port(self.metrics, self.settings))
             if self.tracing is not None:
                 stack.callback(self.tracing.shutdown)

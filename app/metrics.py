@@ -135,6 +135,15 @@ class Metrics:
             [*a, "outcome"],
             registry=registry,
         )
+        self.quota_refusals = Counter(
+            "agenthost_quota_refusals",
+            "Requests refused with 429 for a principal's quota (quota: requests_per_minute, "
+            "concurrent_runs, tokens_per_day).",
+            ["quota"],
+            registry=registry,
+        )
+        for quota in ("requests_per_minute", "concurrent_runs", "tokens_per_day"):
+            self.quota_refusals.labels(quota)  # every series from the start, at 0
         self._series: dict[tuple[str, str], _RunSeries] = {}
 
     def agent(self, name: str) -> str:
@@ -150,6 +159,10 @@ class Metrics:
             self._tools.add(name)
             return name
         return OTHER
+
+    def quota_refused(self, quota: str) -> None:
+        """Count a refusal for ``quota`` (app/quotas.py)."""
+        self.quota_refusals.labels(quota).inc()
 
     def watch_sessions(self, memories: Callable[[], Sequence[Any]]) -> None:
         """Report the sizes and evictions of the stores ``memories()`` returns at scrape

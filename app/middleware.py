@@ -1,10 +1,10 @@
 """The middleware stack every request passes, and the errors the app itself answers.
 
 From the outside in: tracing spans, the request's id and protocol, CORS, the
-Host/Origin/Content-Type check, API keys, the per-principal in-flight bound, HEAD as GET,
-the body limit, then the adapters' fast lanes. An error raised before an
-adapter is reached is answered in that adapter's protocol shape
-(:func:`error_responder`).
+Host/Origin/Content-Type check, API keys, the quotas per principal, the
+per-principal in-flight bound, HEAD as GET, the body limit, then the
+adapters' fast lanes. An error raised before an adapter is reached is
+answered in that adapter's protocol shape (:func:`error_responder`).
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from agenthost.app.host import Host
 from agenthost.app.lanes import ExactRoutes
 from agenthost.app.logs import RequestContext
 from agenthost.app.playground import PAGE_PATHS
+from agenthost.app.quotas import QuotaGuard
 from agenthost.app.settings import Settings
 
 # Swagger UI's own files too, or /docs would load blank with keys on.
@@ -144,6 +145,16 @@ def add_middleware(
         app.add_middleware(
             InFlightLimit, max_requests=settings.max_requests_per_principal, error_for=error_for
         )
+    if principals and host.quotas is not None:
+        # Just inside the key guard, which names the principal (app/quotas.py).
+        app.add_middleware(
+            QuotaGuard,
+            quotas=host.quotas,
+            error_for=error_for,
+            exempt=(*PUBLIC_PATHS, "/metrics"),
+            exempt_suffixes=PUBLIC_SUFFIXES,
+            bodyless=_bodyless(adapters),
+        )
     if principals:
         app.add_middleware(
             APIKeyGuard,
@@ -153,11 +164,6 @@ def add_middleware(
             error_for=error_for,
         )
     hosts, origins = site_allowances(settings)
-    bodyless = "|".join(
-        re.escape(prefix) + str(_rules(adapter).bodyless_posts)
-        for prefix, adapter in adapters.items()
-        if _rules(adapter).bodyless_posts
-    )
     app.add_middleware(
         SiteGuard,
         hosts=hosts,
@@ -166,7 +172,7 @@ def add_middleware(
         exempt=("/healthz", "/readyz"),
         error_for=error_for,
         strict_json=tuple(p for p, a in adapters.items() if _rules(a).strict_json),
-        bodyless=re.compile(bodyless).fullmatch if bodyless else None,
+        bodyless=_bodyless(adapters),
         untyped=tuple(p for p, a in adapters.items() if _rules(a).untyped_json_clients),
         routed=lambda scope: _routed(app, scope),
     )
@@ -185,6 +191,16 @@ def add_middleware(
         from agenthost.app.tracing import ServerSpans
 
         app.add_middleware(ServerSpans, tracing=host.tracing)
+
+
+def _bodyless(adapters: Mapping[str, Adapter]) -> Callable[[str], object] | None:
+    """Whether a ``POST`` path reads no body (cancels, subscriptions): None if none does."""
+    bodyless = "|".join(
+        re.escape(prefix) + str(_rules(adapter).bodyless_posts)
+        for prefix, adapter in adapters.items()
+        if _rules(adapter).bodyless_posts
+    )
+    return re.compile(bodyless).fullmatch if bodyless else None
 
 
 def site_allowances(settings: Settings) -> tuple[list[str], list[str]]:

@@ -387,6 +387,33 @@ class Settings(BaseSettings):
         "request_id, protocol, trace_id and span_id when tracing).",
     )
 
+    # Quotas per principal (app/quotas.py); the quotas file overrides them per principal.
+    quota_requests_per_minute: int = Field(
+        0,
+        ge=0,
+        description="Requests a minute per principal (API key name), every replica's together "
+        "with a Redis session store; bursts up to it, then one every 60/N s. More get 429 with "
+        "Retry-After. Health, metrics and discovery paths do not count. 0: unlimited.",
+    )
+    quota_concurrent_runs: int = Field(
+        0,
+        ge=0,
+        description="Runs one principal has in progress at once (a request that starts runs "
+        "holds a slot until it answered and its runs, detached ones too, ended), every "
+        "replica's together with a Redis session store; more get 429. 0: unlimited.",
+    )
+    quota_tokens_per_day: int = Field(
+        0,
+        ge=0,
+        description="Model tokens (prompt + completion, as the model reports them) one principal's "
+        "runs may use per UTC day; past it new runs get 429 until UTC midnight. 0: unlimited.",
+    )
+    quotas_file: Path | None = Field(
+        None,
+        description="A YAML file of quotas: 'default:' (over the AGENTHOST_QUOTA_* settings) and "
+        "'principals:' (name: {requests_per_minute, concurrent_runs, tokens_per_day}).",
+    )
+
 
 def _protocol_of(key: str) -> str | None:
     if key in Settings.model_fields:

@@ -37,6 +37,7 @@ from a2a.utils.constants import VERSION_HEADER
 from a2a.utils.errors import A2AError
 
 from agenthost.adapters.a2a.errors import TaskStoreUnavailable
+from agenthost.adapters.a2a.grpc_quotas import QuotaChecks
 from agenthost.adapters.a2a.proto_limits import check_message, may_pass_limits
 from agenthost.adapters.a2a.users import PrincipalForKey, PrincipalUser
 from agenthost.adapters.body_limits import BodyProblem, current_limits, off_loop
@@ -334,7 +335,11 @@ class GrpcServer:
     async def serving(self) -> AsyncIterator[None]:
         options = self.adapter.options
         auth = options.principal_for_key
-        server = grpc.aio.server(interceptors=[_CallChecks(auth)])
+        quota = self.adapter.context.quota
+        checks: list[grpc.aio.ServerInterceptor] = [_CallChecks(auth)]
+        if quota is not None:
+            checks.append(QuotaChecks(quota, lambda metadata: principal_of_call(metadata, auth)))
+        server = grpc.aio.server(interceptors=checks)
         router = TenantRouter(self.adapter)
         builder = _PrincipalContextBuilder(auth)
         # The SDK's generated registration functions carry no types.
