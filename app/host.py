@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-from agenthost.adapters.base import Adapter, AdapterContext, HasBoundedStores
+from agenthost.adapters.base import Adapter, AdapterContext, HasBoundedStores, Principal
 from agenthost.adapters.body_limits import BodyLimits, use_limits
 from agenthost.adapters.durable import DurableRuns, LocalRunLog, RunLog
 from agenthost.agents import Agent, MemoryManager
@@ -31,6 +31,7 @@ from agenthost.agents.hosting import Hosting
 from agenthost.agents.limits import LiveRuns, RunLimits
 from agenthost.agents.observe import current_tracing
 from agenthost.app.build import hosted, load_agents
+from agenthost.app.identity import InvalidToken, looks_like_jwt
 from agenthost.app.memory import LRUMemoryManager, memory_factory
 from agenthost.app.metrics import Metrics, current_protocol, serve_metrics_port
 from agenthost.app.principals import check_allow
@@ -76,8 +77,9 @@ class Host:
         self.registry = hosted(agents, self.hosting)
         self.allow = self.registry.allow if allow is None else allow
         self.principals = settings.principals()
-        check_allow(self.allow, self.principals)
-        if not self.principals and self.allow:
+        self.tokens = settings.token_validator()
+        check_allow(self.allow, self.principals, tokens=self.tokens is not None)
+        if not self.auth and self.allow:
             logger.warning(
                 "auth off: agents with an allow list (%s) are served to nobody but 'anonymous'",
                 ", ".join(self.allow),
@@ -110,6 +112,34 @@ class Host:
             lease_seconds=settings.run_lease_seconds,
             not_durable=self.registry.not_durable,
         )
+
+    @property
+    def auth(self) -> bool:
+        """Whether callers must authenticate (API keys or OIDC tokens configured)."""
+        return bool(self.principals) or self.tokens is not None
+
+    def principal_for_credential(self, credential: str) -> str | None:
+        """A bearer credential's principal, without I/O: an API key's, or a token's whose
+        signing key is already fetched (transports of an adapter's own: gRPC)."""
+        if (name := self.principals.get(credential)) is not None:
+            return name
+        if self.tokens is None or not looks_like_jwt(credential):
+            return None
+        try:
+            identity = self.tokens.validate_cached(credential)
+        except InvalidToken:
+            return None
+        return Principal(identity.principal, identity.grants)
+
+    async def principal_for_token(self, credential: str) -> str | None:
+        """A token's principal, fetching the issuer's keys if it names a new one."""
+        if self.tokens is None or not looks_like_jwt(credential):
+            return None
+        try:
+            identity = await self.tokens.validate(credential)
+        except InvalidToken:
+            return None
+        return Principal(identity.principal, identity.grants)
 
     def _run_log(self) -> RunLog:
         """The run log: in this process, or in the shared session store's Redis."""
@@ -159,7 +189,8 @@ class Host:
             self.new_memory,
             self.registry.skills,
             prefix=prefix,
-            principal_for_key=self.principals.get if self.principals else None,
+            principal_for_key=self.principal_for_credential if self.auth else None,
+            principal_for_token=self.principal_for_token if self.tokens else None,
             protocols={
                 name: [p for p in served if name in self.registry.exposed_by(p)]
                 for name in self.registry

@@ -38,6 +38,7 @@ from agenthost.app.fairness import InFlightLimit
 from agenthost.app.guards import APIKeyGuard, BodyLimitGuard, SiteGuard
 from agenthost.app.head import HeadAsGet
 from agenthost.app.host import Host
+from agenthost.app.identity.metadata import PATHS as METADATA_PATHS
 from agenthost.app.lanes import ExactRoutes
 from agenthost.app.logs import RequestContext
 from agenthost.app.playground import PAGE_PATHS
@@ -119,7 +120,7 @@ def add_middleware(
     app: FastAPI, host: Host, adapters: Mapping[str, Adapter], error_for: ErrorFor
 ) -> None:
     """The whole stack, added innermost first (Starlette wraps each added one around)."""
-    settings, principals = host.settings, host.principals
+    settings, principals, auth = host.settings, host.principals, host.auth
     # Innermost: an adapter's hottest routes, past FastAPI's route matching (app/lanes.py).
     lanes = {
         (method, prefix + path): endpoint
@@ -139,18 +140,21 @@ def add_middleware(
         error_for=error_for,
     )
     app.add_middleware(HeadAsGet)
-    if principals and settings.max_requests_per_principal:
+    if auth and settings.max_requests_per_principal:
         # Inside the key guard, which names the principal.
         app.add_middleware(
             InFlightLimit, max_requests=settings.max_requests_per_principal, error_for=error_for
         )
-    if principals:
+    if auth:
+        public = (*PUBLIC_PATHS, "/metrics") if settings.metrics_public else PUBLIC_PATHS
         app.add_middleware(
             APIKeyGuard,
             principals=principals,
-            public=(*PUBLIC_PATHS, "/metrics") if settings.metrics_public else PUBLIC_PATHS,
+            public=(*public, *METADATA_PATHS) if host.tokens else public,
             public_suffixes=PUBLIC_SUFFIXES,
             error_for=error_for,
+            tokens=host.tokens,
+            required_scopes=settings.oidc_required_scopes,
         )
     hosts, origins = site_allowances(settings)
     bodyless = "|".join(
