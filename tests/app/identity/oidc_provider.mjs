@@ -1,0 +1,47 @@
+// A real OpenID provider for the identity tests (npm oidc-provider, Node 22):
+//   node oidc_provider.mjs PORT JWKS_FILE
+// Issuer http://127.0.0.1:PORT; its signing keys are the private JWKS in JWKS_FILE (the
+// tests made them, so that they can also sign defective tokens the issuer's way).
+// One client-credentials client, "agenthost-tests", whose JWT access tokens carry the
+// requested resource (RFC 8707) as their audience and the scopes asked for.
+// Prints "ready" once listening.
+import { readFileSync } from "node:fs";
+import Provider from "oidc-provider";
+
+const [port, jwksFile] = process.argv.slice(2);
+const issuer = `http://127.0.0.1:${port}`;
+const jwks = JSON.parse(readFileSync(jwksFile, "utf8"));
+const scope = "agents.read agents.write mcp";
+
+const provider = new Provider(issuer, {
+  jwks,
+  clients: [
+    {
+      client_id: "agenthost-tests",
+      client_secret: "agenthost-tests-secret",
+      grant_types: ["client_credentials"],
+      redirect_uris: [],
+      response_types: [],
+      token_endpoint_auth_method: "client_secret_post",
+      scope,
+    },
+  ],
+  scopes: scope.split(" "),
+  features: {
+    devInteractions: { enabled: false },
+    clientCredentials: { enabled: true },
+    resourceIndicators: {
+      enabled: true,
+      defaultResource: () => undefined,
+      useGrantedResource: () => true,
+      getResourceServerInfo: (ctx, resourceIndicator) => ({
+        scope,
+        audience: resourceIndicator,
+        accessTokenTTL: 300,
+        accessTokenFormat: "jwt",
+        jwt: { sign: { alg: "RS256" } },
+      }),
+    },
+  },
+});
+provider.listen(Number(port), "127.0.0.1", () => console.log("ready"));
