@@ -107,6 +107,9 @@ class AdapterContext:
     """With OIDC tokens on, the app's token check for a transport of the adapter's own:
     awaited before ``principal_for_key`` is asked (which then finds the token's key cached)."""
     protocols: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    token_issuer: str | None = None
+    """The OIDC issuer whose tokens are accepted (None: tokens off), for discovery
+    documents that declare how to authenticate (A2A cards)."""
     shared_sessions: frozenset[str] = frozenset()
     """Agents whose conversations every protocol shares: ``memory`` keeps their sessions
     (``SessionKey(agent, id, principal)``) in one namespace common to all adapters."""

@@ -191,6 +191,7 @@ class Host:
             prefix=prefix,
             principal_for_key=self.principal_for_credential if self.auth else None,
             principal_for_token=self.principal_for_token if self.tokens else None,
+            token_issuer=self.tokens.issuer if self.tokens else None,
             protocols={
                 name: [p for p in served if name in self.registry.exposed_by(p)]
                 for name in self.registry

@@ -15,7 +15,8 @@ class A2AOptions:
     ``prefix`` is where the app mounts the adapter (card URLs need it).
     ``principal_for_key`` is the app's API-key check for gRPC calls (None:
     auth off); ``principal_for_token`` its OIDC token check, awaited first
-    (None: tokens off). ``grpc_port`` 0 serves no gRPC.
+    (None: tokens off); ``token_issuer`` the OIDC issuer the card names.
+    ``grpc_port`` 0 serves no gRPC.
     """
 
     prefix: str = "/a2a"
@@ -33,6 +34,7 @@ class A2AOptions:
     card_v03: bool = True
     principal_for_key: PrincipalForKey | None = None
     principal_for_token: PrincipalForToken | None = None
+    token_issuer: str | None = None
     message_replies: frozenset[str] = frozenset()
 
     @property

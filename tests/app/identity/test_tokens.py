@@ -299,6 +299,19 @@ async def test_unknown_key_ids_fetch_the_keys_at_most_once_per_interval(
     assert keys.fetches == 1
 
 
+def test_the_agent_card_declares_keys_and_the_issuer(server: str, provider: OpenIDProvider) -> None:
+    card = httpx.get(f"{server}/a2a/t/.well-known/agent-card.json").json()  # public
+    schemes = card["securitySchemes"]
+    assert schemes["bearer"]["httpAuthSecurityScheme"]["scheme"] == "Bearer"
+    discovery = f"{provider.issuer}/.well-known/openid-configuration"
+    assert schemes["oidc"]["openIdConnectSecurityScheme"]["openIdConnectUrl"] == discovery
+    assert schemes["oidc"]["type"] == "openIdConnect"  # the 0.3 card's shape too
+    assert card["securityRequirements"] == [
+        {"schemes": {"bearer": {}}},
+        {"schemes": {"oidc": {}}},
+    ]
+
+
 def test_a_rotated_key_is_picked_up_without_a_restart(
     server: str, provider: OpenIDProvider
 ) -> None:
