@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import anyio
 import grpc
 import httpx
 import httpx2
@@ -31,7 +32,9 @@ from openai import AuthenticationError, OpenAI
 
 from agenthost.agents import ChatAgent
 from agenthost.agents.models import EchoModel
+from agenthost.app.identity import InvalidToken
 from agenthost.app.identity.keys import IssuerKeys
+from agenthost.app.identity.tokens import TokenValidator
 from agenthost.app.server import create_app
 from agenthost.app.settings import Settings
 from tests.adapters.a2a.support import collect, final_task, in_process, sdk_client, user_message
@@ -310,6 +313,20 @@ def test_the_agent_card_declares_keys_and_the_issuer(server: str, provider: Open
         {"schemes": {"bearer": {}}},
         {"schemes": {"oidc": {}}},
     ]
+
+
+async def test_a_remembered_token_still_expires(
+    provider: OpenIDProvider, signing_key: SigningKey
+) -> None:
+    tokens = TokenValidator(IssuerKeys(provider.issuer), audience=AUDIENCE, skew_seconds=0)
+    token = signing_key.sign(claims(provider, exp=int(time.time()) + 1))
+    assert (await tokens.validate(token)).principal == "oidc:svc"
+    assert (await tokens.validate(token)).principal == "oidc:svc"  # remembered
+    await anyio.sleep(
+        max(0.0, jwt.decode(token, options={"verify_signature": False})["exp"] - time.time()) + 0.1
+    )
+    with pytest.raises(InvalidToken, match="expired"):
+        await tokens.validate(token)
 
 
 def test_a_rotated_key_is_picked_up_without_a_restart(
