@@ -16,7 +16,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agenthost.adapters.base import Principal
-from agenthost.app.identity import InvalidToken, looks_like_jwt
+from agenthost.app.identity import InvalidToken
 from agenthost.app.identity.metadata import metadata_url
 
 if TYPE_CHECKING:
@@ -35,8 +35,8 @@ class APIKeyGuard:
     :class:`~agenthost.adapters.base.Principal` carrying its scopes as grants, its
     :class:`~agenthost.app.identity.Identity` beside it (``scope["state"]["identity"]``).
     A bearer that is a configured key is a key, whatever it looks like; else a JWT
-    is checked as a token. Refusals: 401 with ``WWW-Authenticate: Bearer``
-    (``error="invalid_token"`` when a credential was sent, and with tokens on the
+    is checked as a token. Refusals: 401 with ``WWW-Authenticate: Bearer`` (with
+    tokens on, ``error="invalid_token"`` when a credential was sent, and the
     ``resource_metadata`` URL, RFC 9728); a valid token without every one of
     ``required_scopes``: 403 ``insufficient_scope`` naming them. Public paths are
     compared without the ``root_path`` (a proxy's prefix).
@@ -71,7 +71,7 @@ class APIKeyGuard:
         offered, bearer = self._credential(scope)
         principal: str | None = self._key_principal(offered) if offered else None
         problem = ""
-        if principal is None and bearer and self.tokens is not None and looks_like_jwt(offered):
+        if principal is None and bearer and self.tokens is not None:
             try:
                 identity = await self.tokens.validate(offered)
             except InvalidToken as exc:
@@ -100,10 +100,12 @@ class APIKeyGuard:
             if problem:
                 message = problem
         response = self.error_for(path, 401, message, code)
-        params = ['error="invalid_token"'] if offered else []
+        challenge = "Bearer"  # API keys alone: as it always was
         if self.tokens is not None:
+            params = ['error="invalid_token"'] if offered else []
             params.append(f'resource_metadata="{metadata_url(scope, path)}"')
-        response.headers["www-authenticate"] = f"Bearer {', '.join(params)}".strip()
+            challenge += " " + ", ".join(params)
+        response.headers["www-authenticate"] = challenge
         await response(scope, receive, send)
 
     async def _insufficient(

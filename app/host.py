@@ -31,7 +31,7 @@ from agenthost.agents.hosting import Hosting
 from agenthost.agents.limits import LiveRuns, RunLimits
 from agenthost.agents.observe import current_tracing
 from agenthost.app.build import hosted, load_agents
-from agenthost.app.identity import InvalidToken, looks_like_jwt
+from agenthost.app.identity import InvalidToken
 from agenthost.app.memory import LRUMemoryManager, memory_factory
 from agenthost.app.metrics import Metrics, current_protocol, serve_metrics_port
 from agenthost.app.principals import check_allow
@@ -123,7 +123,7 @@ class Host:
         signing key is already fetched (transports of an adapter's own: gRPC)."""
         if (name := self.principals.get(credential)) is not None:
             return name
-        if self.tokens is None or not looks_like_jwt(credential):
+        if self.tokens is None:
             return None
         try:
             identity = self.tokens.validate_cached(credential)
@@ -133,7 +133,7 @@ class Host:
 
     async def principal_for_token(self, credential: str) -> str | None:
         """A token's principal, fetching the issuer's keys if it names a new one."""
-        if self.tokens is None or not looks_like_jwt(credential):
+        if self.tokens is None or credential in self.principals:
             return None
         try:
             identity = await self.tokens.validate(credential)
@@ -222,6 +222,8 @@ class Host:
         """Shared resources, then agents, then ``adapters`` are up inside; all closed after."""
         async with AsyncExitStack() as stack:
             stack.push_async_callback(self._close_memories)
+            if self.tokens is not None and self.tokens.introspector is not None:
+                stack.push_async_callback(self.tokens.introspector.aclose)
             await stack.enter_async_context(serve_metrics_port(self.metrics, self.settings))
             if self.tracing is not None:
                 stack.callback(self.tracing.shutdown)

@@ -162,6 +162,18 @@ class Settings(BaseSettings):
         description="Scopes every token must hold, comma-separated; a valid token without "
         "one is refused with 403 insufficient_scope (MCP's step-up signal).",
     )
+    oidc_introspection_url: str | None = Field(
+        None,
+        description="The issuer's token introspection endpoint (RFC 7662): a bearer that is "
+        "no JWT is checked there (active, issuer, audience), and remembered for up to a "
+        "minute. Needs AGENTHOST_OIDC_CLIENT_ID and AGENTHOST_OIDC_CLIENT_SECRET.",
+    )
+    oidc_client_id: str | None = Field(
+        None, description="agenthost's client id at the issuer, for introspection."
+    )
+    oidc_client_secret: SecretStr | None = Field(
+        None, description="agenthost's client secret at the issuer, for introspection."
+    )
     oidc_clock_skew_seconds: float = Field(
         30.0, ge=0, le=300, description="Leeway for a token's exp and nbf."
     )
@@ -412,12 +424,25 @@ class Settings(BaseSettings):
         """The OIDC token check these settings configure; None: tokens are off."""
         if self.oidc_issuer is None:
             return None
+        from agenthost.app.identity.introspection import Introspector
         from agenthost.app.identity.keys import IssuerKeys  # PyJWT: only when used
         from agenthost.app.identity.tokens import TokenValidator
 
         if not self.oidc_audience:
             raise KeysError("AGENTHOST_OIDC_ISSUER needs AGENTHOST_OIDC_AUDIENCE")
         keys = IssuerKeys(self.oidc_issuer, refetch_seconds=self.oidc_jwks_refetch_seconds)
+        introspector = None
+        if self.oidc_introspection_url:
+            if not (self.oidc_client_id and self.oidc_client_secret):
+                raise KeysError(
+                    "AGENTHOST_OIDC_INTROSPECTION_URL needs AGENTHOST_OIDC_CLIENT_ID "
+                    "and AGENTHOST_OIDC_CLIENT_SECRET"
+                )
+            introspector = Introspector(
+                self.oidc_introspection_url,
+                self.oidc_client_id,
+                self.oidc_client_secret.get_secret_value(),
+            )
         return TokenValidator(
             keys,
             audience=self.oidc_audience,
@@ -425,6 +450,7 @@ class Settings(BaseSettings):
             scopes_claim=self.oidc_scopes_claim,
             tenant_claim=self.oidc_tenant_claim,
             skew_seconds=self.oidc_clock_skew_seconds,
+            introspector=introspector,
         )
 
     # The web playground (app/playground.py).

