@@ -27,7 +27,9 @@ from a2a.types import TaskState
 from asgi_lifespan import LifespanManager
 from cryptography.hazmat.primitives import serialization
 from mcp import Client
+from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from openai import AuthenticationError, OpenAI
 
 from agenthost.agents import ChatAgent
@@ -261,6 +263,52 @@ def test_mcp_finds_the_authorization_server_from_the_401(
     assert root["resource"] == server
     discovery = httpx.get(f"{root['authorization_servers'][0]}/.well-known/openid-configuration")
     assert discovery.json()["issuer"] == provider.issuer
+
+
+class MemoryTokens:
+    """The MCP SDK's token storage, in memory."""
+
+    def __init__(self) -> None:
+        self.tokens: OAuthToken | None = None
+        self.client: OAuthClientInformationFull | None = None
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self.tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self.client
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self.client = client_info
+
+
+async def test_the_mcp_sdk_finds_the_issuer_from_the_401_and_gets_its_own_token(
+    provider: OpenIDProvider,
+) -> None:
+    """The MCP SDK's OAuth client: 401 → resource metadata → the issuer's metadata → a
+    client-credentials token for the /mcp resource (RFC 8707) → the tool call."""
+    mcp_url = "http://localhost/mcp"  # the app in-process: its resource is this URL
+    settings = settings_for(provider, adapters=["mcp"], oidc_audience=mcp_url)
+    app = create_app(settings, AGENTS)
+    client_id, secret = CLIENT
+    storage = MemoryTokens()
+    auth = ClientCredentialsOAuthProvider(
+        mcp_url, storage, client_id, secret, scope="agents.read", issuer=provider.issuer
+    )
+    async with LifespanManager(app) as manager:
+        mounts = {"http://localhost": httpx2.ASGITransport(app=manager.app)}
+        async with (
+            httpx2.AsyncClient(mounts=mounts, auth=auth, timeout=30) as http,
+            Client(streamable_http_client(mcp_url, http_client=http)) as mcp,
+        ):
+            result = await mcp.call_tool("t", {"message": "found my way"})
+            assert "found my way" in str(result.content)
+    assert storage.tokens is not None
+    claims = jwt.decode(storage.tokens.access_token, options={"verify_signature": False})
+    assert claims["aud"] == mcp_url and claims["iss"] == provider.issuer
 
 
 async def test_a_token_without_a_required_scope_gets_403_insufficient_scope(
