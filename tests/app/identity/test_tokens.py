@@ -61,6 +61,8 @@ SURFACES = {
     "a2a": ("/a2a/t", {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}}),
     "mcp": ("/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
     "acp": ("/acp/runs", {"agent_name": "t", "input": [{"parts": [{"content": "hi"}]}]}),
+    "ag_ui": ("/ag-ui/t", {"threadId": "t1", "runId": "r1", "messages": []}),
+    "ai_sdk": ("/ai-sdk/t", {"messages": []}),
 }
 
 
@@ -84,7 +86,7 @@ def provider(
 
 def settings_for(provider: OpenIDProvider, **overrides: Any) -> Settings:
     values: dict[str, Any] = {
-        "adapters": ["openai", "anthropic", "a2a", "mcp", "acp"],
+        "adapters": ["openai", "anthropic", "a2a", "mcp", "acp", "ag_ui", "ai_sdk"],
         "api_keys": [f"alice:{KEY}"],
         "oidc_issuer": provider.issuer,
         "oidc_audience": AUDIENCE,
