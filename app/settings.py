@@ -424,9 +424,12 @@ class Settings(BaseSettings):
         """The OIDC token check these settings configure; None: tokens are off."""
         if self.oidc_issuer is None:
             return None
-        from agenthost.app.identity.introspection import Introspector
-        from agenthost.app.identity.keys import IssuerKeys  # PyJWT: only when used
-        from agenthost.app.identity.tokens import TokenValidator
+        try:  # PyJWT and httpx: only when tokens are on
+            from agenthost.app.identity.introspection import Introspector
+            from agenthost.app.identity.keys import IssuerKeys
+            from agenthost.app.identity.tokens import TokenValidator
+        except ImportError as exc:
+            raise KeysError(f"AGENTHOST_OIDC_ISSUER: {exc}") from None
 
         if not self.oidc_audience:
             raise KeysError("AGENTHOST_OIDC_ISSUER needs AGENTHOST_OIDC_AUDIENCE")

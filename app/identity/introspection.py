@@ -13,7 +13,10 @@ import asyncio
 import ssl
 from typing import Any
 
-import httpx
+try:
+    import httpx
+except ImportError as exc:  # pragma: no cover - the extra is missing
+    raise ImportError('OIDC tokens need the oidc extra: pip install "agenthost[oidc]"') from exc
 
 from agenthost.app.identity.identities import InvalidToken
 

@@ -15,9 +15,12 @@ import ssl
 import time
 from typing import Any
 
-import httpx
-from jwt import PyJWK, PyJWKSet
-from jwt.exceptions import PyJWKError, PyJWKSetError
+try:
+    import httpx
+    from jwt import PyJWK, PyJWKSet
+    from jwt.exceptions import PyJWKError, PyJWKSetError
+except ImportError as exc:  # pragma: no cover - the extra is missing
+    raise ImportError('OIDC tokens need the oidc extra: pip install "agenthost[oidc]"') from exc
 
 logger = logging.getLogger("agenthost")
 

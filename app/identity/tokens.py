@@ -17,8 +17,11 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-import jwt
-from jwt import PyJWK
+try:
+    import jwt
+    from jwt import PyJWK
+except ImportError as exc:  # pragma: no cover - the extra is missing
+    raise ImportError('OIDC tokens need the oidc extra: pip install "agenthost[oidc]"') from exc
 
 from agenthost.app.identity.identities import TOKEN_PREFIX, Identity, InvalidToken, looks_like_jwt
 from agenthost.app.identity.introspection import Introspector
