@@ -28,16 +28,17 @@ ErrorFor = Callable[[str, int, str, str], Response]
 
 class APIKeyGuard:
     """Requires one of the configured keys, as a bearer token or ``x-api-key``, or,
-    with ``tokens``, a valid OIDC JWT as a bearer token.
+    with ``tokens``, a valid OIDC access token as a bearer token.
 
     The caller's principal goes into ``scope["state"]["principal"]`` (read by
     adapters with ``adapters.base.principal_of``): a key's name, or for a token a
     :class:`~agenthost.adapters.base.Principal` carrying its scopes as grants, its
     :class:`~agenthost.app.identity.Identity` beside it (``scope["state"]["identity"]``).
-    A bearer that is a configured key is a key, whatever it looks like; else a JWT
-    is checked as a token. Refusals: 401 with ``WWW-Authenticate: Bearer`` (with
-    tokens on, ``error="invalid_token"`` when a credential was sent, and the
-    ``resource_metadata`` URL, RFC 9728); a valid token without every one of
+    A bearer that is a configured key is a key, whatever it looks like; else it is
+    checked as a token (a JWT, or an opaque token by introspection). Refusals: 401
+    with ``WWW-Authenticate: Bearer`` (with tokens on, ``error="invalid_token"``
+    when a credential was sent, and the ``resource_metadata`` URL, RFC 9728); a
+    valid token without every one of
     ``required_scopes``: 403 ``insufficient_scope`` naming them. Public paths are
     compared without the ``root_path`` (a proxy's prefix).
     """

@@ -4,7 +4,8 @@
 // tests made them, so that they can also sign defective tokens the issuer's way).
 // One client-credentials client, "agenthost-tests", whose JWT access tokens carry the
 // requested resource (RFC 8707) as their audience and the scopes asked for; asking for
-// the scope "opaque" gets an opaque token instead, checked by introspection (RFC 7662).
+// the scope "opaque" gets an opaque token instead, checked by introspection (RFC 7662),
+// and "es256" or "eddsa" a JWT signed with that algorithm (else RS256).
 // Prints "ready" once listening.
 import { readFileSync } from "node:fs";
 import Provider from "oidc-provider";
@@ -13,7 +14,11 @@ const [port, jwksFile] = process.argv.slice(2);
 const issuer = `http://127.0.0.1:${port}`;
 const jwks = JSON.parse(readFileSync(jwksFile, "utf8"));
 const scope = "agents.read agents.write mcp";
-const opaque = (ctx) => String(ctx.oidc.params?.scope ?? "").split(" ").includes("opaque");
+const asked = (ctx) => String(ctx.oidc.params?.scope ?? "").split(" ");
+const opaque = (ctx) => asked(ctx).includes("opaque");
+// The scopes "es256" and "eddsa" choose the token's algorithm (the keys must be in JWKS_FILE).
+const alg = (ctx) => (asked(ctx).includes("es256") ? "ES256" : asked(ctx).includes("eddsa") ? "EdDSA" : "RS256");
+const extra = "opaque es256 eddsa";
 
 const provider = new Provider(issuer, {
   jwks,
@@ -25,10 +30,10 @@ const provider = new Provider(issuer, {
       redirect_uris: [],
       response_types: [],
       token_endpoint_auth_method: "client_secret_basic",
-      scope: `${scope} opaque`,
+      scope: `${scope} ${extra}`,
     },
   ],
-  scopes: [...scope.split(" "), "opaque"],
+  scopes: [...scope.split(" "), ...extra.split(" ")],
   features: {
     devInteractions: { enabled: false },
     clientCredentials: { enabled: true },
@@ -38,11 +43,11 @@ const provider = new Provider(issuer, {
       defaultResource: () => undefined,
       useGrantedResource: () => true,
       getResourceServerInfo: (ctx, resourceIndicator) => ({
-        scope: `${scope} opaque`,
+        scope: `${scope} ${extra}`,
         audience: resourceIndicator,
         accessTokenTTL: 300,
         accessTokenFormat: opaque(ctx) ? "opaque" : "jwt",
-        jwt: { sign: { alg: "RS256" } },
+        jwt: { sign: { alg: alg(ctx) } },
       }),
     },
   },

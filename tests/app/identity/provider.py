@@ -17,8 +17,8 @@ from typing import Any
 import httpx
 import jwt
 import pytest
-from cryptography.hazmat.primitives.asymmetric import rsa
-from jwt.algorithms import RSAAlgorithm
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
+from jwt.algorithms import ECAlgorithm, OKPAlgorithm, RSAAlgorithm
 
 from tests.commands import ROOT, free_port
 
@@ -38,19 +38,26 @@ def need_node() -> None:
 
 
 class SigningKey:
-    """An RSA key with its key id: the private JWK the provider signs with."""
+    """A key with its key id (RS256, ES256 or EdDSA): the private JWK the provider signs with."""
 
-    def __init__(self, kid: str) -> None:
-        self.kid = kid
-        self.private = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    def __init__(self, kid: str, alg: str = "RS256") -> None:
+        self.kid, self.alg = kid, alg
+        self.private: Any
+        if alg == "RS256":
+            self.private = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+            self.to_jwk: Any = RSAAlgorithm.to_jwk
+        elif alg == "ES256":
+            self.private, self.to_jwk = ec.generate_private_key(ec.SECP256R1()), ECAlgorithm.to_jwk
+        else:
+            self.private, self.to_jwk = ed25519.Ed25519PrivateKey.generate(), OKPAlgorithm.to_jwk
 
     def jwk(self) -> dict[str, Any]:
-        key: dict[str, Any] = json.loads(RSAAlgorithm.to_jwk(self.private))
-        return {**key, "kid": self.kid, "alg": "RS256", "use": "sig"}
+        key: dict[str, Any] = json.loads(self.to_jwk(self.private))
+        return {**key, "kid": self.kid, "alg": self.alg, "use": "sig"}
 
     def sign(self, claims: dict[str, Any], **header: Any) -> str:
         return jwt.encode(
-            claims, self.private, algorithm="RS256", headers={"kid": self.kid, **header}
+            claims, self.private, algorithm=self.alg, headers={"kid": self.kid, **header}
         )
 
 

@@ -77,7 +77,7 @@ def provider(
 ) -> Iterator[OpenIDProvider]:
     need_node()
     provider = OpenIDProvider(tmp_path_factory.mktemp("oidc"))
-    provider.start(signing_key)
+    provider.start(signing_key, SigningKey("k-ec", "ES256"), SigningKey("k-ed", "EdDSA"))
     try:
         yield provider
     finally:
@@ -170,6 +170,11 @@ def test_a_client_credentials_token_works_on_every_surface(
     )
     assert acp.status_code == 200, acp.text
     assert acp.json()["output"][0]["parts"][0]["content"] == "over acp"
+    for alg in ("es256", "eddsa"):  # the issuer's other keys
+        other = provider.token(AUDIENCE, f"agents.read {alg}")
+        assert jwt.get_unverified_header(other)["alg"] == {"es256": "ES256"}.get(alg, "EdDSA")
+        client = OpenAI(base_url=f"{server}/v1", api_key=other, max_retries=0)
+        assert [m.id for m in client.models.list()] == ["t"]
     with pytest.raises(AuthenticationError):
         OpenAI(base_url=f"{server}/v1", api_key="not-a-token", max_retries=0).models.list()
 
