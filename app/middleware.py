@@ -181,7 +181,8 @@ def add_middleware(
             allow_origins=settings.cors_origins,
             allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
             allow_headers=["*"],
-            expose_headers=["x-should-retry"],
+            # WWW-Authenticate: a browser's MCP client finds the resource metadata in it.
+            expose_headers=["x-should-retry", "www-authenticate"],
         )
     # Outermost: every request has its id and protocol, whatever answers it.
     app.add_middleware(RequestContext, prefixes={p: a.name for p, a in adapters.items()})

@@ -363,6 +363,22 @@ async def test_opaque_tokens_are_checked_by_introspection(provider: OpenIDProvid
         assert await status(provider.token(AUDIENCE)) == 200  # JWTs still checked locally
 
 
+async def test_a_browser_client_can_read_the_challenge(provider: OpenIDProvider) -> None:
+    origin = "https://inspector.example.test"
+    settings = settings_for(provider, adapters=["mcp"], cors_origins=[origin])
+    async with LifespanManager(create_app(settings, AGENTS)) as manager:
+        transport = httpx.ASGITransport(app=manager.app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as http:
+            refused = await http.post(
+                "/mcp/",
+                json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                headers={"origin": origin, "accept": "application/json, text/event-stream"},
+            )
+    assert refused.status_code == 401
+    assert "www-authenticate" in refused.headers["access-control-expose-headers"].lower()
+    assert "resource_metadata=" in refused.headers["www-authenticate"]
+
+
 async def test_public_paths_stay_public_behind_a_proxy_prefix(provider: OpenIDProvider) -> None:
     app = create_app(settings_for(provider, adapters=["openai"]), AGENTS)
     async with LifespanManager(app) as manager:
