@@ -341,26 +341,35 @@ async def test_opaque_tokens_are_checked_by_introspection(provider: OpenIDProvid
     client_id, secret = CLIENT
     settings = settings_for(
         provider,
-        adapters=["openai", "a2a"],
+        adapters=["openai"],
         oidc_introspection_url=f"{provider.issuer}/token/introspection",
         oidc_client_id=client_id,
         oidc_client_secret=secret,
-        a2a_grpc_port=0,
     )
-    async with in_process(AGENTS, settings) as http:
+    app = create_app(settings, AGENTS)
+    introspector = app.state.host.tokens.introspector
+    async with LifespanManager(app) as manager:
+        transport = httpx.ASGITransport(app=manager.app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as http:
 
-        async def status(token: str) -> int:
-            answer = await http.get("/v1/models", headers={"authorization": f"Bearer {token}"})
-            return answer.status_code
+            async def status(token: str) -> int:
+                headers = {"authorization": f"Bearer {token}"}
+                return (await http.get("/v1/models", headers=headers)).status_code
 
-        opaque = provider.token(AUDIENCE, "agents.read opaque")
-        assert not looks_like_jwt(opaque)
-        assert await status(opaque) == 200
-        assert await status(opaque) == 200  # remembered
-        assert await status(provider.token("https://elsewhere.test/", "opaque")) == 401
-        assert await status("an-opaque-token-the-issuer-never-made") == 401
-        assert await status(KEY) == 200  # a key is never sent to the issuer
-        assert await status(provider.token(AUDIENCE)) == 200  # JWTs still checked locally
+            opaque = provider.token(AUDIENCE, "agents.read opaque")
+            assert not looks_like_jwt(opaque)
+            assert await status(opaque) == 200
+            assert introspector.requests == 1
+            assert await status(opaque) == 200
+            assert introspector.requests == 1  # remembered
+            assert await status(provider.token("https://elsewhere.test/", "opaque")) == 401
+            assert await status("an-opaque-token-the-issuer-never-made") == 401
+            asked = introspector.requests
+            assert await status("an-opaque-token-the-issuer-never-made") == 401
+            assert introspector.requests == asked  # the refusal is remembered too
+            assert await status(KEY) == 200  # a key is never sent to the issuer
+            assert await status(provider.token(AUDIENCE)) == 200  # a JWT is checked here
+            assert introspector.requests == asked
 
 
 async def test_a_browser_client_can_read_the_challenge(provider: OpenIDProvider) -> None:
