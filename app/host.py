@@ -222,8 +222,13 @@ class Host:
         """Shared resources, then agents, then ``adapters`` are up inside; all closed after."""
         async with AsyncExitStack() as stack:
             stack.push_async_callback(self._close_memories)
-            if self.tokens is not None and self.tokens.introspector is not None:
-                stack.push_async_callback(self.tokens.introspector.aclose)
+            if self.tokens is not None:
+                # The issuer's keys, fetched at start beside the rest: the first token does
+                # not wait for them, and an issuer that cannot be reached is logged now.
+                prefetch = asyncio.create_task(self.tokens.keys.prefetch(), name="jwks-prefetch")
+                stack.callback(prefetch.cancel)
+                if self.tokens.introspector is not None:
+                    stack.push_async_callback(self.tokens.introspector.aclose)
             await stack.enter_async_context(serve_metrics_port(self.metrics, self.settings))
             if self.tracing is not None:
                 stack.callback(self.tracing.shutdown)

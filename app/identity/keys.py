@@ -10,6 +10,7 @@ request per interval, not one per token.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import ssl
 import time
@@ -61,6 +62,13 @@ class IssuerKeys:
                 return None
             await self.refresh()
         return self.cached(kid)
+
+    async def prefetch(self) -> None:
+        """Fetch the keys if none are held yet; a failure is logged, not raised."""
+        async with self._lock:
+            if not self.keys:
+                with contextlib.suppress(KeysUnavailable):
+                    await self.refresh()
 
     async def refresh(self) -> None:
         """Fetch the key set now (discovering ``jwks_uri`` first, once)."""

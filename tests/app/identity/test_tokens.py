@@ -398,6 +398,16 @@ async def test_public_paths_stay_public_behind_a_proxy_prefix(provider: OpenIDPr
             assert (await http.get("/agents/v1/models")).status_code == 401
 
 
+async def test_the_keys_are_fetched_at_start(provider: OpenIDProvider) -> None:
+    app = create_app(settings_for(provider, adapters=["openai"]), AGENTS)
+    keys = app.state.host.tokens.keys
+    async with LifespanManager(app):
+        with anyio.fail_after(10):
+            while not keys.fetches:  # noqa: ASYNC110 - the start-up task sets no event
+                await anyio.sleep(0.01)
+    assert sorted(keys.keys) == ["k-ec", "k-ed", "k1"]
+
+
 async def test_unknown_key_ids_fetch_the_keys_at_most_once_per_interval(
     provider: OpenIDProvider,
 ) -> None:
