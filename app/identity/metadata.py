@@ -43,16 +43,17 @@ def build_router(issuer: str, scopes: Iterable[str]) -> APIRouter:
     supported = sorted(set(scopes))
 
     def document(request: Request, resource: str) -> JSONResponse:
-        return JSONResponse(
-            {
-                "resource": base_url(request.scope) + resource,
-                "authorization_servers": [issuer],
-                "scopes_supported": supported,
-                "bearer_methods_supported": ["header"],
-                "resource_name": "agenthost",
-            },
-            headers={"cache-control": "max-age=3600"},
-        )
+        body: dict[str, object] = {
+            "resource": base_url(request.scope) + resource,
+            "authorization_servers": [issuer],
+            "bearer_methods_supported": ["header"],
+            "resource_name": "agenthost",
+        }
+        if supported:
+            # Clients ask for these (the MCP SDK: all of them); an empty list would make
+            # them ask for none, which an issuer may refuse.
+            body["scopes_supported"] = supported
+        return JSONResponse(body, headers={"cache-control": "max-age=3600"})
 
     @router.get(WELL_KNOWN)
     async def server_metadata(request: Request) -> JSONResponse:

@@ -6,7 +6,8 @@
 // requested resource (RFC 8707) as their audience and the scopes asked for; asking for
 // the scope "opaque" gets an opaque token instead, checked by introspection (RFC 7662),
 // and "es256" or "eddsa" a JWT signed with that algorithm (else RS256).
-// Prints "ready" once listening.
+// A public client, "mcp-connector", signs users in with authorization code + PKCE through
+// the provider's development login and consent forms. Prints "ready" once listening.
 import { readFileSync } from "node:fs";
 import Provider from "oidc-provider";
 
@@ -32,10 +33,21 @@ const provider = new Provider(issuer, {
       token_endpoint_auth_method: "client_secret_basic",
       scope: `${scope} ${extra}`,
     },
+    {
+      // A connector: authorization code + PKCE, no secret (the dev login form signs in
+      // whoever names themselves, and its consent form grants what is asked).
+      client_id: "mcp-connector",
+      grant_types: ["authorization_code"],
+      response_types: ["code"],
+      redirect_uris: ["http://localhost:3030/callback"],
+      token_endpoint_auth_method: "none",
+      scope: `openid ${scope}`,
+    },
   ],
-  scopes: [...scope.split(" "), ...extra.split(" ")],
+  scopes: ["openid", ...scope.split(" "), ...extra.split(" ")],
+  findAccount: (ctx, id) => ({ accountId: id, claims: () => ({ sub: id }) }),
   features: {
-    devInteractions: { enabled: false },
+    devInteractions: { enabled: true },
     clientCredentials: { enabled: true },
     introspection: { enabled: true },
     resourceIndicators: {

@@ -16,6 +16,7 @@ import json
 import time
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import parse_qsl, urljoin, urlsplit
 
 import anyio
 import grpc
@@ -27,9 +28,15 @@ from a2a.types import TaskState
 from asgi_lifespan import LifespanManager
 from cryptography.hazmat.primitives import serialization
 from mcp import Client
+from mcp.client.auth import OAuthClientProvider
 from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+from mcp.shared.auth import (
+    AuthorizationCodeResult,
+    OAuthClientInformationFull,
+    OAuthClientMetadata,
+    OAuthToken,
+)
 from openai import AuthenticationError, OpenAI
 
 from agenthost.agents import ChatAgent
@@ -47,6 +54,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 AUDIENCE = "https://agents.example.test/"
 KEY = "key-of-alice-0123456789"
+REDIRECT = "http://localhost:3030/callback"
 AGENTS = {"t": ChatAgent("t", EchoModel()), "writers": ChatAgent("writers", EchoModel())}
 ALLOW = {"writers": frozenset({"alice", "scope:agents.write"})}
 SURFACES = {
@@ -298,7 +306,10 @@ async def test_the_mcp_sdk_finds_the_issuer_from_the_401_and_gets_its_own_token(
     """The MCP SDK's OAuth client: 401 → resource metadata → the issuer's metadata → a
     client-credentials token for the /mcp resource (RFC 8707) → the tool call."""
     mcp_url = "http://localhost/mcp"  # the app in-process: its resource is this URL
-    settings = settings_for(provider, adapters=["mcp"], oidc_audience=mcp_url)
+    # The SDK asks for the scopes the resource metadata lists (else all the issuer's).
+    settings = settings_for(
+        provider, adapters=["mcp"], oidc_audience=mcp_url, oidc_required_scopes=["agents.read"]
+    )
     app = create_app(settings, AGENTS)
     client_id, secret = CLIENT
     storage = MemoryTokens()
@@ -316,6 +327,86 @@ async def test_the_mcp_sdk_finds_the_issuer_from_the_401_and_gets_its_own_token(
     assert storage.tokens is not None
     claims = jwt.decode(storage.tokens.access_token, options={"verify_signature": False})
     assert claims["aud"] == mcp_url and claims["iss"] == provider.issuer
+
+
+class Browser:
+    """Plays the user in a browser: signs in as ``user`` on the provider's development
+    forms, consents, and hands the redirect's code to the MCP SDK's OAuth client."""
+
+    def __init__(self, user: str) -> None:
+        self.user = user
+        self.result: AuthorizationCodeResult | None = None
+
+    async def open(self, url: str) -> None:
+        async with httpx.AsyncClient() as browser:
+            answer = await browser.get(url)
+            for _ in range(10):
+                location = answer.headers.get("location", "")
+                if location.startswith(REDIRECT):
+                    query = dict(parse_qsl(urlsplit(location).query))
+                    assert "code" in query, location
+                    self.result = AuthorizationCodeResult(
+                        code=query["code"], state=query.get("state"), iss=query.get("iss")
+                    )
+                    return
+                if location:
+                    answer = await browser.get(urljoin(str(answer.url), location))
+                    continue
+                # A form: the login one first, then the consent one.
+                action = str(answer.url)
+                form = {"prompt": "login", "login": self.user, "password": "x"}
+                if 'name="prompt" value="consent"' in answer.text:
+                    form = {"prompt": "consent"}
+                answer = await browser.post(action, data=form)
+            raise AssertionError(f"no redirect to the client: {answer.status_code} {answer.text}")
+
+    async def callback(self) -> AuthorizationCodeResult:
+        assert self.result is not None
+        return self.result
+
+
+async def test_a_connector_signs_a_user_in_with_authorization_code_and_pkce(
+    provider: OpenIDProvider,
+) -> None:
+    """The MCP SDK's OAuthClientProvider as a connector: 401 → metadata → the issuer's
+    login and consent (authorization code + PKCE, resource = /mcp) → the tool, as the user."""
+    mcp_url = "http://localhost/mcp"
+    settings = settings_for(
+        provider, adapters=["mcp"], oidc_audience=mcp_url, oidc_required_scopes=["agents.read"]
+    )
+    app = create_app(settings, AGENTS)
+    storage = MemoryTokens()
+    storage.client = OAuthClientInformationFull(
+        client_id="mcp-connector",
+        redirect_uris=[REDIRECT],
+        grant_types=["authorization_code"],
+        response_types=["code"],
+        token_endpoint_auth_method="none",
+    )
+    browser = Browser("carol")
+    auth = OAuthClientProvider(
+        mcp_url,
+        OAuthClientMetadata(
+            redirect_uris=[REDIRECT],
+            grant_types=["authorization_code"],
+            token_endpoint_auth_method="none",
+            scope="openid agents.read",
+        ),
+        storage,
+        redirect_handler=browser.open,
+        callback_handler=browser.callback,
+    )
+    async with LifespanManager(app) as manager:
+        mounts = {"http://localhost": httpx2.ASGITransport(app=manager.app)}
+        async with (
+            httpx2.AsyncClient(mounts=mounts, auth=auth, timeout=30) as http,
+            Client(streamable_http_client(mcp_url, http_client=http)) as mcp,
+        ):
+            result = await mcp.call_tool("t", {"message": "signed in"})
+            assert "signed in" in str(result.content)
+    assert storage.tokens is not None
+    claims = jwt.decode(storage.tokens.access_token, options={"verify_signature": False})
+    assert claims["sub"] == "carol" and claims["aud"] == mcp_url
 
 
 async def test_a_token_without_a_required_scope_gets_403_insufficient_scope(
