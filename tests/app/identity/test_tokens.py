@@ -1,10 +1,12 @@
 """OIDC bearer tokens on every surface, from a real OpenID provider (npm oidc-provider).
 
-One agenthost (uvicorn in a thread, gRPC on) and one provider serve the module.
-Tokens come from a real client-credentials grant and go through each protocol's
-official client; tokens with one defect each, signed as the issuer would (the
-tests made its keys), are refused with 401 everywhere (gRPC: UNAUTHENTICATED).
-The key rotation test restarts the provider, so it comes last.
+One agenthost (uvicorn in a thread, gRPC on) and one provider serve the module;
+tests needing other settings run an app in-process. Tokens come from real
+grants (client credentials; authorization code + PKCE through the MCP SDK's
+OAuth client) and go through each protocol's official client; tokens with one
+defect each, signed as the issuer would (the tests made its keys), are refused
+with 401 on every HTTP surface and UNAUTHENTICATED on gRPC. The key rotation
+test restarts the provider, so it comes last.
 """
 
 from __future__ import annotations
