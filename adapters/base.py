@@ -52,6 +52,21 @@ CallQuota = Callable[[str, bool], Awaitable[tuple[str, float] | None]]
 principal's quotas let it in (its runs' tokens then count against it), else ``(why, seconds
 until it may retry)``."""
 """The app's API-key check: the key's principal, or None for an unknown key."""
+PrincipalForToken = Callable[[str], Awaitable[str | None]]
+"""The app's bearer-token check, which may fetch the issuer's keys: the token's
+principal, or None for a token refused."""
+
+
+class Principal(str):
+    """A caller's principal that also carries its grants: what an agent's ``allow`` list
+    may name besides principals to let it in (a token's scopes, as ``scope:NAME``)."""
+
+    grants: frozenset[str]
+
+    def __new__(cls, name: str, grants: frozenset[str] = frozenset()) -> Principal:
+        principal = super().__new__(cls, name)
+        principal.grants = grants
+        return principal
 
 
 def principal_of(source: Scope | HTTPConnection) -> str:
@@ -60,6 +75,14 @@ def principal_of(source: Scope | HTTPConnection) -> str:
     state = scope.get("state")
     principal = state.get("principal") if isinstance(state, Mapping) else None
     return principal if isinstance(principal, str) else ANONYMOUS
+
+
+def may_use(allowed: frozenset[str] | None, principal: str) -> bool:
+    """Whether an agent with the ``allow`` list ``allowed`` (None: open to all) lets
+    ``principal`` in: it names the principal or one of its grants."""
+    if allowed is None or principal in allowed:
+        return True
+    return isinstance(principal, Principal) and not principal.grants.isdisjoint(allowed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +107,13 @@ class AdapterContext:
     skills: Mapping[str, Sequence[Skill]] = field(default_factory=dict)
     prefix: str = ""
     principal_for_key: PrincipalForKey | None = None
+    principal_for_token: PrincipalForToken | None = None
+    """With OIDC tokens on, the app's token check for a transport of the adapter's own:
+    awaited before ``principal_for_key`` is asked (which then finds the token's key cached)."""
     protocols: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    token_issuer: str | None = None
+    """The OIDC issuer whose tokens are accepted (None: tokens off), for discovery
+    documents that declare how to authenticate (A2A cards)."""
     shared_sessions: frozenset[str] = frozenset()
     """Agents whose conversations every protocol shares: ``memory`` keeps their sessions
     (``SessionKey(agent, id, principal)``) in one namespace common to all adapters."""
@@ -107,8 +136,7 @@ class AdapterContext:
     """The principals' quotas, for calls outside the HTTP app (None: no quota)."""
 
     def may_use(self, principal: str, agent: str) -> bool:
-        allowed = self.allow.get(agent)
-        return allowed is None or principal in allowed
+        return may_use(self.allow.get(agent), principal)
 
     def agents_for(self, principal: str) -> Mapping[str, Agent]:
         """The agents ``principal`` may see and run, by name."""

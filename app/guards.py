@@ -1,4 +1,4 @@
-"""Pure ASGI middleware that guards every surface: API keys and body size.
+"""Pure ASGI middleware that guards every surface: API keys and tokens, origins, body size.
 
 Pure ASGI (not ``BaseHTTPMiddleware``, which costs ~0.3 ms a request). The
 refusals use the error shape of the protocol that owns the path.
@@ -9,21 +9,38 @@ from __future__ import annotations
 import hmac
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from starlette.datastructures import Headers
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from agenthost.adapters.base import Principal
+from agenthost.app.identity import InvalidToken
+from agenthost.app.identity.metadata import metadata_url
+
+if TYPE_CHECKING:
+    from agenthost.app.identity.tokens import TokenValidator
 
 ErrorFor = Callable[[str, int, str, str], Response]
 """``error_for(path, status, message, code)`` → a response in the path's protocol shape."""
 
 
 class APIKeyGuard:
-    """Requires one of the configured keys, as a bearer token or ``x-api-key``.
+    """Requires one of the configured keys, as a bearer token or ``x-api-key``, or,
+    with ``tokens``, a valid OIDC access token as a bearer token.
 
-    The matching key's principal goes into ``scope["state"]["principal"]``
-    (read by adapters with ``adapters.base.principal_of``).
+    The caller's principal goes into ``scope["state"]["principal"]`` (read by
+    adapters with ``adapters.base.principal_of``): a key's name, or for a token a
+    :class:`~agenthost.adapters.base.Principal` carrying its scopes as grants, its
+    :class:`~agenthost.app.identity.Identity` beside it (``scope["state"]["identity"]``).
+    A bearer that is a configured key is a key, whatever it looks like; else it is
+    checked as a token (a JWT, or an opaque token by introspection). Refusals: 401
+    with ``WWW-Authenticate: Bearer`` (with tokens on, ``error="invalid_token"``
+    when a credential was sent, and the ``resource_metadata`` URL, RFC 9728); a
+    valid token without every one of
+    ``required_scopes``: 403 ``insufficient_scope`` naming them. Public paths are
+    compared without the ``root_path`` (a proxy's prefix).
     """
 
     def __init__(
@@ -34,6 +51,8 @@ class APIKeyGuard:
         public: Iterable[str],
         public_suffixes: tuple[str, ...] = (),
         error_for: ErrorFor,
+        tokens: TokenValidator | None = None,
+        required_scopes: Iterable[str] = (),
     ):
         self.app = app
         self.keys = [(key.encode(), name) for key, name in principals.items()]
@@ -41,31 +60,78 @@ class APIKeyGuard:
         # Discovery documents anywhere in the tree (A2A cards under each agent).
         self.public_suffixes = public_suffixes
         self.error_for = error_for
+        self.tokens = tokens
+        self.required_scopes = frozenset(required_scopes)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
-        principal = self._principal(scope)
+        path = _route_path(scope)
+        public = path in self.public or path.endswith(self.public_suffixes)
+        offered, bearer = self._credential(scope)
+        principal: str | None = self._key_principal(offered) if offered else None
+        problem = ""
+        if principal is None and bearer and self.tokens is not None:
+            try:
+                identity = await self.tokens.validate(offered)
+            except InvalidToken as exc:
+                problem = str(exc)
+            else:
+                missing = self.required_scopes - identity.scopes
+                if missing and not public:
+                    await self._insufficient(scope, receive, send, path, missing)
+                    return
+                principal = Principal(identity.principal, identity.grants)
+                scope.setdefault("state", {})["identity"] = identity
         if principal is not None:
             scope.setdefault("state", {})["principal"] = principal
-        path = scope["path"]
-        if principal is not None or path in self.public or path.endswith(self.public_suffixes):
+        if principal is not None or public:
             await self.app(scope, receive, send)
             return
-        response = self.error_for(
-            scope["path"], 401, "missing or invalid API key", "invalid_api_key"
-        )
-        response.headers["www-authenticate"] = "Bearer"
+        await self._unauthorized(scope, receive, send, path, bool(offered), problem)
+
+    async def _unauthorized(
+        self, scope: Scope, receive: Receive, send: Send, path: str, offered: bool, problem: str
+    ) -> None:
+        if self.tokens is None:
+            message, code = "missing or invalid API key", "invalid_api_key"
+        else:
+            message, code = "missing or invalid API key or bearer token", "invalid_token"
+            if problem:
+                message = problem
+        response = self.error_for(path, 401, message, code)
+        challenge = "Bearer"  # API keys alone: as it always was
+        if self.tokens is not None:
+            params = ['error="invalid_token"'] if offered else []
+            params.append(f'resource_metadata="{metadata_url(scope, path)}"')
+            challenge += " " + ", ".join(params)
+        response.headers["www-authenticate"] = challenge
         await response(scope, receive, send)
 
-    def _principal(self, scope: Scope) -> str | None:
+    async def _insufficient(
+        self, scope: Scope, receive: Receive, send: Send, path: str, missing: frozenset[str]
+    ) -> None:
+        needed = " ".join(sorted(self.required_scopes))
+        message = f"the token lacks the scope {' '.join(sorted(missing))}"
+        response = self.error_for(path, 403, message, "insufficient_scope")
+        response.headers["www-authenticate"] = (
+            f'Bearer error="insufficient_scope", scope="{needed}", '
+            f'resource_metadata="{metadata_url(scope, path)}"'
+        )
+        await response(scope, receive, send)
+
+    @staticmethod
+    def _credential(scope: Scope) -> tuple[str, bool]:
+        """What the caller offers (a bearer credential, else ``x-api-key``), and whether it
+        came as a bearer."""
         headers = Headers(scope=scope)
         authorization = headers.get("authorization", "")
         scheme, _, token = authorization.partition(" ")
-        offered = (token.strip() if scheme.lower() == "bearer" else "") or headers.get(
-            "x-api-key", ""
-        )
+        bearer = token.strip() if scheme.lower() == "bearer" else ""
+        return (bearer, True) if bearer else (headers.get("x-api-key", ""), False)
+
+    def _key_principal(self, offered: str) -> str | None:
         candidate = offered.encode()
         # Compare with every key, so the time taken does not tell which one matched.
         found: str | None = None

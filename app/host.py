@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-from agenthost.adapters.base import Adapter, AdapterContext, HasBoundedStores
+from agenthost.adapters.base import Adapter, AdapterContext, HasBoundedStores, Principal
 from agenthost.adapters.body_limits import BodyLimits, use_limits
 from agenthost.adapters.durable import DurableRuns, LocalRunLog, RunLog
 from agenthost.agents import Agent, MemoryManager
@@ -31,6 +31,7 @@ from agenthost.agents.hosting import Hosting
 from agenthost.agents.limits import LiveRuns, RunLimits
 from agenthost.agents.observe import AgentObserver, current_tracing
 from agenthost.app.build import hosted, load_agents
+from agenthost.app.identity import InvalidToken
 from agenthost.app.memory import LRUMemoryManager, memory_factory
 from agenthost.app.metrics import Metrics, current_protocol, serve_metrics_port
 from agenthost.app.principals import check_allow
@@ -94,10 +95,11 @@ class Host:
         self.registry = hosted(agents, self.hosting)
         self.allow = self.registry.allow if allow is None else allow
         self.principals = settings.principals()
-        check_allow(self.allow, self.principals)
+        self.tokens = settings.token_validator()
+        check_allow(self.allow, self.principals, tokens=self.tokens is not None)
         if self.quotas is not None:
             self.quotas.check_principals(self.principals.values())
-        if not self.principals and self.allow:
+        if not self.auth and self.allow:
             logger.warning(
                 "auth off: agents with an allow list (%s) are served to nobody but 'anonymous'",
                 ", ".join(self.allow),
@@ -123,6 +125,34 @@ class Host:
             lease_seconds=settings.run_lease_seconds,
             not_durable=self.registry.not_durable,
         )
+
+    @property
+    def auth(self) -> bool:
+        """Whether callers must authenticate (API keys or OIDC tokens configured)."""
+        return bool(self.principals) or self.tokens is not None
+
+    def principal_for_credential(self, credential: str) -> str | None:
+        """A bearer credential's principal, without I/O: an API key's, or a token's whose
+        signing key is already fetched (transports of an adapter's own: gRPC)."""
+        if (name := self.principals.get(credential)) is not None:
+            return name
+        if self.tokens is None:
+            return None
+        try:
+            identity = self.tokens.validate_cached(credential)
+        except InvalidToken:
+            return None
+        return Principal(identity.principal, identity.grants)
+
+    async def principal_for_token(self, credential: str) -> str | None:
+        """A token's principal, fetching the issuer's keys if it names a new one."""
+        if self.tokens is None or credential in self.principals:
+            return None
+        try:
+            identity = await self.tokens.validate(credential)
+        except InvalidToken:
+            return None
+        return Principal(identity.principal, identity.grants)
 
     def _run_log(self) -> RunLog:
         """The run log: in this process, or in the shared session store's Redis."""
@@ -180,7 +210,9 @@ class Host:
             self.new_memory,
             self.registry.skills,
             prefix=prefix,
-            principal_for_key=self.principals.get if self.principals else None,
+            principal_for_key=self.principal_for_credential if self.auth else None,
+            principal_for_token=self.principal_for_token if self.tokens else None,
+            token_issuer=self.tokens.issuer if self.tokens else None,
             protocols={
                 name: [p for p in served if name in self.registry.exposed_by(p)]
                 for name in self.registry
@@ -214,6 +246,13 @@ class Host:
             stack.push_async_callback(self._close_memories)
             if self.quotas is not None:
                 stack.push_async_callback(self.quotas.store.aclose)
+            if self.tokens is not None:
+                # The issuer's keys, fetched at start beside the rest: the first token does
+                # not wait for them, and an issuer that cannot be reached is logged now.
+                prefetch = asyncio.create_task(self.tokens.keys.prefetch(), name="jwks-prefetch")
+                stack.callback(prefetch.cancel)
+                if self.tokens.introspector is not None:
+                    stack.push_async_callback(self.tokens.introspector.aclose)
             await stack.enter_async_context(serve_metrics_port(self.metrics, self.settings))
             if self.tracing is not None:
                 stack.callback(self.tracing.shutdown)

@@ -38,6 +38,7 @@ from agenthost.app.fairness import InFlightLimit
 from agenthost.app.guards import APIKeyGuard, BodyLimitGuard, SiteGuard
 from agenthost.app.head import HeadAsGet
 from agenthost.app.host import Host
+from agenthost.app.identity.metadata import PATHS as METADATA_PATHS
 from agenthost.app.lanes import ExactRoutes
 from agenthost.app.logs import RequestContext
 from agenthost.app.playground import PAGE_PATHS
@@ -120,7 +121,7 @@ def add_middleware(
     app: FastAPI, host: Host, adapters: Mapping[str, Adapter], error_for: ErrorFor
 ) -> None:
     """The whole stack, added innermost first (Starlette wraps each added one around)."""
-    settings, principals = host.settings, host.principals
+    settings, principals, auth = host.settings, host.principals, host.auth
     # Innermost: an adapter's hottest routes, past FastAPI's route matching (app/lanes.py).
     lanes = {
         (method, prefix + path): endpoint
@@ -140,28 +141,31 @@ def add_middleware(
         error_for=error_for,
     )
     app.add_middleware(HeadAsGet)
-    if principals and settings.max_requests_per_principal:
+    if auth and settings.max_requests_per_principal:
         # Inside the key guard, which names the principal.
         app.add_middleware(
             InFlightLimit, max_requests=settings.max_requests_per_principal, error_for=error_for
         )
-    if principals and host.quotas is not None:
+    if auth and host.quotas is not None:
         # Just inside the key guard, which names the principal (app/quotas.py).
         app.add_middleware(
             QuotaGuard,
             quotas=host.quotas,
             error_for=error_for,
-            exempt=(*PUBLIC_PATHS, "/metrics"),
+            exempt=(*PUBLIC_PATHS, *METADATA_PATHS, "/metrics"),
             exempt_suffixes=PUBLIC_SUFFIXES,
             bodyless=_bodyless(adapters),
         )
-    if principals:
+    if auth:
+        public = (*PUBLIC_PATHS, "/metrics") if settings.metrics_public else PUBLIC_PATHS
         app.add_middleware(
             APIKeyGuard,
             principals=principals,
-            public=(*PUBLIC_PATHS, "/metrics") if settings.metrics_public else PUBLIC_PATHS,
+            public=(*public, *METADATA_PATHS) if host.tokens else public,
             public_suffixes=PUBLIC_SUFFIXES,
             error_for=error_for,
+            tokens=host.tokens,
+            required_scopes=settings.oidc_required_scopes,
         )
     hosts, origins = site_allowances(settings)
     app.add_middleware(
@@ -183,7 +187,8 @@ def add_middleware(
             allow_origins=settings.cors_origins,
             allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
             allow_headers=["*"],
-            expose_headers=["x-should-retry"],
+            # WWW-Authenticate: a browser's MCP client finds the resource metadata in it.
+            expose_headers=["x-should-retry", "www-authenticate"],
         )
     # Outermost: every request has its id and protocol, whatever answers it.
     app.add_middleware(RequestContext, prefixes={p: a.name for p, a in adapters.items()})

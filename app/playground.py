@@ -21,7 +21,7 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 
-from agenthost.adapters.base import HasPublicURL, principal_of
+from agenthost.adapters.base import HasPublicURL, may_use, principal_of
 from agenthost.adapters.sse import event_stream
 from agenthost.agents import Agent
 from agenthost.app.protocols import ADAPTERS
@@ -100,11 +100,7 @@ def build_router() -> APIRouter:
 def visible_agents(request: Request) -> list[str]:
     """The agents the caller's key may see."""
     host, principal = request.app.state.host, principal_of(request)
-    return [
-        name
-        for name in host.registry
-        if (allowed := host.allow.get(name)) is None or principal in allowed
-    ]
+    return [name for name in host.registry if may_use(host.allow.get(name), principal)]
 
 
 def _not_found(message: str) -> Response:
@@ -121,8 +117,7 @@ def describe(request: Request) -> dict[str, Any]:
     stdio = {"mcp_stdio": "mcp", "acp_zed": "acp_zed"}
     agents = []
     for name, agent in registry.items():
-        allowed = host.allow.get(name)
-        if allowed is not None and principal not in allowed:
+        if not may_use(host.allow.get(name), principal):
             continue  # hidden from this key, as in every other listing
         protocols = [p for p in served if name in registry.exposed_by(p)]
         protocols += [s for s, p in stdio.items() if name in registry.exposed_by(p)]
@@ -130,7 +125,7 @@ def describe(request: Request) -> dict[str, Any]:
     settings = host.settings
     return {
         "base_url": str(request.base_url).rstrip("/"),
-        "auth": bool(host.principals),
+        "auth": host.auth,
         "prefixes": {name: ADAPTERS[name].prefix for name in served},
         # Where a protocol's clients reach the server, when its settings say (A2A's cards).
         **{

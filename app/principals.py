@@ -111,15 +111,23 @@ def build_principals(entries: Iterable[str | tuple[str, str]]) -> dict[str, str]
     return principals
 
 
-def check_allow(allow: Mapping[str, frozenset[str]], principals: Mapping[str, str]) -> None:
-    """With auth on, every agent's ``allow`` list must name principals that have a key."""
-    if not principals:
+def check_allow(
+    allow: Mapping[str, frozenset[str]], principals: Mapping[str, str], *, tokens: bool = False
+) -> None:
+    """With auth on, every agent's ``allow`` list must name principals that have a key; with
+    OIDC tokens on, it may also name token principals (``oidc:SUB``) and scopes (``scope:NAME``)."""
+    if not principals and not tokens:
         return
     known = set(principals.values())
     for agent, names in allow.items():
-        unknown = sorted(names - known)
+        token_names = {n for n in names if n.startswith(("oidc:", "scope:"))}
+        unknown = sorted(names - known - token_names)
+        if token_names and not tokens:
+            unknown = sorted(token_names) + unknown
         if unknown:
+            hint = "OIDC tokens are off (AGENTHOST_OIDC_ISSUER)" if tokens is False else ""
+            named = f"API keys are named {', '.join(sorted(known))}" if known else "no API key"
             raise KeysError(
-                f"agent {agent!r}: allow: unknown principal {unknown[0]!r}; "
-                f"API keys are named {', '.join(sorted(known))}"
+                f"agent {agent!r}: allow: unknown principal {unknown[0]!r}; {named}"
+                + (f"; {hint}" if hint and unknown[0] in token_names else "")
             )

@@ -222,8 +222,9 @@ class Quotas:
             logger.warning("quotas: could not hold a run slot of %s", slot.principal)
 
     def check_principals(self, known: Iterable[str]) -> None:
-        """Warn of quotas given to principals no API key names (a typo in the file)."""
-        unknown = sorted(set(self.principals) - set(known))
+        """Warn of quotas given to principals no API key names (a typo in the file); a
+        token's principals (``oidc:<sub>``) cannot be known before their first request."""
+        unknown = sorted(p for p in set(self.principals) - set(known) if ":" not in p)
         if unknown:
             logger.warning("quotas for principals no API key names: %s", ", ".join(unknown))
 

@@ -20,6 +20,7 @@ from agenthost.agents import Agent
 from agenthost.agents.tools.processes import TOOL_PROCESSES
 from agenthost.app.docs_ui import add_docs
 from agenthost.app.host import Host
+from agenthost.app.identity.metadata import build_router as build_metadata_router
 from agenthost.app.middleware import (
     PUBLIC_PATHS,
     PUBLIC_SUFFIXES,
@@ -64,6 +65,9 @@ def create_app(
     add_docs(app)
     if host.settings.playground:
         app.include_router(build_router())
+    if host.tokens is not None:
+        scopes = [*host.settings.oidc_required_scopes, *allowed_scopes(host.allow)]
+        app.include_router(build_metadata_router(host.tokens.issuer, scopes))
     app.state.ready = False
     app.state.host = host
     app.state.agents = host.registry
@@ -72,7 +76,7 @@ def create_app(
     add_operations(app, host, adapters)
     error_for = error_responder(adapters)
     handle_routing_errors(app, error_for)
-    document_errors(app, error_for, auth=bool(host.principals), public=PUBLIC_PATHS)
+    document_errors(app, error_for, auth=host.auth, public=PUBLIC_PATHS)
     add_middleware(app, host, adapters, error_for)
     return app
 
@@ -91,7 +95,13 @@ def _lifespan(
             count = len(host.registry)
             noun = "agent" if count == 1 else "agents"
             logger.info("serving %d %s (%s) over %s", count, noun, names, surfaces)
-            if host.principals:
+            if host.tokens is not None:
+                logger.info(
+                    "auth on: %d API keys, OIDC tokens of %s",
+                    len(host.principals),
+                    host.tokens.issuer,
+                )
+            elif host.principals:
                 logger.info("auth on: %d API keys", len(host.principals))
             else:
                 logger.warning("auth off: every caller is the anonymous principal")
@@ -102,3 +112,15 @@ def _lifespan(
                 TOOL_PROCESSES.shutdown()  # CPU-bound tools' workers, if any ran
 
     return lifespan
+
+
+def allowed_scopes(allow: Mapping[str, frozenset[str]]) -> list[str]:
+    """The scopes the agents' ``allow`` lists grant access by (``scope:NAME``)."""
+    return sorted(
+        {
+            n.removeprefix("scope:")
+            for names in allow.values()
+            for n in names
+            if n.startswith("scope:")
+        }
+    )

@@ -15,7 +15,7 @@ import logging
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, PrivateAttr, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -23,6 +23,9 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from agenthost.adapters.setting_values import split_commas
 from agenthost.app.principals import KeysError, build_principals, read_keys_file_lines
 from agenthost.app.protocols import ADAPTERS, AdapterName, package
+
+if TYPE_CHECKING:
+    from agenthost.app.identity.tokens import TokenValidator
 
 PREFIX = "AGENTHOST_"
 
@@ -126,6 +129,59 @@ class Settings(BaseSettings):
         description="A file of API keys, one 'name:KEY' per line ('#' comments), such as a "
         "mounted Secret; adds to AGENTHOST_API_KEYS, same rules. A file with no key stops "
         "start-up.",
+    )
+
+    # OpenID Connect bearer tokens (app/identity/, docs/security.md), beside the API keys.
+    oidc_issuer: str | None = Field(
+        None,
+        description="An OpenID Connect issuer URL: JWT bearer tokens it signs are accepted "
+        "beside the API keys, on every surface (gRPC too). Its signing keys are found by "
+        "discovery (<issuer>/.well-known/openid-configuration → jwks_uri) and cached; a key "
+        "rotated in is fetched when a token first names it. Needs AGENTHOST_OIDC_AUDIENCE.",
+    )
+    oidc_audience: str | None = Field(
+        None,
+        description="The audience a token must hold in 'aud': this server's public URL "
+        "(the MCP resource, e.g. https://agents.example.com/mcp) or an API identifier.",
+    )
+    oidc_principal_claim: str = Field(
+        "sub",
+        description="The claim naming a token's principal, which is 'oidc:' plus its value "
+        "(an agent's allow list names it so).",
+    )
+    oidc_scopes_claim: str = Field(
+        "scope",
+        description="The claim holding a token's scopes, space-separated or a list ('scp' "
+        "is read when it is absent); an agent's allow list grants a scope as 'scope:NAME'.",
+    )
+    oidc_tenant_claim: str | None = Field(
+        None, description="The claim naming a token's tenant (carried, not yet enforced)."
+    )
+    oidc_required_scopes: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Scopes every token must hold, comma-separated; a valid token without "
+        "one is refused with 403 insufficient_scope (MCP's step-up signal).",
+    )
+    oidc_introspection_url: str | None = Field(
+        None,
+        description="The issuer's token introspection endpoint (RFC 7662): a bearer that is "
+        "no JWT is checked there (active, issuer, audience), and remembered for up to a "
+        "minute. Needs AGENTHOST_OIDC_CLIENT_ID and AGENTHOST_OIDC_CLIENT_SECRET.",
+    )
+    oidc_client_id: str | None = Field(
+        None, description="agenthost's client id at the issuer, for introspection."
+    )
+    oidc_client_secret: SecretStr | None = Field(
+        None, description="agenthost's client secret at the issuer, for introspection."
+    )
+    oidc_clock_skew_seconds: float = Field(
+        30.0, ge=0, le=300, description="Leeway for a token's exp and nbf."
+    )
+    oidc_jwks_refetch_seconds: float = Field(
+        30.0,
+        ge=0,
+        description="Least time between two fetches of the issuer's keys for unknown key ids "
+        "(a flood of made-up key ids costs the issuer one request per interval).",
     )
 
     cors_origins: Annotated[list[str], NoDecode] = Field(
@@ -339,7 +395,14 @@ class Settings(BaseSettings):
         "task that held the loop; 0 turns it off.",
     )
 
-    @field_validator("adapters", "api_keys", "cors_origins", "allowed_hosts", mode="before")
+    @field_validator(
+        "adapters",
+        "api_keys",
+        "cors_origins",
+        "allowed_hosts",
+        "oidc_required_scopes",
+        mode="before",
+    )
     @classmethod
     def _split_commas(cls, value: object) -> object:
         return split_commas(value)
@@ -356,6 +419,42 @@ class Settings(BaseSettings):
                 raise KeysError(f"the API keys file {self.api_keys_file} holds no key")
             entries += [(f"{self.api_keys_file} line {n}", entry) for n, entry in from_file]
         return build_principals(entries)
+
+    def token_validator(self) -> TokenValidator | None:
+        """The OIDC token check these settings configure; None: tokens are off."""
+        if self.oidc_issuer is None:
+            return None
+        try:  # PyJWT and httpx: only when tokens are on
+            from agenthost.app.identity.introspection import Introspector
+            from agenthost.app.identity.keys import IssuerKeys
+            from agenthost.app.identity.tokens import TokenValidator
+        except ImportError as exc:
+            raise KeysError(f"AGENTHOST_OIDC_ISSUER: {exc}") from None
+
+        if not self.oidc_audience:
+            raise KeysError("AGENTHOST_OIDC_ISSUER needs AGENTHOST_OIDC_AUDIENCE")
+        keys = IssuerKeys(self.oidc_issuer, refetch_seconds=self.oidc_jwks_refetch_seconds)
+        introspector = None
+        if self.oidc_introspection_url:
+            if not (self.oidc_client_id and self.oidc_client_secret):
+                raise KeysError(
+                    "AGENTHOST_OIDC_INTROSPECTION_URL needs AGENTHOST_OIDC_CLIENT_ID "
+                    "and AGENTHOST_OIDC_CLIENT_SECRET"
+                )
+            introspector = Introspector(
+                self.oidc_introspection_url,
+                self.oidc_client_id,
+                self.oidc_client_secret.get_secret_value(),
+            )
+        return TokenValidator(
+            keys,
+            audience=self.oidc_audience,
+            principal_claim=self.oidc_principal_claim,
+            scopes_claim=self.oidc_scopes_claim,
+            tenant_claim=self.oidc_tenant_claim,
+            skew_seconds=self.oidc_clock_skew_seconds,
+            introspector=introspector,
+        )
 
     # The web playground (app/playground.py).
     playground: bool = Field(

@@ -103,7 +103,8 @@ class ModelSettingsSpec(_Spec):
 
 Allow = Field(
     None,
-    description="Principals (API key names) that may see and use this agent; "
+    description="Principals (API key names; with OIDC tokens, also oidc:SUB and scope:NAME) "
+    "that may see and use this agent; "
     "unset means every caller. Others get 404, as for an unknown agent.",
 )
 

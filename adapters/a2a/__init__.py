@@ -45,6 +45,8 @@ def create(context: AdapterContext, settings: Settings) -> A2AAdapter:
             **settings.model_dump(),
             prefix=context.prefix,
             principal_for_key=context.principal_for_key,
+            principal_for_token=context.principal_for_token,
+            token_issuer=context.token_issuer,
             message_replies=replies,
         ),
     )

@@ -22,6 +22,7 @@ from a2a.types import (
     AgentProvider,
     AgentSkill,
     HTTPAuthSecurityScheme,
+    OpenIdConnectSecurityScheme,
     SecurityRequirement,
     SecurityScheme,
     StringList,
@@ -34,6 +35,7 @@ from agenthost.agents import Agent
 from agenthost.agents.skills import Skill
 
 BEARER = "bearer"
+OIDC = "oidc"
 TEXT_MODES = ["text/plain", "application/json"]
 
 
@@ -146,12 +148,29 @@ def build_card(
         ],
     )
     if options.auth:
-        card.security_schemes[BEARER].CopyFrom(
+        add_security(card, options.token_issuer)
+    return card
+
+
+def add_security(card: AgentCard, issuer: str | None) -> None:
+    """What the card's caller must send: a bearer (an API key, or with ``issuer`` an
+    access token of that OpenID Connect issuer, which the card names)."""
+    what = "An agenthost API key" + (" or an OIDC access token of the issuer" if issuer else "")
+    card.security_schemes[BEARER].CopyFrom(
+        SecurityScheme(
+            http_auth_security_scheme=HTTPAuthSecurityScheme(scheme="Bearer", description=what)
+        )
+    )
+    card.security_requirements.append(SecurityRequirement(schemes={BEARER: StringList()}))
+    if issuer:
+        discovery = issuer.rstrip("/") + "/.well-known/openid-configuration"
+        card.security_schemes[OIDC].CopyFrom(
             SecurityScheme(
-                http_auth_security_scheme=HTTPAuthSecurityScheme(
-                    scheme="Bearer", description="An agenthost API key."
+                open_id_connect_security_scheme=OpenIdConnectSecurityScheme(
+                    open_id_connect_url=discovery,
+                    description="Access tokens of this issuer, sent as 'Authorization: Bearer'.",
                 )
             )
         )
-        card.security_requirements.append(SecurityRequirement(schemes={BEARER: StringList()}))
-    return card
+        # Either one (requirements are alternatives).
+        card.security_requirements.append(SecurityRequirement(schemes={OIDC: StringList()}))

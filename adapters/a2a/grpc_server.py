@@ -40,6 +40,7 @@ from agenthost.adapters.a2a.errors import TaskStoreUnavailable
 from agenthost.adapters.a2a.grpc_quotas import QuotaChecks
 from agenthost.adapters.a2a.proto_limits import check_message, may_pass_limits
 from agenthost.adapters.a2a.users import PrincipalForKey, PrincipalUser
+from agenthost.adapters.base import PrincipalForToken
 from agenthost.adapters.body_limits import BodyProblem, current_limits, off_loop
 from agenthost.agents import ANONYMOUS
 from agenthost.agents.observe import incoming
@@ -86,8 +87,13 @@ class _CallChecks(grpc.aio.ServerInterceptor):
     (``UNIMPLEMENTED``, as the spec maps ``VersionNotSupportedError``), and,
     with keys on, a call without a valid key (``UNAUTHENTICATED``)."""
 
-    def __init__(self, principal_for_key: PrincipalForKey | None) -> None:
+    def __init__(
+        self,
+        principal_for_key: PrincipalForKey | None,
+        principal_for_token: PrincipalForToken | None = None,
+    ) -> None:
         self.principal_for_key = principal_for_key
+        self.principal_for_token = principal_for_token
 
     async def intercept_service(
         self,
@@ -103,8 +109,11 @@ class _CallChecks(grpc.aio.ServerInterceptor):
         if version and method.startswith(V1_SERVICE) and not _speaks(version):
             message = f"A2A version {version} is not supported: use 1.0 (or 0.3 on a2a.v1)"
             return _refusal(handler, grpc.StatusCode.UNIMPLEMENTED, message)
+        if self.principal_for_token is not None and (token := bearer_key(metadata)):
+            # Fetches the issuer's keys if need be, so that build_user finds them cached.
+            await self.principal_for_token(token)
         if principal_of_call(metadata, self.principal_for_key) is None:
-            message = "a valid API key is required: send 'authorization: Bearer <key>'"
+            message = "a valid API key or token is required: send 'authorization: Bearer <it>'"
             return _refusal(handler, grpc.StatusCode.UNAUTHENTICATED, message)
         return _parsing_strictly(handler, method, metadata)
 
@@ -336,7 +345,7 @@ class GrpcServer:
         options = self.adapter.options
         auth = options.principal_for_key
         quota = self.adapter.context.quota
-        checks: list[grpc.aio.ServerInterceptor] = [_CallChecks(auth)]
+        checks: list[grpc.aio.ServerInterceptor] = [_CallChecks(auth, options.principal_for_token)]
         if quota is not None:
             checks.append(QuotaChecks(quota, lambda metadata: principal_of_call(metadata, auth)))
         server = grpc.aio.server(interceptors=checks)

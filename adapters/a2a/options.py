@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agenthost.adapters.a2a.users import PrincipalForKey
+from agenthost.adapters.base import PrincipalForToken
 
 
 @dataclass(frozen=True, slots=True)
@@ -13,7 +14,9 @@ class A2AOptions:
 
     ``prefix`` is where the app mounts the adapter (card URLs need it).
     ``principal_for_key`` is the app's API-key check for gRPC calls (None:
-    auth off). ``grpc_port`` 0 serves no gRPC.
+    auth off); ``principal_for_token`` its OIDC token check, awaited first
+    (None: tokens off); ``token_issuer`` the OIDC issuer the card names.
+    ``grpc_port`` 0 serves no gRPC.
     """
 
     prefix: str = "/a2a"
@@ -30,6 +33,8 @@ class A2AOptions:
     push_private_networks: bool = False
     card_v03: bool = True
     principal_for_key: PrincipalForKey | None = None
+    principal_for_token: PrincipalForToken | None = None
+    token_issuer: str | None = None
     message_replies: frozenset[str] = frozenset()
 
     @property
