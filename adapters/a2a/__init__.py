@@ -39,6 +39,11 @@ def create(context: AdapterContext, settings: Settings) -> A2AAdapter:
         for name, options in context.agent_options.items()
         if isinstance(options, AgentOptions) and options.reply == "message"
     )
+    agent_stack = frozenset(
+        name
+        for name, options in context.agent_options.items()
+        if isinstance(options, AgentOptions) and options.agent_stack
+    )
     return A2AAdapter(
         context,
         A2AOptions(
@@ -46,6 +51,7 @@ def create(context: AdapterContext, settings: Settings) -> A2AAdapter:
             prefix=context.prefix,
             principal_for_key=context.principal_for_key,
             message_replies=replies,
+            agent_stack_agents=agent_stack,
         ),
     )
 

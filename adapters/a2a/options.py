@@ -31,6 +31,12 @@ class A2AOptions:
     card_v03: bool = True
     principal_for_key: PrincipalForKey | None = None
     message_replies: frozenset[str] = frozenset()
+    agent_stack: bool = False
+    agent_stack_agents: frozenset[str] = frozenset()
+
+    def serves_agent_stack(self, agent: str) -> bool:
+        """Whether ``agent`` is served with Agent Stack's extensions."""
+        return self.agent_stack or agent in self.agent_stack_agents
 
     @property
     def auth(self) -> bool:

@@ -1,0 +1,154 @@
+"""IBM Agent Stack's A2A extensions (opt-in: ``AGENTHOST_A2A_AGENT_STACK`` or
+an agent's ``a2a: {agent_stack: true}``).
+
+Agent Stack (formerly the BeeAI Platform) runs A2A agents and reads a few
+extensions of its own (URIs and payloads as the ``agentstack-sdk`` defines
+them):
+
+- the card's ``ui/agent-detail/v1`` (what its UI shows: description, tools,
+  framework, interaction mode), ``ui/trajectory/v1`` and ``ui/error/v1``;
+  an agent whose model is ``agentstack`` also declares ``services/llm/v1``
+  with one demand, ``default``;
+- ``services/llm/v1`` in a message's metadata: the platform's fulfilment
+  (endpoint, key, model), which the run uses as its model
+  (:mod:`agenthost.agents.models.provided`); never stored, never logged;
+- ``ui/trajectory/v1`` on the ``working`` messages of a streamed task: a
+  tool call (its arguments) and its result, one entry each;
+- ``ui/error/v1`` on the message of a failed task (the same text the task
+  carries: an unexpected failure's details stay in the server log).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any, Final
+
+from a2a.server.agent_execution import RequestContext
+from a2a.server.events import EventQueue
+from a2a.server.tasks import TaskUpdater
+from a2a.types import AgentExtension, Part, TaskState
+from a2a.types import Message as A2AMessage
+from google.protobuf.json_format import MessageToDict, ParseDict
+from google.protobuf.struct_pb2 import Struct
+
+from agenthost.adapters.a2a.errors import task_end
+from agenthost.adapters.a2a.executor import AgentRunExecutor, TaskWriter
+from agenthost.agents import Agent, BaseAgent, ChatAgent, ToolCallPart
+from agenthost.agents.errors import kind_of
+from agenthost.agents.messages import ToolResultPart
+from agenthost.agents.models.provided import ProvidedLLM, ProvidedModel, current_llm
+
+logger = logging.getLogger(__name__)
+
+BASE: Final = "https://a2a-extensions.agentstack.beeai.dev"
+AGENT_DETAIL: Final = f"{BASE}/ui/agent-detail/v1"
+TRAJECTORY: Final = f"{BASE}/ui/trajectory/v1"
+ERROR: Final = f"{BASE}/ui/error/v1"
+LLM: Final = f"{BASE}/services/llm/v1"
+DEMAND: Final = "default"
+"""The name of the one LLM demand an ``agentstack``-model agent makes."""
+
+RESULT_CHARS = 4000
+"""A tool result's characters shown in a trajectory entry, at most."""
+
+
+def uses_platform_model(agent: Agent) -> bool:
+    """Whether the agent's model is the one the platform provides (``model: agentstack``)."""
+    return isinstance(agent, ChatAgent) and isinstance(agent.model, ProvidedModel)
+
+
+def card_extensions(agent: Agent) -> list[AgentExtension]:
+    """The extensions an Agent Stack agent's card declares."""
+    detail: dict[str, Any] = {
+        "interaction_mode": "multi-turn",
+        "framework": "agenthost",
+        "programming_language": "Python",
+    }
+    if isinstance(agent, BaseAgent):
+        tools = agent.options.tools or ()
+        detail["tools"] = [{"name": t.name, "description": t.description} for t in tools]
+    extensions = [
+        _extension(AGENT_DETAIL, detail),
+        AgentExtension(uri=TRAJECTORY),
+        _extension(ERROR, {"include_stacktrace": False}),
+    ]
+    if uses_platform_model(agent):
+        demand = {"description": f"The model the {agent.name} agent reasons with."}
+        extensions.append(
+            _extension(LLM, {"llm_demands": {DEMAND: demand}}, required=True)
+        )
+    return extensions
+
+
+def _extension(uri: str, params: dict[str, Any], *, required: bool = False) -> AgentExtension:
+    struct = Struct()
+    ParseDict(params, struct)
+    return AgentExtension(uri=uri, params=struct, required=required)
+
+
+def fulfilment(message: A2AMessage | None) -> ProvidedLLM | None:
+    """The LLM the message's ``services/llm/v1`` metadata provides (the ``default``
+    demand's, else the first), or None."""
+    if message is None or LLM not in message.metadata:
+        return None
+    data = MessageToDict(message.metadata).get(LLM)
+    given = data.get("llm_fulfillments") if isinstance(data, dict) else None
+    if not isinstance(given, dict) or not given:
+        return None
+    chosen = given.get(DEMAND) or next(iter(given.values()))
+    try:
+        return ProvidedLLM(
+            api_base=str(chosen["api_base"]),
+            api_model=str(chosen["api_model"]),
+            api_key=str(chosen.get("api_key") or ""),
+        )
+    except (KeyError, TypeError):
+        logger.warning("an Agent Stack LLM fulfilment without api_base or api_model was ignored")
+        return None
+
+
+def trajectory(title: str, content: str, group_id: str | None = None) -> dict[str, Any]:
+    """A message's metadata carrying one trajectory entry."""
+    return {TRAJECTORY: {"title": title, "content": content, "group_id": group_id}}
+
+
+class AgentStackExecutor(AgentRunExecutor):
+    """Runs the agent with the model the message provides, writing trajectory entries
+    and error details as Agent Stack reads them."""
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        token = current_llm.set(fulfilment(context.message))
+        try:
+            await super().execute(context, event_queue)
+        finally:
+            current_llm.reset(token)
+
+    def _writer(self, updater: TaskUpdater, *, whole: bool) -> TaskWriter:
+        return TrajectoryWriter(self.agent.name, updater, whole=whole)
+
+
+class TrajectoryWriter(TaskWriter):
+    """A task's updates with Agent Stack's trajectory entries and error details."""
+
+    async def on_tool_started(self, call: ToolCallPart) -> Sequence[None]:
+        await self._entry(f"calling {call.name}", call.name, call.arguments, call.id)
+        return ()
+
+    async def on_tool_finished(self, result: ToolResultPart) -> Sequence[None]:
+        content = result.content[:RESULT_CHARS]
+        title = f"{result.name} failed" if result.is_error else f"{result.name} returned"
+        await self._entry(title, result.name, content, result.call_id)
+        return ()
+
+    async def fail(self, exc: BaseException) -> None:
+        error = exc if isinstance(exc, Exception) else RuntimeError(str(exc))
+        state, text, metadata = task_end(error, self.agent)
+        metadata[ERROR] = {"error": {"title": str(kind_of(error).value), "message": text}}
+        message = self.updater.new_agent_message([Part(text=text)], metadata=metadata)
+        await self.updater.update_status(state, message)
+
+    async def _entry(self, title: str, tool: str, content: str, group: str) -> None:
+        metadata = trajectory(tool, content, group)
+        note = self.updater.new_agent_message([Part(text=title)], metadata=metadata)
+        await self.updater.update_status(TaskState.TASK_STATE_WORKING, note)
