@@ -228,15 +228,18 @@ class A2AAdapter:
         stack = self.options.serves_agent_stack(agent.name)
         executor_type = agent_stack.AgentStackExecutor if stack else AgentRunExecutor
         runs = None if stack else self.runs
+        executor = executor_type(
+            agent,
+            memory,
+            reply_message=agent.name in self.options.message_replies,
+            runs=runs,
+        )
+        if isinstance(executor, agent_stack.AgentStackExecutor):
+            executor.platform_url = self.options.agent_stack_platform_url
         if self.runs is not None:
             self.runs.task_stores[agent.name] = tasks
         handler = ClusterRequestHandler(
-            executor_type(
-                agent,
-                memory,
-                reply_message=agent.name in self.options.message_replies,
-                runs=runs,
-            ),
+            executor,
             tasks,
             static_card,
             push_config_store=push_configs,

@@ -49,6 +49,9 @@ LLM: Final = f"{BASE}/services/llm/v1"
 DEMAND: Final = "default"
 """The name of the one LLM demand an ``agentstack``-model agent makes."""
 
+DEFAULT_PLATFORM_URL = "http://127.0.0.1:8333"
+"""Agent Stack's API when the setting names none (the SDK's default ``PLATFORM_URL``)."""
+
 RESULT_CHARS = 4000
 """A tool result's characters shown in a trajectory entry, at most."""
 
@@ -87,9 +90,10 @@ def _extension(uri: str, params: dict[str, Any], *, required: bool = False) -> A
     return AgentExtension(uri=uri, params=struct, required=required)
 
 
-def fulfilment(message: A2AMessage | None) -> ProvidedLLM | None:
+def fulfilment(message: A2AMessage | None, platform_url: str) -> ProvidedLLM | None:
     """The LLM the message's ``services/llm/v1`` metadata provides (the ``default``
-    demand's, else the first), or None."""
+    demand's, else the first), or None; ``{platform_url}`` in its base URL is
+    ``platform_url`` (as the SDK's agents read it)."""
     if message is None or LLM not in message.metadata:
         return None
     data = MessageToDict(message.metadata).get(LLM)
@@ -99,7 +103,7 @@ def fulfilment(message: A2AMessage | None) -> ProvidedLLM | None:
     chosen = given.get(DEMAND) or next(iter(given.values()))
     try:
         return ProvidedLLM(
-            api_base=str(chosen["api_base"]),
+            api_base=str(chosen["api_base"]).replace("{platform_url}", platform_url.rstrip("/")),
             api_model=str(chosen["api_model"]),
             api_key=str(chosen.get("api_key") or ""),
         )
@@ -117,8 +121,10 @@ class AgentStackExecutor(AgentRunExecutor):
     """Runs the agent with the model the message provides, writing trajectory entries
     and error details as Agent Stack reads them."""
 
+    platform_url = DEFAULT_PLATFORM_URL
+
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
-        token = current_llm.set(fulfilment(context.message))
+        token = current_llm.set(fulfilment(context.message, self.platform_url))
         try:
             await super().execute(context, event_queue)
         finally:

@@ -32,6 +32,7 @@ class A2AOptions:
     principal_for_key: PrincipalForKey | None = None
     message_replies: frozenset[str] = frozenset()
     agent_stack: bool = False
+    agent_stack_platform_url: str = "http://127.0.0.1:8333"
     agent_stack_agents: frozenset[str] = frozenset()
 
     def serves_agent_stack(self, agent: str) -> bool:

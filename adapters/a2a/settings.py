@@ -80,6 +80,11 @@ class Settings(BaseSettings):
         "the card, trajectory and error metadata, the platform's LLM for `model: agentstack`); "
         "an agent's `a2a: {agent_stack: true}` opts in one agent.",
     )
+    agent_stack_platform_url: str = Field(
+        "http://127.0.0.1:8333",
+        description="A2A: Agent Stack's API URL, put for `{platform_url}` in the LLM endpoint "
+        "the platform provides (as its PLATFORM_URL is for its own agents).",
+    )
 
     def site_hosts(self) -> list[str]:
         """The public URL's host: every surface accepts it (DNS-rebinding check)."""

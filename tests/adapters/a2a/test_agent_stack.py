@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from a2a.types import TaskState
+from a2a.types import SendMessageRequest, TaskState
 from google.protobuf.json_format import MessageToDict, ParseDict
 
 from agenthost.adapters.a2a import agent_stack
@@ -68,7 +68,7 @@ def server(
         yield url
 
 
-def with_llm(text: str, base: str, model: str) -> object:
+def with_llm(text: str, base: str, model: str) -> SendMessageRequest:
     request = user_message(text)
     fulfilment = {"api_base": f"{base}/v1", "api_key": PLATFORM_KEY, "api_model": model}
     ParseDict(
@@ -148,3 +148,12 @@ async def test_an_agent_with_its_own_model_keeps_its_key(
         task = final_task(await collect(client, with_llm("hi", base, "platform-model")))
     assert artifact_text(task).strip() == "upstream says: hi"
     assert fake.keys[seen:] == [f"Bearer {AGENTHOST_KEY}"]
+
+
+def test_the_platform_url_is_put_in_the_endpoint() -> None:
+    request = with_llm("hi", "{platform_url}/api/v1/openai", "m")
+    llm = agent_stack.fulfilment(request.message, "http://platform:8333/")
+    assert llm is not None
+    assert llm.api_base == "http://platform:8333/api/v1/openai/v1"
+    assert "platform-key" not in repr(llm)  # never in a log line that prints it
+    assert agent_stack.fulfilment(user_message("hi").message, "http://x") is None
