@@ -46,7 +46,9 @@ def build_model(spec: ChatAgentSpec) -> ChatModel:
         from agenthost.agents.models.sampling import SamplingModel
 
         return SamplingModel()
-    if spec.model == "agentstack":  # the model Agent Stack provides per request (models/provided.py)
+    if (
+        spec.model == "agentstack"
+    ):  # the model Agent Stack provides per request (models/provided.py)
         from agenthost.agents.models.provided import ProvidedModel
 
         return ProvidedModel()

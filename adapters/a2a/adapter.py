@@ -234,11 +234,10 @@ class A2AAdapter:
             reply_message=agent.name in self.options.message_replies,
             runs=runs,
         )
-        if isinstance(executor, agent_stack.AgentStackExecutor):
-            executor.platform_url = self.options.agent_stack_platform_url
         if self.runs is not None:
             self.runs.task_stores[agent.name] = tasks
-        handler = ClusterRequestHandler(
+        handler_type = agent_stack.AgentStackHandler if stack else ClusterRequestHandler
+        handler = handler_type(
             executor,
             tasks,
             static_card,
@@ -250,6 +249,8 @@ class A2AAdapter:
             agent=agent.name,
             outage=self.stores.outage,
         )
+        if isinstance(handler, agent_stack.AgentStackHandler):
+            handler.platform_url = self.options.agent_stack_platform_url
         return AgentService(handler, lambda request: self.card(request, agent))
 
     def _build_router(self) -> APIRouter:

@@ -21,17 +21,19 @@ them):
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, Final
 
 from a2a.server.agent_execution import RequestContext
-from a2a.server.events import EventQueue
+from a2a.server.context import ServerCallContext
+from a2a.server.events import Event, EventQueue
 from a2a.server.tasks import TaskUpdater
-from a2a.types import AgentExtension, Part, TaskState
+from a2a.types import AgentExtension, Part, SendMessageRequest, Task, TaskState
 from a2a.types import Message as A2AMessage
 from google.protobuf.json_format import MessageToDict, ParseDict
 from google.protobuf.struct_pb2 import Struct
 
+from agenthost.adapters.a2a.cluster import ClusterRequestHandler
 from agenthost.adapters.a2a.errors import task_end
 from agenthost.adapters.a2a.executor import AgentRunExecutor, TaskWriter
 from agenthost.agents import Agent, BaseAgent, ChatAgent, ToolCallPart
@@ -51,6 +53,10 @@ DEMAND: Final = "default"
 
 DEFAULT_PLATFORM_URL = "http://127.0.0.1:8333"
 """Agent Stack's API when the setting names none (the SDK's default ``PLATFORM_URL``)."""
+
+REDACTED = "[redacted]"
+PROVIDED_LLM = "agenthost.a2a.agent_stack.llm"
+"""Call-state key: the LLM the message provided (its key taken out of the message)."""
 
 RESULT_CHARS = 4000
 """A tool result's characters shown in a trajectory entry, at most."""
@@ -78,9 +84,7 @@ def card_extensions(agent: Agent) -> list[AgentExtension]:
     ]
     if uses_platform_model(agent):
         demand = {"description": f"The model the {agent.name} agent reasons with."}
-        extensions.append(
-            _extension(LLM, {"llm_demands": {DEMAND: demand}}, required=True)
-        )
+        extensions.append(_extension(LLM, {"llm_demands": {DEMAND: demand}}, required=True))
     return extensions
 
 
@@ -112,19 +116,52 @@ def fulfilment(message: A2AMessage | None, platform_url: str) -> ProvidedLLM | N
         return None
 
 
+def redact(message: A2AMessage) -> None:
+    """Take the keys out of the message's LLM fulfilments (the task keeps the message)."""
+    given = message.metadata.fields[LLM].struct_value.fields["llm_fulfillments"]
+    for llm in given.struct_value.fields.values():
+        if "api_key" in llm.struct_value.fields:
+            llm.struct_value.fields["api_key"].string_value = REDACTED
+
+
 def trajectory(title: str, content: str, group_id: str | None = None) -> dict[str, Any]:
     """A message's metadata carrying one trajectory entry."""
     return {TRAJECTORY: {"title": title, "content": content, "group_id": group_id}}
 
 
-class AgentStackExecutor(AgentRunExecutor):
-    """Runs the agent with the model the message provides, writing trajectory entries
-    and error details as Agent Stack reads them."""
+class AgentStackHandler(ClusterRequestHandler):
+    """Takes the LLM fulfilment out of each message before the SDK keeps the message
+    (in a new task's history or a continued one's): the run reads it from the call's
+    state, the task keeps the message with its key redacted."""
 
     platform_url = DEFAULT_PLATFORM_URL
 
+    async def on_message_send(
+        self, params: SendMessageRequest, context: ServerCallContext
+    ) -> A2AMessage | Task:
+        self._take_llm(params, context)
+        return await super().on_message_send(params, context)
+
+    async def on_message_send_stream(  # type: ignore[override]
+        self, params: SendMessageRequest, context: ServerCallContext
+    ) -> AsyncIterator[Event]:
+        self._take_llm(params, context)
+        async for event in super().on_message_send_stream(params, context):
+            yield event
+
+    def _take_llm(self, params: SendMessageRequest, context: ServerCallContext) -> None:
+        llm = fulfilment(params.message, self.platform_url)
+        context.state[PROVIDED_LLM] = llm
+        if llm is not None:
+            redact(params.message)
+
+
+class AgentStackExecutor(AgentRunExecutor):
+    """Runs the agent with the model the message provided, writing trajectory entries
+    and error details as Agent Stack reads them."""
+
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
-        token = current_llm.set(fulfilment(context.message, self.platform_url))
+        token = current_llm.set(context.call_context.state.get(PROVIDED_LLM))
         try:
             await super().execute(context, event_queue)
         finally:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from a2a.types import SendMessageRequest, TaskState
+from a2a.types import GetTaskRequest, SendMessageRequest, TaskState
 from google.protobuf.json_format import MessageToDict, ParseDict
 
 from agenthost.adapters.a2a import agent_stack
@@ -126,6 +126,18 @@ async def test_the_platform_model_answers_with_trajectory_entries(
     assert entries[0]["content"] == '{"expression": "6*7"}'
     assert entries[1]["content"] == "42"
     assert entries[0]["group_id"] == entries[1]["group_id"]
+
+
+async def test_the_task_keeps_no_key(server: str, upstream: tuple[FakeUpstream, str]) -> None:
+    _, base = upstream
+    client = await sdk_client(f"{server}/a2a/helper", "JSONRPC", streaming=False)
+    async with client:
+        task = final_task(await collect(client, with_llm("hi", base, "platform-model")))
+        stored = await client.get_task(GetTaskRequest(id=task.id, history_length=10))
+    assert artifact_text(task).strip() == "upstream says: hi"
+    for kept in (task, stored):
+        assert PLATFORM_KEY not in str(MessageToDict(kept))
+        assert "platform-model" in str(MessageToDict(kept))  # the rest of the metadata is kept
 
 
 async def test_without_a_fulfilment_the_task_is_rejected_with_error_details(server: str) -> None:
