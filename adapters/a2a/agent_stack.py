@@ -175,13 +175,11 @@ class TrajectoryWriter(TaskWriter):
     """A task's updates with Agent Stack's trajectory entries and error details."""
 
     async def on_tool_started(self, call: ToolCallPart) -> Sequence[None]:
-        await self._entry(f"calling {call.name}", call.name, call.arguments, call.id)
+        await self._entry(call.name, call.arguments, call.id)
         return ()
 
     async def on_tool_finished(self, result: ToolResultPart) -> Sequence[None]:
-        content = result.content[:RESULT_CHARS]
-        title = f"{result.name} failed" if result.is_error else f"{result.name} returned"
-        await self._entry(title, result.name, content, result.call_id)
+        await self._entry(result.name, result.content[:RESULT_CHARS], result.call_id)
         return ()
 
     async def fail(self, exc: BaseException) -> None:
@@ -191,7 +189,8 @@ class TrajectoryWriter(TaskWriter):
         message = self.updater.new_agent_message([Part(text=text)], metadata=metadata)
         await self.updater.update_status(state, message)
 
-    async def _entry(self, title: str, tool: str, content: str, group: str) -> None:
-        metadata = trajectory(tool, content, group)
-        note = self.updater.new_agent_message([Part(text=title)], metadata=metadata)
+    async def _entry(self, tool: str, content: str, group: str) -> None:
+        # No text part, as the SDK's own trajectory messages: Agent Stack's UI shows the
+        # entry, and would add a note's text to the answer.
+        note = self.updater.new_agent_message([], metadata=trajectory(tool, content, group))
         await self.updater.update_status(TaskState.TASK_STATE_WORKING, note)
