@@ -14,12 +14,18 @@ them):
   (:mod:`agenthost.agents.models.provided`); never stored, never logged;
 - ``ui/trajectory/v1`` on the ``working`` messages of a streamed task: a
   tool call (its arguments) and its result, one entry each;
+- ``ui/form_request/v1``: an ``ask_user`` question as a form of one text
+  field; the form's response (values, no text) answers it;
 - ``ui/error/v1`` on the message of a failed task (the same text the task
   carries: an unexpected failure's details stay in the server log).
+
+The message's key is redacted before the SDK keeps the message in the task
+(:class:`AgentStackHandler`).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, Final
@@ -36,7 +42,7 @@ from google.protobuf.struct_pb2 import Struct
 from agenthost.adapters.a2a.cluster import ClusterRequestHandler
 from agenthost.adapters.a2a.errors import task_end
 from agenthost.adapters.a2a.executor import AgentRunExecutor, TaskWriter
-from agenthost.agents import Agent, BaseAgent, ChatAgent, ToolCallPart
+from agenthost.agents import Agent, BaseAgent, ChatAgent, RunResult, ToolCallPart, question_of
 from agenthost.agents.errors import kind_of
 from agenthost.agents.messages import ToolResultPart
 from agenthost.agents.models.provided import ProvidedLLM, ProvidedModel, current_llm
@@ -48,6 +54,9 @@ AGENT_DETAIL: Final = f"{BASE}/ui/agent-detail/v1"
 TRAJECTORY: Final = f"{BASE}/ui/trajectory/v1"
 ERROR: Final = f"{BASE}/ui/error/v1"
 LLM: Final = f"{BASE}/services/llm/v1"
+FORM: Final = f"{BASE}/ui/form_request/v1"
+ANSWER: Final = "answer"
+"""The one field of the form an ``ask_user`` question is shown as."""
 DEMAND: Final = "default"
 """The name of the one LLM demand an ``agentstack``-model agent makes."""
 
@@ -80,6 +89,7 @@ def card_extensions(agent: Agent) -> list[AgentExtension]:
     extensions = [
         _extension(AGENT_DETAIL, detail),
         AgentExtension(uri=TRAJECTORY),
+        AgentExtension(uri=FORM),
         _extension(ERROR, {"include_stacktrace": False}),
     ]
     if uses_platform_model(agent):
@@ -124,6 +134,26 @@ def redact(message: A2AMessage) -> None:
             llm.struct_value.fields["api_key"].string_value = REDACTED
 
 
+def form_answer(message: A2AMessage) -> str | None:
+    """The text of a ``ui/form_request/v1`` response's values (one per line), or None."""
+    data = MessageToDict(message.metadata).get(FORM)
+    values = data.get("values") if isinstance(data, dict) else None
+    if not isinstance(values, dict):
+        return None
+    texts = [
+        value["value"] if isinstance(value["value"], str) else json.dumps(value["value"])
+        for value in values.values()
+        if isinstance(value, dict) and value.get("value") is not None
+    ]
+    return "\n".join(texts) or None
+
+
+def question_form(question: str) -> dict[str, Any]:
+    """A question as Agent Stack's form: one required text field."""
+    field = {"id": ANSWER, "label": question, "type": "text", "required": True}
+    return {FORM: {"title": question, "fields": [field]}}
+
+
 def trajectory(title: str, content: str, group_id: str | None = None) -> dict[str, Any]:
     """A message's metadata carrying one trajectory entry."""
     return {TRAJECTORY: {"title": title, "content": content, "group_id": group_id}}
@@ -132,24 +162,29 @@ def trajectory(title: str, content: str, group_id: str | None = None) -> dict[st
 class AgentStackHandler(ClusterRequestHandler):
     """Takes the LLM fulfilment out of each message before the SDK keeps the message
     (in a new task's history or a continued one's): the run reads it from the call's
-    state, the task keeps the message with its key redacted."""
+    state, the task keeps the message with its key redacted. A form response's values
+    become the message's text (the answer to an ``ask_user`` question)."""
 
     platform_url = DEFAULT_PLATFORM_URL
 
     async def on_message_send(
         self, params: SendMessageRequest, context: ServerCallContext
     ) -> A2AMessage | Task:
-        self._take_llm(params, context)
+        self._take_metadata(params, context)
         return await super().on_message_send(params, context)
 
     async def on_message_send_stream(  # type: ignore[override]
         self, params: SendMessageRequest, context: ServerCallContext
     ) -> AsyncIterator[Event]:
-        self._take_llm(params, context)
+        self._take_metadata(params, context)
         async for event in super().on_message_send_stream(params, context):
             yield event
 
-    def _take_llm(self, params: SendMessageRequest, context: ServerCallContext) -> None:
+    def _take_metadata(self, params: SendMessageRequest, context: ServerCallContext) -> None:
+        # A form's answer (no text, the values in its metadata) is the answer's text.
+        text = any(part.text for part in params.message.parts)
+        if not text and (answer := form_answer(params.message)):
+            params.message.parts.append(Part(text=answer))
         llm = fulfilment(params.message, self.platform_url)
         context.state[PROVIDED_LLM] = llm
         if llm is not None:
@@ -180,6 +215,14 @@ class TrajectoryWriter(TaskWriter):
 
     async def on_tool_finished(self, result: ToolResultPart) -> Sequence[None]:
         await self._entry(result.name, result.content[:RESULT_CHARS], result.call_id)
+        return ()
+
+    async def on_pending(self, result: RunResult) -> Sequence[None]:
+        await self.chunks.close(result)
+        questions = [q for call in result.pending if (q := question_of(call))]
+        text = "\n".join(questions) or "the agent needs input"
+        message = self.updater.new_agent_message([Part(text=text)], metadata=question_form(text))
+        await self.updater.requires_input(message)
         return ()
 
     async def fail(self, exc: BaseException) -> None:

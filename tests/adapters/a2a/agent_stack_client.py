@@ -1,12 +1,14 @@
 """Run by the agentstack-sdk's own Python (not agenthost's, see
 ``test_agent_stack_sdk.py``): Agent Stack's client side against one served agent.
 
-``python agent_stack_client.py AGENT_URL LLM_BASE LLM_KEY LLM_MODEL TEXT`` reads
+``python agent_stack_client.py AGENT_URL LLM_BASE LLM_KEY LLM_MODEL TEXT [ANSWER]`` reads
 the agent's card over A2A 0.3 and its extensions with the SDK's specs, sends
 TEXT streamed with an LLM fulfilment made by the SDK's LLM service client, and
 prints as JSON what it read: the agent detail, the LLM demands, the
 trajectory entries and error details the SDK's clients parse from the stream,
-the answer's text and the final state.
+the answer's text and the final state. With ANSWER, a form the agent asks for
+(``ui/form_request/v1``, parsed by the SDK's client) is answered with it in its
+first field, in the same task, as the SDK's ``FormResponse``.
 """
 
 import asyncio
@@ -25,17 +27,25 @@ from agentstack_sdk.a2a.extensions import (
     TrajectoryExtensionClient,
     TrajectoryExtensionSpec,
 )
+from agentstack_sdk.a2a.extensions.common.form import FormResponse, TextFieldValue
 from agentstack_sdk.a2a.extensions.ui.error import ErrorExtensionClient, ErrorExtensionSpec
+from agentstack_sdk.a2a.extensions.ui.form_request import (
+    FormRequestExtensionClient,
+    FormRequestExtensionSpec,
+)
 
 
-async def main(url: str, base: str, key: str, model: str, text: str) -> dict[str, object]:
+async def main(
+    url: str, base: str, key: str, model: str, text: str, answer: str | None = None
+) -> dict[str, object]:
     async with httpx.AsyncClient(timeout=60) as http:
         card = await A2ACardResolver(http, url).get_agent_card()
         detail = AgentDetailExtensionSpec.from_agent_card(card)
         llm = LLMServiceExtensionSpec.from_agent_card(card)
         trajectory_spec = TrajectoryExtensionSpec.from_agent_card(card)
         error_spec = ErrorExtensionSpec.from_agent_card(card)
-        assert detail and llm and trajectory_spec and error_spec, card.capabilities
+        form_spec = FormRequestExtensionSpec.from_agent_card(card)
+        assert detail and llm and trajectory_spec and error_spec and form_spec, card.capabilities
         metadata = LLMServiceExtensionClient(llm).fulfillment_metadata(
             llm_fulfillments={
                 name: LLMFulfillment(api_base=base, api_key=key, api_model=model)
@@ -49,10 +59,11 @@ async def main(url: str, base: str, key: str, model: str, text: str) -> dict[str
             parts=[Part(root=TextPart(text=text))],
             metadata=metadata,
         )
-        trajectories, errors, chunks, state = [], [], [], None
+        trajectories, errors, chunks, forms, state = [], [], [], [], None
         trajectory = TrajectoryExtensionClient(trajectory_spec)
         error = ErrorExtensionClient(error_spec)
-        async for event in client.send_message(message):
+        form_client = FormRequestExtensionClient(form_spec)
+        async for event in stream(client, message, answer, form_client, metadata, forms):
             if isinstance(event, Message):
                 continue
             task, update = event
@@ -67,6 +78,8 @@ async def main(url: str, base: str, key: str, model: str, text: str) -> dict[str
                     trajectories.append(entry.model_dump(mode="json"))
                 if (failure := error.parse_server_metadata(status_message)) is not None:
                     errors.append(failure.model_dump(mode="json"))
+                if (form := form_client.parse_server_metadata(status_message)) is not None:
+                    forms.append(form)
         return {
             "protocol": card.protocol_version,
             "detail": detail.params.model_dump(mode="json"),
@@ -75,7 +88,32 @@ async def main(url: str, base: str, key: str, model: str, text: str) -> dict[str
             "errors": errors,
             "text": "".join(chunks),
             "state": state,
+            "forms": [form.model_dump(mode="json") for form in forms],
         }
+
+
+async def stream(client, message, answer, form_client, metadata, forms):
+    """The events of ``message`` and, when the agent asks with a form and there is
+    an ``answer``, those of the form's response in the same task."""
+    task_id = context_id = None
+    async for event in client.send_message(message):
+        if not isinstance(event, Message):
+            task_id, context_id = event[0].id, event[0].context_id
+        yield event
+    if answer is None or not forms:
+        return
+    field = forms[-1].fields[0].id
+    response = FormResponse(values={field: TextFieldValue(value=answer)})
+    reply = Message(
+        message_id=str(uuid.uuid4()),
+        role=Role.user,
+        parts=[],
+        task_id=task_id,
+        context_id=context_id,
+        metadata={**metadata, form_client.spec.URI: response.model_dump(mode="json")},
+    )
+    async for event in client.send_message(reply):
+        yield event
 
 
 print(json.dumps(asyncio.run(main(*sys.argv[1:]))))

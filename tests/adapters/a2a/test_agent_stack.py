@@ -40,6 +40,11 @@ CONFIG = """agents:
     model_settings: {base_url: "UPSTREAM/v1", api_key: AGENTHOST_KEY}
     tools: [calculator]
     a2a: {agent_stack: true}
+  - name: asker
+    model: openai:relay
+    model_settings: {base_url: "UPSTREAM/v1", api_key: AGENTHOST_KEY}
+    tools: [ask_user]
+    a2a: {agent_stack: true}
   - {name: plain, model: echo}
 """
 
@@ -89,6 +94,7 @@ async def test_the_card_carries_agent_stack_extensions(server: str) -> None:
         agent_stack.AGENT_DETAIL,
         agent_stack.TRAJECTORY,
         agent_stack.ERROR,
+        agent_stack.FORM,
         agent_stack.LLM,
     }
     detail = extensions[agent_stack.AGENT_DETAIL]
@@ -169,3 +175,21 @@ def test_the_platform_url_is_put_in_the_endpoint() -> None:
     assert llm.api_base == "http://platform:8333/api/v1/openai/v1"
     assert "platform-key" not in repr(llm)  # never in a log line that prints it
     assert agent_stack.fulfilment(user_message("hi").message, "http://x") is None
+
+
+async def test_a_question_is_a_form_and_its_response_answers_it(server: str) -> None:
+    client = await sdk_client(f"{server}/a2a/asker", "JSONRPC", streaming=False)
+    async with client:
+        ask = 'use ask_user with {"question": "Which city?"}'
+        task = final_task(await collect(client, user_message(ask)))
+        assert task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+        form = MessageToDict(task.status.message.metadata)[agent_stack.FORM]
+        assert form["title"] == "Which city?"
+        assert [(f["id"], f["type"]) for f in form["fields"]] == [("answer", "text")]
+        reply = user_message("", task_id=task.id, context_id=task.context_id, message_id="m-2")
+        del reply.message.parts[:]
+        values = {"values": {"answer": {"type": "text", "value": "Paris"}}}
+        ParseDict({agent_stack.FORM: values}, reply.message.metadata)
+        task = final_task(await collect(client, reply))
+    assert task.status.state == TaskState.TASK_STATE_COMPLETED
+    assert artifact_text(task).strip() == "The result is Paris."

@@ -6,7 +6,8 @@ The SDK pins ``a2a-sdk==0.3.24``, which cannot share agenthost's lock:
 ``AGENTHOST_AGENT_STACK_PYTHON``; without it this module skips
 (``AGENTHOST_REQUIRE_AGENT_STACK=1`` makes that a failure). The SDK reads the
 card's extensions over A2A 0.3, sends a message with an LLM fulfilment pointing
-at a fake upstream, and parses the trajectory entries of the tool call.
+at a fake upstream, parses the trajectory entries of the tool call and error
+details, and answers an ``ask_user`` question shown as a form.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ agents:
   - name: helper
     description: Calculates for Agent Stack.
     model: agentstack
-    tools: [calculator]
+    tools: [calculator, ask_user]
 """
 
 
@@ -60,10 +61,10 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
-def run_client(url: str, llm_base: str, model: str, text: str) -> dict[str, object]:
+def run_client(url: str, llm_base: str, model: str, *texts: str) -> dict[str, object]:
     assert PYTHON is not None
     done = subprocess.run(
-        [PYTHON, str(SCRIPT), url, llm_base, PLATFORM_KEY, model, text],
+        [PYTHON, str(SCRIPT), url, llm_base, PLATFORM_KEY, model, *texts],
         capture_output=True,
         text=True,
         timeout=120,
@@ -84,9 +85,7 @@ def test_the_sdk_reads_the_card_and_the_agent_uses_the_platform_model(
     assert isinstance(detail, dict)
     assert detail["framework"] == "agenthost"
     assert detail["interaction_mode"] == "multi-turn"
-    assert detail["tools"] == [
-        {"name": "calculator", "description": detail["tools"][0]["description"]}
-    ]
+    assert [tool["name"] for tool in detail["tools"]] == ["calculator", "ask_user"]
     assert result["demands"] == ["default"]
     assert result["state"] == "completed"
     assert str(result["text"]).strip() == "The result is 42."
@@ -110,3 +109,17 @@ def test_an_upstream_failure_comes_with_error_details(
     errors = result["errors"]
     assert isinstance(errors, list) and len(errors) == 1
     assert errors[0]["error"]["title"] and errors[0]["error"]["message"]
+
+
+def test_a_question_is_a_form_the_sdk_answers(
+    base_url: str, upstream: tuple[FakeUpstream, str]
+) -> None:
+    _, llm = upstream
+    ask = 'use ask_user with {"question": "Which city?"}'
+    result = run_client(f"{base_url}/a2a/helper", f"{llm}/v1", "platform-model", ask, "Paris")
+    forms = result["forms"]
+    assert isinstance(forms, list) and len(forms) == 1
+    assert forms[0]["title"] == "Which city?"
+    assert forms[0]["fields"][0]["type"] == "text"
+    assert result["state"] == "completed"
+    assert str(result["text"]).strip() == "The result is Paris."
