@@ -5,6 +5,7 @@ tool call, error details on a failure (the agentstack-sdk client side is
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 
 import httpx
@@ -110,8 +111,9 @@ async def test_other_agents_have_no_extensions(server: str) -> None:
 
 
 async def test_the_platform_model_answers_with_trajectory_entries(
-    server: str, upstream: tuple[FakeUpstream, str]
+    server: str, upstream: tuple[FakeUpstream, str], caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.DEBUG)
     fake, base = upstream
     seen = len(fake.keys)
     async with await sdk_client(f"{server}/a2a/helper", "JSONRPC") as client:
@@ -132,6 +134,7 @@ async def test_the_platform_model_answers_with_trajectory_entries(
     assert entries[0]["content"] == '{"expression": "6*7"}'
     assert entries[1]["content"] == "42"
     assert entries[0]["group_id"] == entries[1]["group_id"]
+    assert caplog.records and PLATFORM_KEY not in caplog.text
 
 
 async def test_the_task_keeps_no_key(server: str, upstream: tuple[FakeUpstream, str]) -> None:
