@@ -33,7 +33,7 @@ from agenthost.app.specs import (
 )
 from agenthost.app.tool_build import Tooling
 
-PROVIDERS = ("echo", "openai:<model>", "local:<name-or-path>", "mcp:sampling")
+PROVIDERS = ("echo", "openai:<model>", "local:<name-or-path>", "mcp:sampling", "agentstack")
 
 
 def build_model(spec: ChatAgentSpec) -> ChatModel:
@@ -46,6 +46,12 @@ def build_model(spec: ChatAgentSpec) -> ChatModel:
         from agenthost.agents.models.sampling import SamplingModel
 
         return SamplingModel()
+    if (
+        spec.model == "agentstack"
+    ):  # the model Agent Stack provides per request (models/provided.py)
+        from agenthost.agents.models.provided import ProvidedModel
+
+        return ProvidedModel()
     if provider == "openai" and model:
         from agenthost.agents.models.openai import OpenAIModel
 

@@ -39,6 +39,11 @@ def create(context: AdapterContext, settings: Settings) -> A2AAdapter:
         for name, options in context.agent_options.items()
         if isinstance(options, AgentOptions) and options.reply == "message"
     )
+    agent_stack = frozenset(
+        name
+        for name, options in context.agent_options.items()
+        if isinstance(options, AgentOptions) and options.agent_stack
+    )
     return A2AAdapter(
         context,
         A2AOptions(
@@ -48,6 +53,7 @@ def create(context: AdapterContext, settings: Settings) -> A2AAdapter:
             principal_for_token=context.principal_for_token,
             token_issuer=context.token_issuer,
             message_replies=replies,
+            agent_stack_agents=agent_stack,
         ),
     )
 

@@ -20,14 +20,14 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 import orjson
-from a2a.types import AgentCard
+from a2a.types import AgentCard, AgentExtension
 from fastapi import APIRouter
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from agenthost.adapters.a2a import cards, push
+from agenthost.adapters.a2a import agent_stack, cards, push
 from agenthost.adapters.a2a.cluster import ClusterRequestHandler
 from agenthost.adapters.a2a.executor import AgentRunExecutor
 from agenthost.adapters.a2a.grpc_server import GrpcServer
@@ -191,7 +191,19 @@ class A2AAdapter:
         base = cards.origin(connection, self.options)
         # Every agent: a 0.3 gRPC call names its agent in the ``a2a-tenant`` metadata.
         skills = self.context.skills.get(agent.name, ())
-        return cards.build_card(agent, base, self.options, grpc_v03=True, skills=skills)
+        return cards.build_card(
+            agent,
+            base,
+            self.options,
+            grpc_v03=True,
+            skills=skills,
+            extensions=self._extensions(agent),
+        )
+
+    def _extensions(self, agent: Agent) -> list[AgentExtension]:
+        if not self.options.serves_agent_stack(agent.name):
+            return []
+        return agent_stack.card_extensions(agent)
 
     def _default_agent(self) -> str | None:
         name = self.options.default_agent
@@ -209,20 +221,28 @@ class A2AAdapter:
             self.options,
             grpc_v03=False,
             skills=self.context.skills.get(agent.name, ()),
+            extensions=self._extensions(agent),
         )
         tasks = self.stores.tasks(agent.name)
-        if self.runs is not None:
-            self.runs.task_stores[agent.name] = tasks
+        # An Agent Stack run is this request's own: the key it may be lent is never stored,
+        # so no other replica could take the run over.
+        stack = self.options.serves_agent_stack(agent.name)
         turns = HeldTurns()
         hold_turns(tasks, turns)  # a run's turn is kept once its task's end is saved
-        handler = ClusterRequestHandler(
-            AgentRunExecutor(
-                agent,
-                memory,
-                reply_message=agent.name in self.options.message_replies,
-                runs=self.runs,
-                turns=turns,
-            ),
+        executor_type = agent_stack.AgentStackExecutor if stack else AgentRunExecutor
+        runs = None if stack else self.runs
+        executor = executor_type(
+            agent,
+            memory,
+            reply_message=agent.name in self.options.message_replies,
+            runs=runs,
+            turns=turns,
+        )
+        if self.runs is not None:
+            self.runs.task_stores[agent.name] = tasks
+        handler_type = agent_stack.AgentStackHandler if stack else ClusterRequestHandler
+        handler = handler_type(
+            executor,
             tasks,
             static_card,
             push_config_store=push_configs,
@@ -233,6 +253,8 @@ class A2AAdapter:
             agent=agent.name,
             outage=self.stores.outage,
         )
+        if isinstance(handler, agent_stack.AgentStackHandler):
+            handler.platform_url = self.options.agent_stack_platform_url
         return AgentService(handler, lambda request: self.card(request, agent))
 
     def _build_router(self) -> APIRouter:

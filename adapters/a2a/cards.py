@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 from a2a.types import (
     AgentCapabilities,
     AgentCard,
+    AgentExtension,
     AgentInterface,
     AgentProvider,
     AgentSkill,
@@ -87,12 +88,14 @@ def build_card(
     *,
     grpc_v03: bool,
     skills: Sequence[Skill] = (),
+    extensions: Sequence[AgentExtension] = (),
 ) -> AgentCard:
     """The card of ``agent`` as served from ``base``.
 
     ``grpc_v03``: list the 0.3 gRPC interface (its calls name the agent in
     the ``a2a-tenant`` metadata, or reach the default agent). ``skills``:
     the config's; without them, one skill made from the description.
+    ``extensions``: the A2A extensions the agent supports (Agent Stack's).
     """
     url = agent_url(base, options, agent.name)
     versions = (
@@ -130,7 +133,9 @@ def build_card(
         version=VERSION,
         provider=AgentProvider(organization="agenthost", url=base),
         supported_interfaces=interfaces,
-        capabilities=AgentCapabilities(streaming=True, push_notifications=True),
+        capabilities=AgentCapabilities(
+            streaming=True, push_notifications=True, extensions=list(extensions)
+        ),
         default_input_modes=TEXT_MODES,
         default_output_modes=TEXT_MODES,
         skills=[

@@ -137,9 +137,9 @@ class AgentRunExecutor(AgentExecutor):
         await updater.start_work()
         try:
             whole = bool(context.call_context.state.get(WHOLE_ANSWER))
-            await TaskWriter(self.agent.name, updater, whole=whole).consume(updates)
+            await self._writer(updater, whole=whole).consume(updates)
         except Exception as exc:
-            await TaskWriter(self.agent.name, updater, whole=whole).fail(exc)
+            await self._writer(updater, whole=whole).fail(exc)
 
     async def _durable(
         self,
@@ -177,6 +177,10 @@ class AgentRunExecutor(AgentExecutor):
             await self.runs.cancel_task(task_id)
         if task_id is not None and context_id is not None:
             await TaskUpdater(event_queue, task_id, context_id).cancel()
+
+    def _writer(self, updater: TaskUpdater, *, whole: bool) -> TaskWriter:
+        """What writes the run as the task's updates (a subclass may write more)."""
+        return TaskWriter(self.agent.name, updater, whole=whole)
 
     async def _run_input(self, message: A2AMessage, session: ManagedSession) -> Message:
         reply = Message(

@@ -36,6 +36,13 @@ class A2AOptions:
     principal_for_token: PrincipalForToken | None = None
     token_issuer: str | None = None
     message_replies: frozenset[str] = frozenset()
+    agent_stack: bool = False
+    agent_stack_platform_url: str = "http://127.0.0.1:8333"
+    agent_stack_agents: frozenset[str] = frozenset()
+
+    def serves_agent_stack(self, agent: str) -> bool:
+        """Whether ``agent`` is served with Agent Stack's extensions."""
+        return self.agent_stack or agent in self.agent_stack_agents
 
     @property
     def auth(self) -> bool:

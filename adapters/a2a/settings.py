@@ -74,6 +74,18 @@ class Settings(BaseSettings):
         "agent cards; off gives a strict 1.0 card.",
     )
 
+    agent_stack: bool = Field(
+        False,
+        description="A2A: serve every agent with IBM Agent Stack's extensions (agent detail in "
+        "the card, trajectory and error metadata, the platform's LLM for `model: agentstack`); "
+        "an agent's `a2a: {agent_stack: true}` opts in one agent.",
+    )
+    agent_stack_platform_url: str = Field(
+        "http://127.0.0.1:8333",
+        description="A2A: Agent Stack's API URL, put for `{platform_url}` in the LLM endpoint "
+        "the platform provides (as its PLATFORM_URL is for its own agents).",
+    )
+
     def site_hosts(self) -> list[str]:
         """The public URL's host: every surface accepts it (DNS-rebinding check)."""
         return [urlsplit(self.public_url).netloc] if self.public_url else []
@@ -96,6 +108,12 @@ class A2AAgentSpec(BaseModel):
         description="'task': every answer is a Task (default); 'message': an answer that "
         "finishes in one go is a direct Message (no task kept), while a run that asks the "
         "user something or fails still becomes a Task.",
+    )
+
+    agent_stack: bool = Field(
+        False,
+        description="Serve this agent with IBM Agent Stack's A2A extensions (see "
+        "docs/protocols/agent-stack.md); AGENTHOST_A2A_AGENT_STACK turns them on for all.",
     )
 
 

@@ -1,0 +1,239 @@
+"""IBM Agent Stack's A2A extensions (opt-in: ``AGENTHOST_A2A_AGENT_STACK`` or
+an agent's ``a2a: {agent_stack: true}``).
+
+Agent Stack (formerly the BeeAI Platform) runs A2A agents and reads a few
+extensions of its own (URIs and payloads as the ``agentstack-sdk`` defines
+them):
+
+- the card's ``ui/agent-detail/v1`` (what its UI shows: description, tools,
+  framework, interaction mode), ``ui/trajectory/v1`` and ``ui/error/v1``;
+  an agent whose model is ``agentstack`` also declares ``services/llm/v1``
+  with one demand, ``default``;
+- ``services/llm/v1`` in a message's metadata: the platform's fulfilment
+  (endpoint, key, model), which the run uses as its model
+  (:mod:`agenthost.agents.models.provided`); never stored, never logged;
+- ``ui/trajectory/v1`` on the ``working`` messages of a streamed task: a
+  tool call (its arguments) and its result, one entry each;
+- ``ui/form_request/v1``: an ``ask_user`` question as a form of one text
+  field; the form's response (values, no text) answers it;
+- ``ui/error/v1`` on the message of a failed task (the same text the task
+  carries: an unexpected failure's details stay in the server log).
+
+The message's key is redacted before the SDK keeps the message in the task
+(:class:`AgentStackHandler`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator, Sequence
+from typing import Any, Final
+
+from a2a.server.agent_execution import RequestContext
+from a2a.server.context import ServerCallContext
+from a2a.server.events import Event, EventQueue
+from a2a.server.tasks import TaskUpdater
+from a2a.types import AgentExtension, Part, SendMessageRequest, Task, TaskState
+from a2a.types import Message as A2AMessage
+from google.protobuf.json_format import MessageToDict, ParseDict
+from google.protobuf.struct_pb2 import Struct
+
+from agenthost.adapters.a2a.cluster import ClusterRequestHandler
+from agenthost.adapters.a2a.errors import task_end
+from agenthost.adapters.a2a.executor import AgentRunExecutor, TaskWriter
+from agenthost.agents import Agent, BaseAgent, ChatAgent, RunResult, ToolCallPart, question_of
+from agenthost.agents.errors import kind_of
+from agenthost.agents.messages import ToolResultPart
+from agenthost.agents.models.provided import ProvidedLLM, ProvidedModel, current_llm
+
+logger = logging.getLogger(__name__)
+
+BASE: Final = "https://a2a-extensions.agentstack.beeai.dev"
+AGENT_DETAIL: Final = f"{BASE}/ui/agent-detail/v1"
+TRAJECTORY: Final = f"{BASE}/ui/trajectory/v1"
+ERROR: Final = f"{BASE}/ui/error/v1"
+LLM: Final = f"{BASE}/services/llm/v1"
+FORM: Final = f"{BASE}/ui/form_request/v1"
+ANSWER: Final = "answer"
+"""The one field of the form an ``ask_user`` question is shown as."""
+DEMAND: Final = "default"
+"""The name of the one LLM demand an ``agentstack``-model agent makes."""
+
+DEFAULT_PLATFORM_URL = "http://127.0.0.1:8333"
+"""Agent Stack's API when the setting names none (the SDK's default ``PLATFORM_URL``)."""
+
+REDACTED = "[redacted]"
+PROVIDED_LLM = "agenthost.a2a.agent_stack.llm"
+"""Call-state key: the LLM the message provided (its key taken out of the message)."""
+
+RESULT_CHARS = 4000
+"""A tool result's characters shown in a trajectory entry, at most."""
+
+
+def uses_platform_model(agent: Agent) -> bool:
+    """Whether the agent's model is the one the platform provides (``model: agentstack``)."""
+    return isinstance(agent, ChatAgent) and isinstance(agent.model, ProvidedModel)
+
+
+def card_extensions(agent: Agent) -> list[AgentExtension]:
+    """The extensions an Agent Stack agent's card declares."""
+    detail: dict[str, Any] = {
+        "interaction_mode": "multi-turn",
+        "framework": "agenthost",
+        "programming_language": "Python",
+    }
+    if isinstance(agent, BaseAgent):
+        tools = agent.options.tools or ()
+        detail["tools"] = [{"name": t.name, "description": t.description} for t in tools]
+    extensions = [
+        _extension(AGENT_DETAIL, detail),
+        AgentExtension(uri=TRAJECTORY),
+        AgentExtension(uri=FORM),
+        _extension(ERROR, {"include_stacktrace": False}),
+    ]
+    if uses_platform_model(agent):
+        demand = {"description": f"The model the {agent.name} agent reasons with."}
+        extensions.append(_extension(LLM, {"llm_demands": {DEMAND: demand}}, required=True))
+    return extensions
+
+
+def _extension(uri: str, params: dict[str, Any], *, required: bool = False) -> AgentExtension:
+    struct = Struct()
+    ParseDict(params, struct)
+    return AgentExtension(uri=uri, params=struct, required=required)
+
+
+def fulfilment(message: A2AMessage | None, platform_url: str) -> ProvidedLLM | None:
+    """The LLM the message's ``services/llm/v1`` metadata provides (the ``default``
+    demand's, else the first), or None; ``{platform_url}`` in its base URL is
+    ``platform_url`` (as the SDK's agents read it)."""
+    if message is None or LLM not in message.metadata:
+        return None
+    data = MessageToDict(message.metadata).get(LLM)
+    given = data.get("llm_fulfillments") if isinstance(data, dict) else None
+    if not isinstance(given, dict) or not given:
+        return None
+    chosen = given.get(DEMAND) or next(iter(given.values()))
+    try:
+        return ProvidedLLM(
+            api_base=str(chosen["api_base"]).replace("{platform_url}", platform_url.rstrip("/")),
+            api_model=str(chosen["api_model"]),
+            api_key=str(chosen.get("api_key") or ""),
+        )
+    except (KeyError, TypeError):
+        logger.warning("an Agent Stack LLM fulfilment without api_base or api_model was ignored")
+        return None
+
+
+def redact(message: A2AMessage) -> None:
+    """Take the keys out of the message's LLM fulfilments (the task keeps the message)."""
+    given = message.metadata.fields[LLM].struct_value.fields["llm_fulfillments"]
+    for llm in given.struct_value.fields.values():
+        if "api_key" in llm.struct_value.fields:
+            llm.struct_value.fields["api_key"].string_value = REDACTED
+
+
+def form_answer(message: A2AMessage) -> str | None:
+    """The text of a ``ui/form_request/v1`` response's values (one per line), or None."""
+    data = MessageToDict(message.metadata).get(FORM)
+    values = data.get("values") if isinstance(data, dict) else None
+    if not isinstance(values, dict):
+        return None
+    texts = [
+        value["value"] if isinstance(value["value"], str) else json.dumps(value["value"])
+        for value in values.values()
+        if isinstance(value, dict) and value.get("value") is not None
+    ]
+    return "\n".join(texts) or None
+
+
+def question_form(question: str) -> dict[str, Any]:
+    """A question as Agent Stack's form: one required text field."""
+    field = {"id": ANSWER, "label": question, "type": "text", "required": True}
+    return {FORM: {"title": question, "fields": [field]}}
+
+
+def trajectory(title: str, content: str, group_id: str | None = None) -> dict[str, Any]:
+    """A message's metadata carrying one trajectory entry."""
+    return {TRAJECTORY: {"title": title, "content": content, "group_id": group_id}}
+
+
+class AgentStackHandler(ClusterRequestHandler):
+    """Takes the LLM fulfilment out of each message before the SDK keeps the message
+    (in a new task's history or a continued one's): the run reads it from the call's
+    state, the task keeps the message with its key redacted. A form response's values
+    become the message's text (the answer to an ``ask_user`` question)."""
+
+    platform_url = DEFAULT_PLATFORM_URL
+
+    async def on_message_send(
+        self, params: SendMessageRequest, context: ServerCallContext
+    ) -> A2AMessage | Task:
+        self._take_metadata(params, context)
+        return await super().on_message_send(params, context)
+
+    async def on_message_send_stream(  # type: ignore[override]
+        self, params: SendMessageRequest, context: ServerCallContext
+    ) -> AsyncIterator[Event]:
+        self._take_metadata(params, context)
+        async for event in super().on_message_send_stream(params, context):
+            yield event
+
+    def _take_metadata(self, params: SendMessageRequest, context: ServerCallContext) -> None:
+        # A form's answer (no text, the values in its metadata) is the answer's text.
+        text = any(part.text for part in params.message.parts)
+        if not text and (answer := form_answer(params.message)):
+            params.message.parts.append(Part(text=answer))
+        llm = fulfilment(params.message, self.platform_url)
+        context.state[PROVIDED_LLM] = llm
+        if llm is not None:
+            redact(params.message)
+
+
+class AgentStackExecutor(AgentRunExecutor):
+    """Runs the agent with the model the message provided, writing trajectory entries
+    and error details as Agent Stack reads them."""
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        token = current_llm.set(context.call_context.state.get(PROVIDED_LLM))
+        try:
+            await super().execute(context, event_queue)
+        finally:
+            current_llm.reset(token)
+
+    def _writer(self, updater: TaskUpdater, *, whole: bool) -> TaskWriter:
+        return TrajectoryWriter(self.agent.name, updater, whole=whole)
+
+
+class TrajectoryWriter(TaskWriter):
+    """A task's updates with Agent Stack's trajectory entries and error details."""
+
+    async def on_tool_started(self, call: ToolCallPart) -> Sequence[None]:
+        await self._entry(call.name, call.arguments, call.id)
+        return ()
+
+    async def on_tool_finished(self, result: ToolResultPart) -> Sequence[None]:
+        await self._entry(result.name, result.content[:RESULT_CHARS], result.call_id)
+        return ()
+
+    async def on_pending(self, result: RunResult) -> Sequence[None]:
+        await self.chunks.close(result)
+        questions = [q for call in result.pending if (q := question_of(call))]
+        text = "\n".join(questions) or "the agent needs input"
+        message = self.updater.new_agent_message([Part(text=text)], metadata=question_form(text))
+        await self.updater.requires_input(message)
+        return ()
+
+    async def fail(self, exc: BaseException) -> None:
+        error = exc if isinstance(exc, Exception) else RuntimeError(str(exc))
+        state, text, metadata = task_end(error, self.agent)
+        metadata[ERROR] = {"error": {"title": str(kind_of(error).value), "message": text}}
+        message = self.updater.new_agent_message([Part(text=text)], metadata=metadata)
+        await self.updater.update_status(state, message)
+
+    async def _entry(self, tool: str, content: str, group: str) -> None:
+        # No text part, as the SDK's own trajectory messages: Agent Stack's UI shows the
+        # entry, and would add a note's text to the answer.
+        note = self.updater.new_agent_message([], metadata=trajectory(tool, content, group))
+        await self.updater.update_status(TaskState.TASK_STATE_WORKING, note)

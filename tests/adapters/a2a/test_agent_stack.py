@@ -1,0 +1,198 @@
+"""IBM Agent Stack's extensions on the A2A surface, with the a2a-sdk agenthost uses:
+the card's extensions, the platform's LLM used per request, trajectory entries for a
+tool call, error details on a failure (the agentstack-sdk client side is
+``test_agent_stack_sdk.py``, in a venv of its own)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from a2a.types import GetTaskRequest, SendMessageRequest, TaskState
+from google.protobuf.json_format import MessageToDict, ParseDict
+
+from agenthost.adapters.a2a import agent_stack
+from agenthost.app.server import create_app
+from tests.adapters.a2a.support import (
+    a2a_settings,
+    artifact_text,
+    collect,
+    final_task,
+    sdk_client,
+    user_message,
+)
+from tests.upstream import FakeUpstream, serve_in_thread
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+AGENTHOST_KEY = "agenthost-own-key"
+PLATFORM_KEY = "platform-key-123"
+
+CONFIG = """agents:
+  - name: helper
+    description: Calculates for Agent Stack.
+    model: agentstack
+    tools: [calculator]
+    a2a: {agent_stack: true}
+  - name: fixed
+    model: openai:relay
+    model_settings: {base_url: "UPSTREAM/v1", api_key: AGENTHOST_KEY}
+    tools: [calculator]
+    a2a: {agent_stack: true}
+  - name: asker
+    model: openai:relay
+    model_settings: {base_url: "UPSTREAM/v1", api_key: AGENTHOST_KEY}
+    tools: [ask_user]
+    a2a: {agent_stack: true}
+  - {name: plain, model: echo}
+"""
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+def upstream() -> Iterator[tuple[FakeUpstream, str]]:
+    fake = FakeUpstream()
+    with serve_in_thread(fake.app) as url:
+        yield fake, url
+
+
+@pytest.fixture(scope="module")
+def server(
+    tmp_path_factory: pytest.TempPathFactory, upstream: tuple[FakeUpstream, str]
+) -> Iterator[str]:
+    config = tmp_path_factory.mktemp("agentstack") / "agents.yaml"
+    text = CONFIG.replace("UPSTREAM", upstream[1]).replace("AGENTHOST_KEY", AGENTHOST_KEY)
+    config.write_text(text)
+    app = create_app(a2a_settings(config=config))
+    with serve_in_thread(app, lifespan=True) as url:
+        yield url
+
+
+def with_llm(text: str, base: str, model: str) -> SendMessageRequest:
+    request = user_message(text)
+    fulfilment = {"api_base": f"{base}/v1", "api_key": PLATFORM_KEY, "api_model": model}
+    ParseDict(
+        {agent_stack.LLM: {"llm_fulfillments": {"default": fulfilment}}},
+        request.message.metadata,
+    )
+    return request
+
+
+def card_extensions(server: str, agent: str) -> dict[str, dict[str, object]]:
+    card = httpx.get(f"{server}/a2a/{agent}/.well-known/agent-card.json").json()
+    return {e["uri"]: e.get("params", {}) for e in card["capabilities"].get("extensions", [])}
+
+
+async def test_the_card_carries_agent_stack_extensions(server: str) -> None:
+    extensions = card_extensions(server, "helper")
+    assert set(extensions) == {
+        agent_stack.AGENT_DETAIL,
+        agent_stack.TRAJECTORY,
+        agent_stack.ERROR,
+        agent_stack.FORM,
+        agent_stack.LLM,
+    }
+    detail = extensions[agent_stack.AGENT_DETAIL]
+    assert detail["framework"] == "agenthost"
+    assert detail["interaction_mode"] == "multi-turn"
+    assert [t["name"] for t in detail["tools"]] == ["calculator"]  # type: ignore[attr-defined]
+    assert "default" in extensions[agent_stack.LLM]["llm_demands"]  # type: ignore[operator]
+
+
+async def test_other_agents_have_no_extensions(server: str) -> None:
+    assert card_extensions(server, "plain") == {}
+    assert agent_stack.LLM not in card_extensions(server, "fixed")
+
+
+async def test_the_platform_model_answers_with_trajectory_entries(
+    server: str, upstream: tuple[FakeUpstream, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    fake, base = upstream
+    seen = len(fake.keys)
+    async with await sdk_client(f"{server}/a2a/helper", "JSONRPC") as client:
+        events = await collect(client, with_llm("calculate 6*7", base, "platform-model"))
+    statuses = [e.status_update.status.state for e in events if e.HasField("status_update")]
+    assert statuses[-1] == TaskState.TASK_STATE_COMPLETED
+    chunks = [e.artifact_update.artifact for e in events if e.HasField("artifact_update")]
+    assert "".join(p.text for a in chunks for p in a.parts).strip() == "The result is 42."
+    assert fake.keys[seen:] == [f"Bearer {PLATFORM_KEY}"] * 2
+    assert {r["model"] for r in fake.requests[seen:]} == {"platform-model"}
+    entries = [
+        MessageToDict(e.status_update.status.message.metadata)[agent_stack.TRAJECTORY]
+        for e in events
+        if e.HasField("status_update")
+        and agent_stack.TRAJECTORY in e.status_update.status.message.metadata
+    ]
+    assert [e["title"] for e in entries] == ["calculator", "calculator"]
+    assert entries[0]["content"] == '{"expression": "6*7"}'
+    assert entries[1]["content"] == "42"
+    assert entries[0]["group_id"] == entries[1]["group_id"]
+    assert caplog.records and PLATFORM_KEY not in caplog.text
+
+
+async def test_the_task_keeps_no_key(server: str, upstream: tuple[FakeUpstream, str]) -> None:
+    _, base = upstream
+    client = await sdk_client(f"{server}/a2a/helper", "JSONRPC", streaming=False)
+    async with client:
+        task = final_task(await collect(client, with_llm("hi", base, "platform-model")))
+        stored = await client.get_task(GetTaskRequest(id=task.id, history_length=10))
+    assert artifact_text(task).strip() == "upstream says: hi"
+    for kept in (task, stored):
+        assert PLATFORM_KEY not in str(MessageToDict(kept))
+        assert "platform-model" in str(MessageToDict(kept))  # the rest of the metadata is kept
+
+
+async def test_without_a_fulfilment_the_task_is_rejected_with_error_details(server: str) -> None:
+    client = await sdk_client(f"{server}/a2a/helper", "JSONRPC", streaming=False)
+    async with client:
+        task = final_task(await collect(client, user_message("hello")))
+    assert task.status.state == TaskState.TASK_STATE_REJECTED  # a client error
+    error = MessageToDict(task.status.message.metadata)[agent_stack.ERROR]["error"]
+    assert "services/llm/v1" in error["message"]
+    assert error["title"]
+
+
+async def test_an_agent_with_its_own_model_keeps_its_key(
+    server: str, upstream: tuple[FakeUpstream, str]
+) -> None:
+    fake, base = upstream
+    seen = len(fake.keys)
+    client = await sdk_client(f"{server}/a2a/fixed", "JSONRPC", streaming=False)
+    async with client:
+        task = final_task(await collect(client, with_llm("hi", base, "platform-model")))
+    assert artifact_text(task).strip() == "upstream says: hi"
+    assert fake.keys[seen:] == [f"Bearer {AGENTHOST_KEY}"]
+
+
+def test_the_platform_url_is_put_in_the_endpoint() -> None:
+    request = with_llm("hi", "{platform_url}/api/v1/openai", "m")
+    llm = agent_stack.fulfilment(request.message, "http://platform:8333/")
+    assert llm is not None
+    assert llm.api_base == "http://platform:8333/api/v1/openai/v1"
+    assert "platform-key" not in repr(llm)  # never in a log line that prints it
+    assert agent_stack.fulfilment(user_message("hi").message, "http://x") is None
+
+
+async def test_a_question_is_a_form_and_its_response_answers_it(server: str) -> None:
+    client = await sdk_client(f"{server}/a2a/asker", "JSONRPC", streaming=False)
+    async with client:
+        ask = 'use ask_user with {"question": "Which city?"}'
+        task = final_task(await collect(client, user_message(ask)))
+        assert task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+        form = MessageToDict(task.status.message.metadata)[agent_stack.FORM]
+        assert form["title"] == "Which city?"
+        assert [(f["id"], f["type"]) for f in form["fields"]] == [("answer", "text")]
+        reply = user_message("", task_id=task.id, context_id=task.context_id, message_id="m-2")
+        del reply.message.parts[:]
+        values = {"values": {"answer": {"type": "text", "value": "Paris"}}}
+        ParseDict({agent_stack.FORM: values}, reply.message.metadata)
+        task = final_task(await collect(client, reply))
+    assert task.status.state == TaskState.TASK_STATE_COMPLETED
+    assert artifact_text(task).strip() == "The result is Paris."

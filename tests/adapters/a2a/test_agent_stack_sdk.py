@@ -1,0 +1,125 @@
+"""IBM Agent Stack's client side (``agentstack-sdk``) against ``agenthost serve``.
+
+The SDK pins ``a2a-sdk==0.3.24``, which cannot share agenthost's lock:
+``.ci/agent_stack_sdk.sh`` installs it in a venv of its own (from
+``.ci/agent_stack_sdk.lock``) and names that venv's Python in
+``AGENTHOST_AGENT_STACK_PYTHON``; without it this module skips
+(``AGENTHOST_REQUIRE_AGENT_STACK=1`` makes that a failure). The SDK reads the
+card's extensions over A2A 0.3, sends a message with an LLM fulfilment pointing
+at a fake upstream, parses the trajectory entries of the tool call and error
+details, and answers an ``ask_user`` question shown as a form.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.app.test_server import agenthost_serve
+from tests.upstream import FakeUpstream, serve_in_thread
+
+pytestmark = pytest.mark.slow
+
+PYTHON = os.environ.get("AGENTHOST_AGENT_STACK_PYTHON")
+SCRIPT = Path(__file__).with_name("agent_stack_client.py")
+
+if not PYTHON:
+    if os.environ.get("AGENTHOST_REQUIRE_AGENT_STACK") == "1":
+        raise RuntimeError("AGENTHOST_AGENT_STACK_PYTHON is not set (see .ci/agent_stack_sdk.sh)")
+    pytest.skip(
+        "the agentstack-sdk runs in a venv of its own: .ci/agent_stack_sdk.sh",
+        allow_module_level=True,
+    )
+
+PLATFORM_KEY = "platform-key-456"
+CONFIG = """\
+agents:
+  - name: helper
+    description: Calculates for Agent Stack.
+    model: agentstack
+    tools: [calculator, ask_user]
+"""
+
+
+@pytest.fixture(scope="module")
+def upstream() -> Iterator[tuple[FakeUpstream, str]]:
+    fake = FakeUpstream()
+    with serve_in_thread(fake.app) as url:
+        yield fake, url
+
+
+@pytest.fixture(scope="module")
+def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``agenthost serve`` as a user runs it, with Agent Stack's extensions on for all."""
+    folder = tmp_path_factory.mktemp("agentstack")
+    with agenthost_serve(folder, config=CONFIG, AGENTHOST_A2A_AGENT_STACK="true") as (_, url):
+        yield url
+
+
+def run_client(url: str, llm_base: str, model: str, *texts: str) -> dict[str, object]:
+    assert PYTHON is not None
+    done = subprocess.run(
+        [PYTHON, str(SCRIPT), url, llm_base, PLATFORM_KEY, model, *texts],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    result: dict[str, object] = json.loads(done.stdout.splitlines()[-1])
+    return result
+
+
+def test_the_sdk_reads_the_card_and_the_agent_uses_the_platform_model(
+    base_url: str, upstream: tuple[FakeUpstream, str]
+) -> None:
+    fake, llm = upstream
+    seen = len(fake.keys)
+    result = run_client(f"{base_url}/a2a/helper", f"{llm}/v1", "platform-model", "calculate 6*7")
+    assert str(result["protocol"]).startswith("0.3")
+    detail = result["detail"]
+    assert isinstance(detail, dict)
+    assert detail["framework"] == "agenthost"
+    assert detail["interaction_mode"] == "multi-turn"
+    assert [tool["name"] for tool in detail["tools"]] == ["calculator", "ask_user"]
+    assert result["demands"] == ["default"]
+    assert result["state"] == "completed"
+    assert str(result["text"]).strip() == "The result is 42."
+    # The upstream saw the platform's key, not one of agenthost's.
+    assert fake.keys[seen:] == [f"Bearer {PLATFORM_KEY}"] * 2
+    assert {r["model"] for r in fake.requests[seen:]} == {"platform-model"}
+    trajectories = result["trajectories"]
+    assert isinstance(trajectories, list)
+    assert [(t["title"], t["content"]) for t in trajectories] == [
+        ("calculator", '{"expression": "6*7"}'),
+        ("calculator", "42"),
+    ]
+
+
+def test_an_upstream_failure_comes_with_error_details(
+    base_url: str, upstream: tuple[FakeUpstream, str]
+) -> None:
+    _, llm = upstream
+    result = run_client(f"{base_url}/a2a/helper", f"{llm}/v1", "broken", "hello")
+    assert result["state"] == "failed"
+    errors = result["errors"]
+    assert isinstance(errors, list) and len(errors) == 1
+    assert errors[0]["error"]["title"] and errors[0]["error"]["message"]
+
+
+def test_a_question_is_a_form_the_sdk_answers(
+    base_url: str, upstream: tuple[FakeUpstream, str]
+) -> None:
+    _, llm = upstream
+    ask = 'use ask_user with {"question": "Which city?"}'
+    result = run_client(f"{base_url}/a2a/helper", f"{llm}/v1", "platform-model", ask, "Paris")
+    forms = result["forms"]
+    assert isinstance(forms, list) and len(forms) == 1
+    assert forms[0]["title"] == "Which city?"
+    assert forms[0]["fields"][0]["type"] == "text"
+    assert result["state"] == "completed"
+    assert str(result["text"]).strip() == "The result is Paris."
