@@ -230,7 +230,8 @@ class Quotas:
     def check_principals(self, known: Iterable[str]) -> None:
         """Warn of quotas given to principals no API key names (a typo in the file); a
         token's principals (``oidc:<sub>``) cannot be known before their first request."""
-        unknown = sorted(p for p in set(self.principals) - set(known) if ":" not in p)
+        names = {*known, *(p.name for p in known if isinstance(p, Principal))}  # tenants' too
+        unknown = sorted(p for p in set(self.principals) - names if ":" not in p)
         if unknown:
             logger.warning("quotas for principals no API key names: %s", ", ".join(unknown))
 

@@ -10,6 +10,7 @@ import pytest
 
 from agenthost.adapters.base import Principal, may_use
 from agenthost.app.principals import KeysError, build_principals, check_allow, parse_key
+from agenthost.app.quotas import Limits, Quotas
 from agenthost.app.settings import Settings
 
 SECRET = "s3cret-0123456789"
@@ -102,3 +103,26 @@ def test_a_key_of_a_tenant_is_tenant_slash_name_and_allow_lists_name_either() ->
 def test_a_tenant_must_be_a_name(name: str) -> None:
     with pytest.raises(KeysError, match="is not a name or TENANT/name"):
         parse_key(f"{name}:{SECRET}")
+
+
+@pytest.mark.anyio
+async def test_quotas_of_a_tenants_key_are_its_own_or_its_bare_names_counted_apart(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    per_minute = {"alice": Limits(requests_per_minute=1), "t2/alice": Limits(requests_per_minute=5)}
+    quotas = Quotas(Limits(), principals=per_minute)
+    t1, t2, t3 = (Principal("alice", tenant=t) for t in ("t1", "t2", "t3"))
+    assert quotas.of(t1) == quotas.of("alice") == Limits(requests_per_minute=1)
+    assert quotas.of(t2).requests_per_minute == 5
+    assert quotas.of("bob") == Limits()
+    assert await quotas.check(t1, False) is None
+    assert await quotas.check(t1, False) is not None  # its one request a minute is spent
+    assert await quotas.check(t3, False) is None  # same limits, its own counter
+    with caplog.at_level("WARNING", logger="agenthost"):
+        quotas.check_principals([t1])  # keys: t1/alice only, so alice is a known name
+        quotas.check_principals(["bob"])
+    warned = [r.getMessage() for r in caplog.records]
+    assert [w.rpartition(": ")[2] for w in warned if w.startswith("quotas for")] == [
+        "t2/alice",  # not "alice": the key t1/alice names it
+        "alice, t2/alice",
+    ]
