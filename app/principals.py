@@ -137,14 +137,19 @@ def check_allow(
 ) -> None:
     """With auth on, every agent's ``allow`` list must name principals that have a key; with
     OIDC tokens on, it may also name token principals (``oidc:SUB``) and scopes (``scope:NAME``).
-    A tenant (``tenant:NAME``) must be one a key belongs to, or any with tokens on."""
+    A tenant (``tenant:NAME``) must be one a key belongs to, or any with tokens on; a token
+    principal of a tenant is ``TENANT/oidc:SUB``."""
     if not principals and not tokens:
         return
     keyed = set(principals.values())
     known = keyed | {p.name for p in keyed if isinstance(p, Principal)}
     known |= {f"tenant:{p.tenant}" for p in keyed if isinstance(p, Principal) and p.tenant}
     for agent, names in allow.items():
-        token_names = {n for n in names if n.startswith(("oidc:", "scope:", "tenant:"))}
+        token_names = {
+            n
+            for n in names  # a token of a tenant: TENANT/oidc:SUB
+            if n.startswith(("scope:", "tenant:")) or n.rpartition("/")[2].startswith("oidc:")
+        }
         unknown = sorted(names - known - token_names)
         if token_names - known and not tokens:
             unknown = sorted(token_names - known) + unknown

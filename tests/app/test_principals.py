@@ -94,9 +94,11 @@ def test_a_key_of_a_tenant_is_tenant_slash_name_and_allow_lists_name_either() ->
     assert not may_use(frozenset({"tenant:t2"}), alice)
     for names in ({"t1/alice"}, {"alice"}, {"tenant:t2"}, {"bob"}):
         check_allow({"a": frozenset(names)}, principals)
-    for unknown in ("t3/alice", "tenant:t3", "carol"):
+    for unknown in ("t3/alice", "tenant:t3", "carol", "t1/oidc:svc"):
         with pytest.raises(KeysError, match=re.escape(f"unknown principal {unknown!r}")):
             check_allow({"a": frozenset({unknown})}, principals)
+    # With tokens on, any tenant may turn up, and a token principal of one.
+    check_allow({"a": frozenset({"tenant:t3", "t1/oidc:svc", "oidc:svc"})}, principals, tokens=True)
 
 
 @pytest.mark.parametrize("name", ["/alice", "t1/", "t/1/alice", "-t/alice", "t" * 65 + "/alice"])
