@@ -59,18 +59,30 @@ principal, or None for a token refused."""
 
 class Principal(str):
     """A caller's principal that also carries its grants: what an agent's ``allow`` list
-    may name besides principals to let it in (a token's scopes, as ``scope:NAME``)."""
+    may name besides principals to let it in (a token's scopes, as ``scope:NAME``; a
+    tenant, as ``tenant:NAME``).
+
+    With a tenant, its value is ``TENANT/NAME``: the owner key of everything the caller
+    stores, so two tenants never reach each other's state even with one principal name;
+    ``name`` is the bare principal (what ``allow`` lists and quotas may name)."""
 
     grants: frozenset[str]
+    name: str
+    tenant: str | None
 
-    def __new__(cls, name: str, grants: frozenset[str] = frozenset()) -> Principal:
-        principal = super().__new__(cls, name)
-        principal.grants = grants
+    def __new__(
+        cls, name: str, grants: frozenset[str] = frozenset(), tenant: str | None = None
+    ) -> Principal:
+        principal = super().__new__(cls, f"{tenant}/{name}" if tenant else name)
+        principal.grants = grants | {f"tenant:{tenant}"} if tenant else grants
+        principal.name = name
+        principal.tenant = tenant
         return principal
 
 
 def principal_of(source: Scope | HTTPConnection) -> str:
-    """Who is calling: the API key's principal, or ``anonymous`` with auth off."""
+    """Who is calling: the API key's principal, or ``anonymous`` with auth off; with a
+    tenant, ``TENANT/NAME`` (a :class:`Principal`)."""
     scope = source.scope if isinstance(source, HTTPConnection) else source
     state = scope.get("state")
     principal = state.get("principal") if isinstance(state, Mapping) else None
@@ -79,10 +91,13 @@ def principal_of(source: Scope | HTTPConnection) -> str:
 
 def may_use(allowed: frozenset[str] | None, principal: str) -> bool:
     """Whether an agent with the ``allow`` list ``allowed`` (None: open to all) lets
-    ``principal`` in: it names the principal or one of its grants."""
+    ``principal`` in: it names the principal (``TENANT/NAME`` or the bare name) or one of
+    its grants."""
     if allowed is None or principal in allowed:
         return True
-    return isinstance(principal, Principal) and not principal.grants.isdisjoint(allowed)
+    return isinstance(principal, Principal) and (
+        principal.name in allowed or not principal.grants.isdisjoint(allowed)
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -82,7 +82,7 @@ class APIKeyGuard:
                 if missing and not public:
                     await self._insufficient(scope, receive, send, path, missing)
                     return
-                principal = Principal(identity.principal, identity.grants)
+                principal = Principal(identity.principal, identity.grants, identity.tenant)
                 scope.setdefault("state", {})["identity"] = identity
         if principal is not None:
             scope.setdefault("state", {})["principal"] = principal

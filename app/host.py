@@ -142,7 +142,7 @@ class Host:
             identity = self.tokens.validate_cached(credential)
         except InvalidToken:
             return None
-        return Principal(identity.principal, identity.grants)
+        return Principal(identity.principal, identity.grants, identity.tenant)
 
     async def principal_for_token(self, credential: str) -> str | None:
         """A token's principal, fetching the issuer's keys if it names a new one."""
@@ -152,7 +152,7 @@ class Host:
             identity = await self.tokens.validate(credential)
         except InvalidToken:
             return None
-        return Principal(identity.principal, identity.grants)
+        return Principal(identity.principal, identity.grants, identity.tenant)
 
     def _run_log(self) -> RunLog:
         """The run log: in this process, or in the shared session store's Redis."""

@@ -8,6 +8,13 @@ can come from a file, UTF-8 text, one ``name:KEY`` per line; a ``#`` at the
 start of a line or after whitespace starts a comment (so a key may hold ``#``,
 but not whitespace followed by ``#``).
 
+A key may belong to a tenant: ``TENANT/name:KEY``. Its principal is then
+``TENANT/name``, the owner key of everything it stores, so ``t1/alice`` and
+``t2/alice`` never see each other's state; an agent's ``allow`` list may name
+``t1/alice``, the bare ``alice`` (in any tenant) or ``tenant:t1`` (anyone in
+it). A tenant name is a name too (a letter or digit, up to 64 characters,
+no ``/``).
+
 A key must be at least :data:`MIN_KEY_LENGTH` characters of printable ASCII
 (HTTP headers carry nothing else, so any other key could never
 authenticate). An empty key after a name (``alice:``, what ``alice:$UNSET``
@@ -24,7 +31,11 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from agenthost.adapters.base import Principal
+
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
+TENANT = NAME
+"""What a tenant is named (an API key's, or a token's tenant claim): no ``/``, bounded."""
 MIN_KEY_LENGTH = 16
 _COMMENT = re.compile(r"(?:^|\s)#.*")
 _BOM = b"\xef\xbb\xbf"
@@ -42,16 +53,19 @@ def parse_key(entry: str, where: str = "an API key") -> tuple[str, str]:
         digest = hashlib.sha256(entry.encode()).hexdigest()[:12]
         return f"key-{digest}", entry
     key = key.strip()
-    label = f"{where} (named {name!r})" if NAME.match(name) else where
+    tenant, slash, bare = name.rpartition("/")
+    valid = bool(TENANT.match(tenant) and NAME.match(bare) if slash else NAME.match(name))
+    label = f"{where} (named {name!r})" if valid else where
     if not key:
         raise KeysError(f"{label}: the key after ':' is empty")
     if not name.strip():
         raise KeysError(f"{where}: the name before ':' is empty")
-    if not NAME.match(name):
+    if not valid:
         # Not repeated: it may be part of a bare key holding a ':'.
         raise KeysError(
-            f"{where}: the text before ':' is not a name (a letter or digit, then up to 63 "
-            "letters, digits, '.', '_', '@' or '-'); a bare key cannot hold ':'"
+            f"{where}: the text before ':' is not a name or TENANT/name (each a letter or "
+            "digit, then up to 63 letters, digits, '.', '_', '@' or '-'); a bare key cannot "
+            "hold ':'"
         )
     _check_key(key, label)
     return name, key
@@ -107,23 +121,38 @@ def build_principals(entries: Iterable[str | tuple[str, str]]) -> dict[str, str]
             raise KeysError(f"an API key is listed twice (principals {principals[key]}, {name})")
         if name in principals.values():
             raise KeysError(f"two API keys are named {name!r}")
-        principals[key] = name
+        principals[key] = key_principal(name)
     return principals
+
+
+def key_principal(name: str) -> str:
+    """An API key's principal: ``name``, or for ``TENANT/name`` a :class:`Principal` of
+    that tenant (its value is still ``TENANT/name``)."""
+    tenant, slash, bare = name.rpartition("/")
+    return Principal(bare, tenant=tenant) if slash else name
 
 
 def check_allow(
     allow: Mapping[str, frozenset[str]], principals: Mapping[str, str], *, tokens: bool = False
 ) -> None:
     """With auth on, every agent's ``allow`` list must name principals that have a key; with
-    OIDC tokens on, it may also name token principals (``oidc:SUB``) and scopes (``scope:NAME``)."""
+    OIDC tokens on, it may also name token principals (``oidc:SUB``) and scopes (``scope:NAME``).
+    A tenant (``tenant:NAME``) must be one a key belongs to, or any with tokens on; a token
+    principal of a tenant is ``TENANT/oidc:SUB``."""
     if not principals and not tokens:
         return
-    known = set(principals.values())
+    keyed = set(principals.values())
+    known = keyed | {p.name for p in keyed if isinstance(p, Principal)}
+    known |= {f"tenant:{p.tenant}" for p in keyed if isinstance(p, Principal) and p.tenant}
     for agent, names in allow.items():
-        token_names = {n for n in names if n.startswith(("oidc:", "scope:"))}
+        token_names = {
+            n
+            for n in names  # a token of a tenant: TENANT/oidc:SUB
+            if n.startswith(("scope:", "tenant:")) or n.rpartition("/")[2].startswith("oidc:")
+        }
         unknown = sorted(names - known - token_names)
-        if token_names and not tokens:
-            unknown = sorted(token_names) + unknown
+        if token_names - known and not tokens:
+            unknown = sorted(token_names - known) + unknown
         if unknown:
             hint = "OIDC tokens are off (AGENTHOST_OIDC_ISSUER)" if tokens is False else ""
             named = f"API keys are named {', '.join(sorted(known))}" if known else "no API key"

@@ -49,6 +49,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from agenthost.adapters.base import Principal
 from agenthost.agents.observe import AgentObserver, RunProbe, UpstreamObserver
 from agenthost.agents.results import RunResult
 from agenthost.agents.tools.events import ToolHooks
@@ -137,7 +138,12 @@ class Quotas:
         self.enabled = any(limits != Limits() for limits in every)
 
     def of(self, principal: str) -> Limits:
-        return self.principals.get(principal, self.default)
+        """A principal's limits: its own (``TENANT/NAME`` first, then the bare name), else the
+        default; its counters are always its own (``TENANT/NAME``)."""
+        limits = self.principals.get(principal)
+        if limits is None and isinstance(principal, Principal):
+            limits = self.principals.get(principal.name)
+        return self.default if limits is None else limits
 
     async def add_tokens(self, principal: str, tokens: int) -> None:
         try:
@@ -224,7 +230,8 @@ class Quotas:
     def check_principals(self, known: Iterable[str]) -> None:
         """Warn of quotas given to principals no API key names (a typo in the file); a
         token's principals (``oidc:<sub>``) cannot be known before their first request."""
-        unknown = sorted(p for p in set(self.principals) - set(known) if ":" not in p)
+        names = {*known, *(p.name for p in known if isinstance(p, Principal))}  # tenants' too
+        unknown = sorted(p for p in set(self.principals) - names if ":" not in p)
         if unknown:
             logger.warning("quotas for principals no API key names: %s", ", ".join(unknown))
 

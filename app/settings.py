@@ -155,7 +155,10 @@ class Settings(BaseSettings):
         "is read when it is absent); an agent's allow list grants a scope as 'scope:NAME'.",
     )
     oidc_tenant_claim: str | None = Field(
-        None, description="The claim naming a token's tenant (carried, not yet enforced)."
+        None,
+        description="The claim naming a token's tenant: everything the caller stores is "
+        "kept under TENANT/oidc:SUB, apart from other tenants; a token whose claim is not a "
+        "tenant name (letters, digits, '.', '_', '@', '-', up to 64, no '/') is refused.",
     )
     oidc_required_scopes: Annotated[list[str], NoDecode] = Field(
         default_factory=list,

@@ -14,12 +14,21 @@ from agenthost.agents import Message
 from agenthost.agents.models import FunctionModel, ModelRequest
 from agenthost.app.settings import Settings
 
-KEYS = {"alice": "key-of-alice-0123456789", "bob": "key-of-bob-0123456789"}
+KEYS = {
+    "alice": "key-of-alice-0123456789",
+    "bob": "key-of-bob-0123456789",
+    # One principal name in two tenants: as far apart as alice and bob.
+    "t1/alice": "key-of-t1-alice-0123456789",
+    "t2/alice": "key-of-t2-alice-0123456789",
+}
+PAIRS = (("alice", "bob"), ("t1/alice", "t2/alice"))
+"""(owner, another): two principals, and one name in two tenants."""
 SECRET = "my card number is 4111-1111"
 
 
 def keyed_settings(**overrides: object) -> Settings:
-    """Settings with two named keys, ``alice`` and ``bob``."""
+    """Settings with the named keys of :data:`KEYS`: ``alice``, ``bob``, and ``alice`` of
+    tenants ``t1`` and ``t2``."""
     return Settings(api_keys=[f"{n}:{k}" for n, k in KEYS.items()], **overrides)  # type: ignore[arg-type]
 
 
@@ -69,15 +78,21 @@ class IsolationProbe(Protocol):
 
 
 async def check_isolation(probe: IsolationProbe) -> None:
-    """Alice's state is out of Bob's reach in every way, and still Alice's afterwards."""
-    ref = await probe.create("alice", SECRET)
-    owned = await probe.read("alice", ref)
+    """Alice's state is out of Bob's reach in every way, and still Alice's afterwards; and
+    so is ``t1/alice``'s out of ``t2/alice``'s (one principal name, two tenants)."""
+    for owner, other in PAIRS:
+        await check_pair(probe, owner, other)
+
+
+async def check_pair(probe: IsolationProbe, owner: str, other: str) -> None:
+    ref = await probe.create(owner, SECRET)
+    owned = await probe.read(owner, ref)
     assert owned is not None and SECRET in owned, "the owner must read what she stored"
-    assert await probe.read("bob", ref) is None, "another key read the owner's state"
-    shown = await probe.resume("bob", ref, "what did I tell you?")
-    assert SECRET not in shown, "another key continued the owner's conversation"
-    assert await probe.delete("bob", ref) is False, "another key deleted the owner's state"
-    assert ref not in await probe.list("bob"), "another key listed the owner's state"
-    after = await probe.read("alice", ref)
+    assert await probe.read(other, ref) is None, f"{other} read {owner}'s state"
+    shown = await probe.resume(other, ref, "what did I tell you?")
+    assert SECRET not in shown, f"{other} continued {owner}'s conversation"
+    assert await probe.delete(other, ref) is False, f"{other} deleted {owner}'s state"
+    assert ref not in await probe.list(other), f"{other} listed {owner}'s state"
+    after = await probe.read(owner, ref)
     assert after is not None and SECRET in after, "the owner lost her state"
-    assert SECRET in await probe.resume("alice", ref, "and now?")
+    assert SECRET in await probe.resume(owner, ref, "and now?")

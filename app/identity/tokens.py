@@ -26,6 +26,7 @@ except ImportError as exc:  # pragma: no cover - the extra is missing
 from agenthost.app.identity.identities import TOKEN_PREFIX, Identity, InvalidToken, looks_like_jwt
 from agenthost.app.identity.introspection import Introspector
 from agenthost.app.identity.keys import IssuerKeys, KeysUnavailable
+from agenthost.app.principals import TENANT as TENANT_NAME
 
 ALGORITHMS = ("RS256", "ES256", "EdDSA")
 
@@ -132,12 +133,10 @@ class TokenValidator:
         if not isinstance(subject, str) or not subject:
             raise InvalidToken(f"the token has no {self.principal_claim!r} claim")
         tenant = claims.get(self.tenant_claim) if self.tenant_claim else None
-        return Identity(
-            TOKEN_PREFIX + subject,
-            _scopes(claims, self.scopes_claim),
-            tenant if isinstance(tenant, str) else None,
-            claims,
-        )
+        if tenant is not None and not (isinstance(tenant, str) and TENANT_NAME.match(tenant)):
+            # A tenant namespaces all the caller's state: never guess one.
+            raise InvalidToken(f"the token's {self.tenant_claim!r} claim is not a tenant name")
+        return Identity(TOKEN_PREFIX + subject, _scopes(claims, self.scopes_claim), tenant, claims)
 
 
 def _key_id(token: str) -> str | None:

@@ -22,7 +22,15 @@ from tests.adapters.a2a.support import (
     sdk_client,
     user_message,
 )
-from tests.principals import KEYS, bearer, check_isolation, keyed_settings, transcript_model
+from tests.principals import (
+    KEYS,
+    PAIRS,
+    bearer,
+    check_isolation,
+    keyed_settings,
+    transcript_model,
+)
+from tests.stores import postgres_url  # noqa: F401 (a fixture)
 from tests.upstream import free_port
 
 pytestmark = pytest.mark.anyio
@@ -85,6 +93,14 @@ async def test_one_key_never_reaches_anothers_tasks_or_contexts() -> None:
         await check_isolation(TaskProbe(http))
 
 
+@pytest.mark.slow
+async def test_on_postgresql_tasks_stay_with_their_key_and_tenant(
+    postgres_url: str,  # noqa: F811
+) -> None:
+    async with in_process(AGENTS, keyed(a2a_grpc_port=0, a2a_task_store=postgres_url)) as http:
+        await check_isolation(TaskProbe(http))
+
+
 async def test_two_agents_never_see_each_others_tasks_or_contexts() -> None:
     async with in_process(AGENTS, a2a_settings(a2a_grpc_port=0)) as http:
         memory, twin = TaskProbe(http, "memory"), TaskProbe(http, "twin")
@@ -124,15 +140,16 @@ async def test_with_keys_on_grpc_needs_a_key_and_keeps_principals_apart() -> Non
     settings = keyed(a2a_grpc_port=port, a2a_grpc_public_host=f"127.0.0.1:{port}")
     async with in_process(AGENTS, settings) as http:
         url = "http://localhost/a2a/memory"
-        async with await sdk_client(
-            url, "GRPC", http=http, key=KEYS["alice"], streaming=False
-        ) as alice:
-            task = final_task(await collect(alice, user_message("alice over grpc")))
-            assert task.status.state == TaskState.TASK_STATE_COMPLETED
-            assert (await alice.get_task(GetTaskRequest(id=task.id))).id == task.id
-        async with await sdk_client(url, "GRPC", http=http, key=KEYS["bob"]) as bob:
-            with pytest.raises(TaskNotFoundError):
-                await bob.get_task(GetTaskRequest(id=task.id))
+        for owner, other in PAIRS:  # two keys; one name in two tenants
+            async with await sdk_client(
+                url, "GRPC", http=http, key=KEYS[owner], streaming=False
+            ) as alice:
+                task = final_task(await collect(alice, user_message("alice over grpc")))
+                assert task.status.state == TaskState.TASK_STATE_COMPLETED
+                assert (await alice.get_task(GetTaskRequest(id=task.id))).id == task.id
+            async with await sdk_client(url, "GRPC", http=http, key=KEYS[other]) as bob:
+                with pytest.raises(TaskNotFoundError):
+                    await bob.get_task(GetTaskRequest(id=task.id))
         async with await sdk_client(url, "GRPC", http=http) as nobody:
             with pytest.raises(Exception, match="API key") as caught:
                 await nobody.get_task(GetTaskRequest(id=task.id))

@@ -9,12 +9,13 @@ from agenthost.agents import ChatAgent
 from agenthost.agents.models import EchoModel
 from tests.adapters.acp.clients import acp_client, acp_settings
 from tests.principals import KEYS, bearer, check_isolation, transcript_model
+from tests.stores import RedisServer, redis  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.anyio
 
 
-def keyed() -> object:
-    return acp_settings(api_keys=[f"{n}:{k}" for n, k in KEYS.items()])
+def keyed(**overrides: object) -> object:
+    return acp_settings(api_keys=[f"{n}:{k}" for n, k in KEYS.items()], **overrides)
 
 
 class SessionProbe:
@@ -95,6 +96,16 @@ async def test_runs_and_sessions_belong_to_the_key_that_made_them(
 ) -> None:
     agents = {"t": ChatAgent("t", transcript_model())}
     async with acp_client(agents, keyed()) as client:  # type: ignore[arg-type]
+        await check_isolation(probe(client.client))
+
+
+@pytest.mark.parametrize("probe", [SessionProbe, RunProbe])
+async def test_on_redis_runs_and_sessions_stay_with_their_key_and_tenant(
+    probe: type[SessionProbe],
+    redis: RedisServer,  # noqa: F811
+) -> None:
+    agents = {"t": ChatAgent("t", transcript_model())}
+    async with acp_client(agents, keyed(session_store=redis.url)) as client:  # type: ignore[arg-type]
         await check_isolation(probe(client.client))
 
 

@@ -56,8 +56,11 @@ async def test_a_session_id_belongs_to_the_key_that_used_it(mode: str) -> None:
         running_app(agents, keyed()) as app,  # type: ignore[arg-type]
         mcp_client(app, bearer("alice"), mode=mode) as alice,
         mcp_client(app, bearer("bob"), mode=mode) as bob,
+        mcp_client(app, bearer("t1/alice"), mode=mode) as t1_alice,
+        mcp_client(app, bearer("t2/alice"), mode=mode) as t2_alice,
     ):
-        await check_isolation(SessionProbe({"alice": alice, "bob": bob}))
+        clients = {"alice": alice, "bob": bob, "t1/alice": t1_alice, "t2/alice": t2_alice}
+        await check_isolation(SessionProbe(clients))
 
 
 async def test_without_a_key_mcp_answers_401_with_a_bearer_challenge() -> None:

@@ -30,7 +30,7 @@ from agenthost.agents.models import FunctionModel, ModelRequest
 from agenthost.agents.models.base import BaseChatModel, ModelResponse
 from agenthost.agents.models.openai import OpenAIModel
 from agenthost.agents.models.testing import Reply, call
-from tests.principals import KEYS, bearer
+from tests.principals import KEYS, PAIRS, bearer
 from tests.upstream import FakeUpstream
 
 from .helpers import URL, http, mcp_client, mcp_settings, running_app
@@ -193,7 +193,8 @@ async def test_without_the_extension_calls_are_plain_and_tasks_refused() -> None
     assert refused == [-32021, -32021, -32021]
 
 
-async def test_another_keys_task_is_unknown_over_http() -> None:
+@pytest.mark.parametrize(("owner", "other"), PAIRS)  # two keys; one name in two tenants
+async def test_another_keys_task_is_unknown_over_http(owner: str, other: str) -> None:
     slow = Slow("slow")
     settings = mcp_settings(api_keys=[f"{n}:{k}" for n, k in KEYS.items()])
     async with running_app({"slow": slow}, settings) as app:
@@ -206,8 +207,8 @@ async def test_another_keys_task_is_unknown_over_http() -> None:
 
         tasks.resolve = created_only  # type: ignore[method-assign]
         async with (
-            mcp_client(app, bearer("alice"), extensions=[tasks]) as alice,
-            mcp_client(app, bearer("bob"), extensions=[Tasks()]) as bob,
+            mcp_client(app, bearer(owner), extensions=[tasks]) as alice,
+            mcp_client(app, bearer(other), extensions=[Tasks()]) as bob,
         ):
             await alice.call_tool("slow", {"message": "go"})
             task_id = tasks.seen[0]["taskId"]

@@ -10,7 +10,8 @@ from agenthost.agents.models import EchoModel
 from agenthost.app.server import create_app
 from agenthost.app.settings import Settings
 from tests.adapters.openai.clients import running
-from tests.principals import bearer, check_isolation, keyed_settings, transcript_model
+from tests.principals import KEYS, bearer, check_isolation, keyed_settings, transcript_model
+from tests.stores import RedisServer, redis  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.anyio
 
@@ -120,6 +121,15 @@ async def test_input_items_belong_to_the_key_that_made_them() -> None:
 async def test_conversations_belong_to_the_key_that_made_them() -> None:
     agents = {"t": ChatAgent("t", transcript_model())}
     async with running(agents, keyed_settings()) as (_, client):
+        await check_isolation(ConversationProbe(client))
+
+
+async def test_on_redis_responses_and_conversations_stay_with_their_key_and_tenant(
+    redis: RedisServer,  # noqa: F811
+) -> None:
+    agents = {"t": ChatAgent("t", transcript_model())}
+    async with running(agents, keyed_settings(session_store=redis.url)) as (_, client):
+        await check_isolation(ResponsesProbe(client))
         await check_isolation(ConversationProbe(client))
 
 
@@ -238,6 +248,6 @@ async def test_the_start_up_log_says_whether_auth_is_on_never_the_keys(
         async with running(agents, Settings()):
             pass
     messages = [record.getMessage() for record in caplog.records]
-    assert "auth on: 2 API keys" in messages
+    assert f"auth on: {len(KEYS)} API keys" in messages
     assert "auth off: every caller is the anonymous principal" in messages
     assert not any("key-of-" in message for message in messages)

@@ -48,7 +48,15 @@ from agenthost.app.identity.keys import IssuerKeys
 from agenthost.app.identity.tokens import TokenValidator
 from agenthost.app.server import create_app
 from agenthost.app.settings import Settings
-from tests.adapters.a2a.support import collect, final_task, in_process, sdk_client, user_message
+from tests.adapters.a2a.support import (
+    V1,
+    collect,
+    final_task,
+    in_process,
+    rpc,
+    sdk_client,
+    user_message,
+)
 from tests.app.identity.provider import CLIENT, OpenIDProvider, SigningKey, need_node
 from tests.upstream import free_port, serve_in_thread
 
@@ -428,6 +436,42 @@ async def test_a_token_without_a_required_scope_gets_403_insufficient_scope(
         holding = provider.token(AUDIENCE, "agents.read mcp")
         models = await http.get("/v1/models", headers={"authorization": f"Bearer {holding}"})
         assert models.status_code == 200
+
+
+async def test_a_tenant_claim_keeps_one_subject_in_two_tenants_apart(
+    provider: OpenIDProvider, signing_key: SigningKey
+) -> None:
+    settings = settings_for(provider, adapters=["openai", "a2a"], oidc_tenant_claim="org")
+
+    def bearer(**changes: Any) -> dict[str, str]:
+        return {"authorization": f"Bearer {signing_key.sign(claims(provider, **changes))}"}
+
+    async with in_process(AGENTS, settings) as http:
+        made = await http.post(
+            "/v1/responses", json={"model": "t", "input": "secret"}, headers=bearer(org="t1")
+        )
+        assert made.status_code == 200, made.text
+        url = f"/v1/responses/{made.json()['id']}"
+        assert (await http.get(url, headers=bearer(org="t1"))).status_code == 200
+        assert (await http.get(url, headers=bearer(org="t2"))).status_code == 404
+        assert (await http.get(url, headers=bearer())).status_code == 404  # no tenant
+        # A2A: a task of t1 is unknown to the same subject in t2, whatever tenant it names.
+        message = {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
+        send = rpc(
+            "SendMessage", {"message": message, "configuration": {"returnImmediately": False}}
+        )
+        sent = await http.post("/a2a/t", json=send, headers={**V1, **bearer(org="t1")})
+        task = sent.json()["result"]["task"]["id"]
+        for tenant, found in (("t1", True), ("t2", False)):
+            get = rpc("GetTask", {"id": task, "tenant": "t1"})
+            got = await http.post("/a2a/t", json=get, headers={**V1, **bearer(org=tenant)})
+            assert ("result" in got.json()) is found, got.text
+            listed = await http.post(
+                "/a2a/t", json=rpc("ListTasks", {}), headers={**V1, **bearer(org=tenant)}
+            )
+            assert (task in listed.text) is found, listed.text
+        for bad in ("t1/x", "", 7, "t" * 65):
+            assert (await http.get("/v1/models", headers=bearer(org=bad))).status_code == 401
 
 
 async def test_opaque_tokens_are_checked_by_introspection(provider: OpenIDProvider) -> None:
