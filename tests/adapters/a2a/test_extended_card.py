@@ -8,6 +8,7 @@ from a2a.types import GetExtendedAgentCardRequest
 from agenthost.agents import ChatAgent, tool
 from tests.adapters.a2a.support import V1, a2a_settings, in_process, rpc, sdk_client
 from tests.principals import KEYS, bearer, keyed_settings, transcript_model
+from tests.upstream import free_port
 
 pytestmark = pytest.mark.anyio
 
@@ -23,7 +24,10 @@ URL = "http://localhost/a2a/shop"
 
 
 async def test_with_keys_an_authenticated_caller_gets_the_tools_the_public_card_hides() -> None:
-    settings = keyed_settings(adapters=["a2a"], a2a_grpc_port=0)
+    port = free_port()
+    settings = keyed_settings(
+        adapters=["a2a"], a2a_grpc_port=port, a2a_grpc_public_host=f"127.0.0.1:{port}"
+    )
     async with in_process(AGENTS, settings) as http:
         public = (await http.get("/a2a/shop/.well-known/agent-card.json")).json()
         assert public["capabilities"]["extendedAgentCard"] is True
@@ -43,6 +47,13 @@ async def test_with_keys_an_authenticated_caller_gets_the_tools_the_public_card_
         assert "tool:lookup_order" in [s["id"] for s in rest.json()["skills"]]
         anonymous = await http.get("/a2a/shop/extendedAgentCard", headers=V1)
         assert anonymous.status_code == 401
+        # gRPC, with a tenant's key.
+        grpc_client = await sdk_client(
+            URL, "GRPC", http=http, streaming=False, key=KEYS["t1/alice"]
+        )
+        async with grpc_client:
+            card = await grpc_client.get_extended_agent_card(GetExtendedAgentCardRequest())
+        assert "tool:lookup_order" in [skill.id for skill in card.skills]
 
 
 async def test_without_auth_no_extended_card_is_advertised_or_served() -> None:
