@@ -366,3 +366,33 @@ async def test_a_tenants_token_budget_is_spent_by_all_its_principals(tmp_path: P
             "/v1/chat/completions", json=chat(), headers=auth(TENANT_KEYS["other/alice"])
         )
         assert other.status_code == 200
+
+
+async def test_a_tenants_runs_at_once_hold_its_principals_together(tmp_path: Path) -> None:
+    release, started = asyncio.Event(), asyncio.Semaphore(0)
+
+    async def held(request: ModelRequest) -> str:
+        started.release()
+        await release.wait()
+        return "done"
+
+    agents: dict[str, Agent] = {"held": ChatAgent("held", FunctionModel(held))}
+    quotas = "default: {concurrent_runs: 5}\ntenants:\n  acme: {concurrent_runs: 1}\n"
+    keys = [f"{name}:{key}" for name, key in TENANT_KEYS.items()]
+    async with running(agents, settings(tmp_path, quotas, api_keys=keys)) as (_, client):
+
+        async def run(principal: str) -> httpx.Response:
+            body = {**chat(model="held"), "stream": True}
+            headers = auth(TENANT_KEYS[principal])
+            return await client.post("/v1/chat/completions", json=body, headers=headers)
+
+        alices = asyncio.create_task(run("acme/alice"))
+        await started.acquire()
+        bobs = await run("acme/bob")  # acme's one slot is alice's
+        assert bobs.status_code == 429, bobs.text
+        assert "this tenant's 1 runs at once" in bobs.json()["error"]["message"]
+        others = asyncio.create_task(run("other/alice"))  # another tenant: not held
+        await started.acquire()
+        release.set()
+        assert [a.status_code for a in await asyncio.gather(alices, others)] == [200, 200]
+        assert (await run("acme/bob")).status_code == 200  # acme's slot was given back
