@@ -21,7 +21,10 @@ Three counters per principal, the same two implementations for each:
 
 A request asks for all it needs in one operation (:meth:`QuotaStore.admit`: in
 Redis one script, one round trip, all of a principal's keys in one hash slot),
-and is counted only if every quota lets it in.
+and is counted only if every quota lets it in. A principal of a tenant with
+limits of its own asks its tenant's counters too (``tenant:NAME``, one set
+shared by all the tenant's principals) in the same operation: the request
+passes only if both let it in, and counts on both.
 
 A command redis-py retries (after a connection error) may be applied twice:
 a request or a few tokens counted twice errs on the side of the limit.
@@ -63,10 +66,14 @@ class Ask:
 class QuotaStore(Protocol):
     """The counters; every method is safe to call concurrently."""
 
-    async def admit(self, principal: str, day: str, ask: Ask) -> tuple[str, float] | None:
+    async def admit(
+        self, principal: str, day: str, ask: Ask, tenant: tuple[str, Ask] | None = None
+    ) -> tuple[str, float] | None:
         """None if every quota ``ask`` names lets the request in (it then counts against
         the rate and holds its run slot); else ``(the quota, seconds until it may pass)``
-        and nothing is counted. The seconds are the rate's (0 for the others)."""
+        and nothing is counted. The seconds are the rate's (0 for the others).
+        ``tenant``: the counters (a name) and the ask of the principal's tenant, checked and
+        counted together with the principal's; a refusal of theirs is ``tenant:QUOTA``."""
         ...
 
     async def give_back_run(self, principal: str, run: str) -> None: ...
@@ -84,24 +91,40 @@ class LocalQuotaStore:
         self._runs: Counter[str] = Counter()
         self._tokens: dict[tuple[str, str], int] = {}
 
-    async def admit(self, principal: str, day: str, ask: Ask) -> tuple[str, float] | None:
-        if ask.tokens and self._tokens.get((principal, day), 0) >= ask.tokens:
-            return ("tokens_per_day", 0.0)
+    async def admit(
+        self, principal: str, day: str, ask: Ask, tenant: tuple[str, Ask] | None = None
+    ) -> tuple[str, float] | None:
         now = time.monotonic()
+        subjects = [(principal, ask, "")] + ([(*tenant, "tenant:")] if tenant else [])
+        dues = []
+        for name, wanted, whose in subjects:
+            refused, due = self._check(name, day, wanted, now)
+            if refused is not None:
+                return (whose + refused[0], refused[1])
+            dues.append(due)
+        for (name, wanted, _), due in zip(subjects, dues, strict=True):
+            if wanted.rate:
+                self._due[name] = due
+            if wanted.runs:
+                self._runs[name] += 1
+        if len(self._due) > 10_000:  # forget principals back under their rate
+            self._due = {p: t for p, t in self._due.items() if t > now}
+        return None
+
+    def _check(
+        self, name: str, day: str, ask: Ask, now: float
+    ) -> tuple[tuple[str, float] | None, float]:
+        """(why ``name``'s counters refuse ``ask`` or None, its rate's next due time)."""
+        if ask.tokens and self._tokens.get((name, day), 0) >= ask.tokens:
+            return ("tokens_per_day", 0.0), 0.0
         due = 0.0
         if ask.rate:
-            due = max(self._due.get(principal, now), now) + PERIOD / ask.rate
+            due = max(self._due.get(name, now), now) + PERIOD / ask.rate
             if due - PERIOD > now:
-                return ("requests_per_minute", due - PERIOD - now)
-        if ask.runs and self._runs[principal] >= ask.runs:
-            return ("concurrent_runs", 0.0)
-        if ask.rate:
-            self._due[principal] = due
-            if len(self._due) > 10_000:  # forget principals back under their rate
-                self._due = {p: t for p, t in self._due.items() if t > now}
-        if ask.runs:
-            self._runs[principal] += 1
-        return None
+                return ("requests_per_minute", due - PERIOD - now), due
+        if ask.runs and self._runs[name] >= ask.runs:
+            return ("concurrent_runs", 0.0), due
+        return None, due
 
     async def give_back_run(self, principal: str, run: str) -> None:
         self._runs[principal] -= 1
@@ -118,41 +141,54 @@ class LocalQuotaStore:
         return None
 
 
-# KEYS: the principal's due time, tokens of the day, run slots. ARGV: the rate's interval
-# (µs; 0: unchecked), its period (µs), the tokens' budget (0: unchecked), the run slot (''
-# none), its lease (ms), the slots' limit. Returns {quota refused (0: none), µs to wait}.
+# KEYS: per subject (the principal, then its tenant if asked), its due time, tokens of the
+# day, run slots. ARGV: the rate's period (µs), the run slot ('' none), its lease (ms), then
+# per subject the rate's interval (µs; 0: unchecked), the tokens' budget (0: unchecked), the
+# slots' limit (0: no slot). Every subject is checked before any is counted. Returns
+# {quota refused (0: none), µs to wait, the refusing subject (0-based)}.
 _ADMIT = """
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local budget = tonumber(ARGV[3])
-if budget > 0 and tonumber(redis.call('get', KEYS[2]) or '0') >= budget then return {1, 0} end
-local interval = tonumber(ARGV[1])
-local due = 0
-if interval > 0 then
-  due = tonumber(redis.call('get', KEYS[1]) or '0')
-  if due < now then due = now end
-  due = due + interval
-  local wait = due - tonumber(ARGV[2]) - now
-  if wait > 0 then return {2, wait} end
-end
-local run = ARGV[4]
-local lease = tonumber(ARGV[5])
+local period = tonumber(ARGV[1])
+local run = ARGV[2]
+local lease = tonumber(ARGV[3])
 local ms = math.floor(now / 1000)
-if run ~= '' then
-  redis.call('zremrangebyscore', KEYS[3], '-inf', ms)
-  if not redis.call('zscore', KEYS[3], run) then
-    if redis.call('zcard', KEYS[3]) >= tonumber(ARGV[6]) then return {3, 0} end
+local dues = {}
+for i = 0, #KEYS / 3 - 1 do
+  local k, a = 3 * i, 3 + 3 * i
+  local interval, budget = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
+  local slots = tonumber(ARGV[a + 3])
+  if budget > 0 and tonumber(redis.call('get', KEYS[k + 2]) or '0') >= budget then
+    return {1, 0, i}
+  end
+  if interval > 0 then
+    local due = tonumber(redis.call('get', KEYS[k + 1]) or '0')
+    if due < now then due = now end
+    due = due + interval
+    local wait = due - period - now
+    if wait > 0 then return {2, wait, i} end
+    dues[i + 1] = due
+  end
+  if run ~= '' and slots > 0 then
+    redis.call('zremrangebyscore', KEYS[k + 3], '-inf', ms)
+    if not redis.call('zscore', KEYS[k + 3], run) then
+      if redis.call('zcard', KEYS[k + 3]) >= slots then return {3, 0, i} end
+    end
   end
 end
-if interval > 0 then
-  local left = math.max(1, math.ceil((due - now) / 1000))
-  redis.call('set', KEYS[1], string.format('%d', due), 'px', left)
+for i = 0, #KEYS / 3 - 1 do
+  local k, a = 3 * i, 3 + 3 * i
+  local due = dues[i + 1]
+  if due then
+    local left = math.max(1, math.ceil((due - now) / 1000))
+    redis.call('set', KEYS[k + 1], string.format('%d', due), 'px', left)
+  end
+  if run ~= '' and tonumber(ARGV[a + 3]) > 0 then
+    redis.call('zadd', KEYS[k + 3], ms + lease, run)
+    redis.call('pexpire', KEYS[k + 3], lease)
+  end
 end
-if run ~= '' then
-  redis.call('zadd', KEYS[3], ms + lease, run)
-  redis.call('pexpire', KEYS[3], lease)
-end
-return {0, 0}
+return {0, 0, 0}
 """
 _REFUSED = {1: "tokens_per_day", 2: "requests_per_minute", 3: "concurrent_runs"}
 # KEYS: the principal's slots. ARGV: the lease (ms), the runs still held.
@@ -189,20 +225,27 @@ class RedisQuotaStore:
     def _key(self, principal: str, what: str) -> str:
         return f"{self.prefix}{{{quote(principal, safe='')}}}:{what}"
 
-    async def admit(self, principal: str, day: str, ask: Ask) -> tuple[str, float] | None:
-        keys = [self._key(principal, what) for what in ("rate", f"tokens:{day}", "runs")]
-        interval = max(1, int(PERIOD * 1_000_000 / ask.rate)) if ask.rate else 0
-        run = ask.run if ask.runs else ""
-        lease = int(RUN_LEASE * 1000)
-        args: list[int | str] = [interval, int(PERIOD * 1e6), ask.tokens, run, lease, ask.runs]
+    async def admit(
+        self, principal: str, day: str, ask: Ask, tenant: tuple[str, Ask] | None = None
+    ) -> tuple[str, float] | None:
+        subjects = [(principal, ask)] + ([tenant] if tenant else [])
+        run = next((wanted.run for _, wanted in subjects if wanted.runs), "")
+        keys: list[str] = []
+        args: list[int | str] = [int(PERIOD * 1e6), run, int(RUN_LEASE * 1000)]
+        for name, wanted in subjects:
+            keys += [self._key(name, what) for what in ("rate", f"tokens:{day}", "runs")]
+            interval = max(1, int(PERIOD * 1_000_000 / wanted.rate)) if wanted.rate else 0
+            args += [interval, wanted.tokens, wanted.runs]
         async with asyncio.timeout(self.timeout):
-            refused, wait = await self._admit(keys, args)
+            refused, wait, whose = await self._admit(keys, args)
         if refused:
-            return (_REFUSED[int(refused)], int(wait) / 1_000_000)
-        if run:
-            self._held.setdefault(principal, set()).add(run)
-            if self._refresher is None:
-                self._refresher = asyncio.create_task(self._refresh(), name="quota-run-leases")
+            prefix = "tenant:" if int(whose) else ""
+            return (prefix + _REFUSED[int(refused)], int(wait) / 1_000_000)
+        for name, wanted in subjects:
+            if wanted.runs:
+                self._held.setdefault(name, set()).add(run)
+        if run and self._refresher is None:
+            self._refresher = asyncio.create_task(self._refresh(), name="quota-run-leases")
         return None
 
     async def give_back_run(self, principal: str, run: str) -> None:

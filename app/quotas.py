@@ -8,6 +8,13 @@ the default's)::
     default: {requests_per_minute: 120}
     principals:
       batch: {requests_per_minute: 600, concurrent_runs: 4, tokens_per_day: 2000000}
+    tenants:
+      acme: {requests_per_minute: 1000, tokens_per_day: 5000000}
+
+A tenant's limits (``tenants:``; a field not given there is unlimited) hold
+all its principals (``acme/NAME``) together, on one set of counters
+(``tenant:acme``), besides each principal's own: a request passes only if
+both let it in, and counts on both.
 
 The counters are in this process, or in Redis when the session store is
 (:mod:`agenthost.app.quota_store`), so every replica enforces one quota.
@@ -98,21 +105,27 @@ class QuotasFile(BaseModel):
 
     default: _PartialLimits = Field(default_factory=_PartialLimits)
     principals: dict[str, _PartialLimits] = Field(default_factory=dict)
+    tenants: dict[str, _PartialLimits] = Field(default_factory=dict)
 
 
 class QuotaError(ConfigError):
     """The quotas file cannot be used."""
 
 
-def read_quotas_file(path: Path, defaults: Limits) -> tuple[Limits, dict[str, Limits]]:
-    """The default limits and each principal's, from ``path`` over ``defaults``."""
+def read_quotas_file(
+    path: Path, defaults: Limits
+) -> tuple[Limits, dict[str, Limits], dict[str, Limits]]:
+    """The default limits, each principal's (over ``defaults``) and each tenant's (over
+    none), from ``path``."""
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         parsed = QuotasFile.model_validate(raw)
     except (OSError, yaml.YAMLError, ValidationError) as exc:
         raise QuotaError(f"the quotas file {path}: {exc}") from exc
     default = parsed.default.over(defaults)
-    return default, {name: limits.over(default) for name, limits in parsed.principals.items()}
+    principals = {name: limits.over(default) for name, limits in parsed.principals.items()}
+    tenants = {name: limits.over(Limits()) for name, limits in parsed.tenants.items()}
+    return default, principals, tenants
 
 
 class Quotas:
@@ -124,14 +137,19 @@ class Quotas:
         store: QuotaStore | None = None,
         principals: Mapping[str, Limits] | None = None,
         refused: Callable[[str], None] | None = None,
+        tenants: Mapping[str, Limits] | None = None,
     ) -> None:
-        """``refused(quota)`` counts each refusal (the metrics)."""
+        """``refused(quota)`` counts each refusal (the metrics); ``tenants``: each tenant's
+        limits, on counters all its principals share."""
         self.default = default
         self.refused = refused
         self.principals = dict(principals or {})
+        self.tenants = {
+            name: limits for name, limits in (tenants or {}).items() if limits != Limits()
+        }
         self.store: QuotaStore = store if store is not None else LocalQuotaStore()
         self._down_until = 0.0  # the store failed: requests pass without it until then
-        every = [default, *self.principals.values()]
+        every = [default, *self.principals.values(), *self.tenants.values()]
         self.observes_runs = any(
             limits.tokens_per_day or limits.concurrent_runs for limits in every
         )
@@ -145,9 +163,30 @@ class Quotas:
             limits = self.principals.get(principal.name)
         return self.default if limits is None else limits
 
+    def tenant_of(self, principal: str) -> tuple[str, Limits] | None:
+        """The counters' name (``tenant:NAME``) and the limits of ``principal``'s tenant, if
+        it has limits of its own."""
+        tenant = principal.tenant if isinstance(principal, Principal) else None
+        limits = self.tenants.get(tenant) if tenant is not None else None
+        return None if limits is None else (f"tenant:{tenant}", limits)
+
+    def counts_tokens(self, principal: str) -> bool:
+        """Whether ``principal``'s tokens count (against its budget or its tenant's)."""
+        tenant = self.tenant_of(principal)
+        return bool(self.of(principal).tokens_per_day or (tenant and tenant[1].tokens_per_day))
+
+    def holds_runs(self, principal: str) -> bool:
+        """Whether ``principal``'s runs hold slots (its runs-at-once quota or its tenant's)."""
+        tenant = self.tenant_of(principal)
+        return bool(self.of(principal).concurrent_runs or (tenant and tenant[1].concurrent_runs))
+
     async def add_tokens(self, principal: str, tokens: int) -> None:
+        tenant = self.tenant_of(principal)
         try:
-            await self.store.add_tokens(principal, today(), tokens)
+            if self.of(principal).tokens_per_day:
+                await self.store.add_tokens(principal, today(), tokens)
+            if tenant is not None and tenant[1].tokens_per_day:
+                await self.store.add_tokens(tenant[0], today(), tokens)
         except Exception:
             logger.warning("quotas: could not count %d tokens of %s", tokens, principal)
 
@@ -169,25 +208,29 @@ class Quotas:
         """Why ``principal``'s request may not go on (None: it may, and it counts against the
         rate; one that starts a run holds the run slot ``run`` if given and limited)."""
         limits = self.of(principal)
-        ask = Ask(rate=limits.requests_per_minute)
-        if starts_run:
-            ask = Ask(ask.rate, limits.tokens_per_day, limits.concurrent_runs if run else 0, run)
-        if ask == Ask():
+        ask = _ask(limits, starts_run, run)
+        tenant = self.tenant_of(principal)
+        tenant_ask = None if tenant is None else (tenant[0], _ask(tenant[1], starts_run, run))
+        if ask == Ask() and (tenant_ask is None or tenant_ask[1] == Ask()):
             return None
-        refused = await self.store.admit(principal, today(), ask)
+        refused = await self.store.admit(principal, today(), ask, tenant_ask)
         if refused is None:
             return None
         quota, wait = refused
+        whose = "principal"
+        if quota.startswith("tenant:"):
+            assert tenant is not None
+            quota, whose, limits = quota.removeprefix("tenant:"), "tenant", tenant[1]
         if quota == "tokens_per_day":
             message = (
-                f"this principal used its {limits.tokens_per_day} model tokens of the day "
+                f"this {whose} used its {limits.tokens_per_day} model tokens of the day "
                 "(UTC); more runs from the next UTC midnight"
             )
             return Refusal(quota, message, seconds_to_midnight())
         if quota == "concurrent_runs":
-            message = f"over this principal's {limits.concurrent_runs} runs at once"
+            message = f"over this {whose}'s {limits.concurrent_runs} runs at once"
             return Refusal(quota, message, 1.0)
-        message = f"over this principal's {limits.requests_per_minute} requests a minute"
+        message = f"over this {whose}'s {limits.requests_per_minute} requests a minute"
         return Refusal(quota, message, wait)
 
     async def admit_call(self, principal: str, starts_run: bool) -> tuple[str, float] | None:
@@ -214,16 +257,25 @@ class Quotas:
 
     async def release(self, slot: RunSlot) -> None:
         """Give back ``slot`` in the store (marked not held already)."""
+        tenant = self.tenant_of(slot.principal)
         try:
-            await self.store.give_back_run(slot.principal, slot.run)
+            if self.of(slot.principal).concurrent_runs:
+                await self.store.give_back_run(slot.principal, slot.run)
+            if tenant is not None and tenant[1].concurrent_runs:
+                await self.store.give_back_run(tenant[0], slot.run)
         except Exception:
             logger.warning("quotas: could not give back a run slot of %s", slot.principal)
 
     async def hold(self, slot: RunSlot) -> None:
         """Hold ``slot`` in the store again (marked held already), whatever the limit: a
         detached run its request started, after the request had answered and given it back."""
+        mine = Ask(runs=2**31, run=slot.run) if self.of(slot.principal).concurrent_runs else Ask()
+        tenant = self.tenant_of(slot.principal)
+        theirs = None
+        if tenant is not None and tenant[1].concurrent_runs:
+            theirs = (tenant[0], Ask(runs=2**31, run=slot.run))
         try:
-            await self.store.admit(slot.principal, today(), Ask(runs=2**31, run=slot.run))
+            await self.store.admit(slot.principal, today(), mine, theirs)
         except Exception:
             logger.warning("quotas: could not hold a run slot of %s", slot.principal)
 
@@ -234,6 +286,14 @@ class Quotas:
         unknown = sorted(p for p in set(self.principals) - names if ":" not in p)
         if unknown:
             logger.warning("quotas for principals no API key names: %s", ", ".join(unknown))
+
+
+def _ask(limits: Limits, starts_run: bool, run: str) -> Ask:
+    """What a request asks of counters under ``limits``."""
+    if not starts_run:
+        return Ask(rate=limits.requests_per_minute)
+    runs = limits.concurrent_runs if run else 0
+    return Ask(limits.requests_per_minute, limits.tokens_per_day, runs, run if runs else "")
 
 
 def today() -> str:
@@ -308,10 +368,11 @@ class QuotaGuard:
             await self.app(scope, receive, send)
             return
         quotas = self.quotas
-        limits = quotas.of(principal)
         starts_run = scope["method"] == "POST" and not (self.bodyless and self.bodyless(path))
         slot = (
-            RunSlot(principal, uuid.uuid4().hex) if starts_run and limits.concurrent_runs else None
+            RunSlot(principal, uuid.uuid4().hex)
+            if starts_run and quotas.holds_runs(principal)
+            else None
         )
         try:
             refusal = await quotas.check(principal, starts_run, slot.run if slot else "")
@@ -404,7 +465,7 @@ class _ObservedRun:
             self.inner.finished(result, error)
         observer, slot = self.observer, self.slot
         principal = self.principal
-        if result is not None and principal and observer.quotas.of(principal).tokens_per_day:
+        if result is not None and principal and observer.quotas.counts_tokens(principal):
             tokens = result.usage.input_tokens + result.usage.output_tokens
             if tokens:
                 observer.spawn(observer.quotas.add_tokens(principal, tokens))
@@ -434,10 +495,10 @@ def build_quotas(
         concurrent_runs=settings.quota_concurrent_runs,
         tokens_per_day=settings.quota_tokens_per_day,
     )
-    default, principals = defaults, dict[str, Limits]()
+    default, principals, tenants = defaults, dict[str, Limits](), dict[str, Limits]()
     if settings.quotas_file is not None:
-        default, principals = read_quotas_file(settings.quotas_file, defaults)
-    if not any(limits != Limits() for limits in (default, *principals.values())):
+        default, principals, tenants = read_quotas_file(settings.quotas_file, defaults)
+    if not any(limits != Limits() for limits in (default, *principals.values(), *tenants.values())):
         return None
     store: QuotaStore = LocalQuotaStore()
     if settings.session_store != "memory":  # Redis, imported only then
@@ -450,4 +511,4 @@ def build_quotas(
             else:
                 client = redis_client(settings.session_store, timeout=timeout)
                 store = RedisQuotaStore(client, timeout=timeout)
-    return Quotas(default, store, principals, refused)
+    return Quotas(default, store, principals, refused, tenants)

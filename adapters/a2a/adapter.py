@@ -20,6 +20,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 import orjson
+from a2a.server.context import ServerCallContext
 from a2a.types import AgentCard, AgentExtension
 from fastapi import APIRouter
 from starlette.requests import HTTPConnection, Request
@@ -39,6 +40,7 @@ from agenthost.adapters.a2a.runs import TaskRuns
 from agenthost.adapters.a2a.service import AgentService, card_response
 from agenthost.adapters.a2a.tasks import TaskStores
 from agenthost.adapters.a2a.turns import HeldTurns, hold_turns
+from agenthost.adapters.a2a.users import CONNECTION
 from agenthost.adapters.base import AdapterContext, RequestRules, principal_of
 from agenthost.adapters.cancels import CancelChannel
 from agenthost.agents import Agent
@@ -200,6 +202,18 @@ class A2AAdapter:
             extensions=self._extensions(agent),
         )
 
+    def _extended_card_of(self, agent: Agent) -> Any:
+        """The handler's ``extended_card_modifier``: the caller's card (its URLs from the
+        request; a gRPC call's from the settings), extended (:func:`cards.extend_card`)."""
+
+        async def extended(card: AgentCard, context: ServerCallContext) -> AgentCard:
+            connection = context.state.get(CONNECTION)
+            if isinstance(connection, HTTPConnection):
+                card = self.card(connection, agent)
+            return cards.extend_card(card, agent)
+
+        return extended
+
     def _extensions(self, agent: Agent) -> list[AgentExtension]:
         if not self.options.serves_agent_stack(agent.name):
             return []
@@ -217,7 +231,7 @@ class A2AAdapter:
         validator = push.url_validator(private_networks=self.options.push_private_networks)
         static_card = cards.build_card(
             agent,
-            "http://localhost",
+            (self.options.public_url or "http://localhost").rstrip("/"),
             self.options,
             grpc_v03=False,
             skills=self.context.skills.get(agent.name, ()),
@@ -252,6 +266,10 @@ class A2AAdapter:
             cancels=self.cancels,
             agent=agent.name,
             outage=self.stores.outage,
+            # With auth on, authenticated callers get the extended card (the SDK refuses
+            # the method while the public card does not advertise it).
+            extended_agent_card=static_card if self.options.auth else None,
+            extended_card_modifier=self._extended_card_of(agent),
         )
         if isinstance(handler, agent_stack.AgentStackHandler):
             handler.platform_url = self.options.agent_stack_platform_url

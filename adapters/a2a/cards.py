@@ -32,7 +32,7 @@ from a2a.utils.constants import PROTOCOL_VERSION_0_3, PROTOCOL_VERSION_1_0, Tran
 from starlette.requests import HTTPConnection
 
 from agenthost.adapters.a2a.options import A2AOptions
-from agenthost.agents import Agent
+from agenthost.agents import Agent, BaseAgent
 from agenthost.agents.skills import Skill
 
 BEARER = "bearer"
@@ -134,7 +134,11 @@ def build_card(
         provider=AgentProvider(organization="agenthost", url=base),
         supported_interfaces=interfaces,
         capabilities=AgentCapabilities(
-            streaming=True, push_notifications=True, extensions=list(extensions)
+            streaming=True,
+            push_notifications=True,
+            extensions=list(extensions),
+            # With auth on, a caller who presents a key or token gets the extended card.
+            extended_agent_card=options.auth,
         ),
         default_input_modes=TEXT_MODES,
         default_output_modes=TEXT_MODES,
@@ -155,6 +159,30 @@ def build_card(
     if options.auth:
         add_security(card, options.token_issuer)
     return card
+
+
+TOOL_SKILL = "tool:"
+"""The id prefix of a skill the extended card makes of one of the agent's tools."""
+
+
+def extend_card(card: AgentCard, agent: Agent) -> AgentCard:
+    """The extended card an authenticated caller gets: the public ``card`` plus one
+    skill per tool the agent's model may call (id ``tool:NAME``, the tool's
+    description) — what the agent can reach, which anonymous readers are not told.
+    Tools found at run time (an MCP toolset's) are not listed."""
+    extended = AgentCard()
+    extended.CopyFrom(card)
+    tools = agent.options.tools or () if isinstance(agent, BaseAgent) else ()
+    extended.skills.extend(
+        AgentSkill(
+            id=TOOL_SKILL + tool.name,
+            name=tool.name,
+            description=tool.description or f"The {tool.name} tool.",
+            tags=["tool", agent.name],
+        )
+        for tool in tools
+    )
+    return extended
 
 
 def add_security(card: AgentCard, issuer: str | None) -> None:

@@ -44,9 +44,9 @@ def settings(tmp_path: Path, quotas: str = "", **values: object) -> Settings:
     if quotas:
         file = tmp_path / "quotas.yaml"
         file.write_text(quotas)
+    values = {"api_keys": KEYS, **values}  # the keys of alice and bob, unless told
     return Settings(
         adapters=["openai", "a2a"],
-        api_keys=KEYS,
         playground=False,
         quotas_file=file,
         **values,  # type: ignore[arg-type]
@@ -315,3 +315,84 @@ async def test_detached_runs_hold_their_slots_until_they_end(tmp_path: Path) -> 
                 break
             await asyncio.sleep(0.02)
         assert answer.status_code == 200, answer.text
+
+
+TENANT_KEYS = {
+    "acme/alice": "acme-alice-key-0123456789",
+    "acme/bob": "acme-bob-key-0123456789a",
+    "other/alice": "other-alice-key-01234567",
+}
+
+
+async def test_a_tenants_rate_is_shared_by_its_principals_and_holds_no_other_tenant(
+    tmp_path: Path,
+) -> None:
+    quotas = "default: {requests_per_minute: 50}\ntenants:\n  acme: {requests_per_minute: 20}\n"
+    keys = [f"{name}:{key}" for name, key in TENANT_KEYS.items()]
+    with_tenants = settings(tmp_path, quotas, api_keys=keys)
+    async with running(echo(), with_tenants) as (_, client):
+        start = time.monotonic()
+        # acme's two principals share its 20 a minute: alice takes 12, bob gets what is left.
+        for _ in range(12):
+            ok = await client.get("/v1/models", headers=auth(TENANT_KEYS["acme/alice"]))
+            assert ok.status_code == 200
+        passed, refused = await burst(client, TENANT_KEYS["acme/bob"], 50)
+        assert 8 <= passed <= 8 + 3 * (time.monotonic() - start) + 1
+        assert refused.status_code == 429 and "retry-after" in refused.headers
+        assert "this tenant's 20 requests a minute" in refused.json()["error"]["message"]
+        # A principal of another tenant (with acme's principal name) has only its own 50.
+        passed, refused = await burst(client, TENANT_KEYS["other/alice"], 100)
+        assert 50 <= passed <= 50 + (time.monotonic() - start) + 1
+        assert "this principal's 50 requests a minute" in refused.json()["error"]["message"]
+        metrics = (await client.get("/metrics", headers=auth(TENANT_KEYS["other/alice"]))).text
+        assert refusals(metrics, "requests_per_minute") >= 2
+
+
+async def test_a_tenants_token_budget_is_spent_by_all_its_principals(tmp_path: Path) -> None:
+    quotas = "tenants:\n  acme: {tokens_per_day: 5}\n"
+    keys = [f"{name}:{key}" for name, key in TENANT_KEYS.items()]
+    async with running(echo(), settings(tmp_path, quotas, api_keys=keys)) as (_, client):
+        spent = await client.post(
+            "/v1/chat/completions", json=chat(), headers=auth(TENANT_KEYS["acme/alice"])
+        )
+        assert spent.status_code == 200
+        await asyncio.sleep(0.1)  # the tokens are counted just after the run
+        stopped = await client.post(
+            "/v1/chat/completions", json=chat(), headers=auth(TENANT_KEYS["acme/bob"])
+        )
+        assert stopped.status_code == 429, stopped.text
+        assert "this tenant used its 5 model tokens" in stopped.json()["error"]["message"]
+        other = await client.post(
+            "/v1/chat/completions", json=chat(), headers=auth(TENANT_KEYS["other/alice"])
+        )
+        assert other.status_code == 200
+
+
+async def test_a_tenants_runs_at_once_hold_its_principals_together(tmp_path: Path) -> None:
+    release, started = asyncio.Event(), asyncio.Semaphore(0)
+
+    async def held(request: ModelRequest) -> str:
+        started.release()
+        await release.wait()
+        return "done"
+
+    agents: dict[str, Agent] = {"held": ChatAgent("held", FunctionModel(held))}
+    quotas = "default: {concurrent_runs: 5}\ntenants:\n  acme: {concurrent_runs: 1}\n"
+    keys = [f"{name}:{key}" for name, key in TENANT_KEYS.items()]
+    async with running(agents, settings(tmp_path, quotas, api_keys=keys)) as (_, client):
+
+        async def run(principal: str) -> httpx.Response:
+            body = {**chat(model="held"), "stream": True}
+            headers = auth(TENANT_KEYS[principal])
+            return await client.post("/v1/chat/completions", json=body, headers=headers)
+
+        alices = asyncio.create_task(run("acme/alice"))
+        await started.acquire()
+        bobs = await run("acme/bob")  # acme's one slot is alice's
+        assert bobs.status_code == 429, bobs.text
+        assert "this tenant's 1 runs at once" in bobs.json()["error"]["message"]
+        others = asyncio.create_task(run("other/alice"))  # another tenant: not held
+        await started.acquire()
+        release.set()
+        assert [a.status_code for a in await asyncio.gather(alices, others)] == [200, 200]
+        assert (await run("acme/bob")).status_code == 200  # acme's slot was given back

@@ -169,3 +169,38 @@ async def test_run_slots_in_redis_are_shared_and_given_back(redis: RedisServer) 
     finally:
         for store in stores:
             await store.aclose()
+
+
+@pytest.mark.anyio
+async def test_a_tenants_counters_in_redis_are_shared_and_checked_with_the_principals(
+    redis: RedisServer,  # noqa: F811
+) -> None:
+    stores = [RedisQuotaStore(Redis.from_url(redis.url), timeout=2) for _ in range(2)]
+    tenant = f"tenant:t-{uuid.uuid4().hex}"
+    alice, bob, carol = (f"{tenant[7:]}/{name}" for name in ("alice", "bob", "carol"))
+    try:
+        # The tenant's 2 a minute, across principals and replicas; theirs are 100.
+        mine, theirs = Ask(rate=100), (tenant, Ask(rate=2))
+        assert await stores[0].admit(alice, "day", mine, theirs) is None
+        assert await stores[1].admit(bob, "day", mine, theirs) is None
+        refused = await stores[0].admit(carol, "day", mine, theirs)
+        assert refused is not None and refused[0] == "tenant:requests_per_minute"
+        assert 0 < refused[1] <= 30
+        # A refusal counts nothing: carol's own rate (1 a minute) was not touched by it...
+        assert await stores[1].admit(carol, "day", Ask(rate=1)) is None
+        # ... and the principal's own refusal is named as before, the tenant's not counted.
+        refused = await stores[1].admit(carol, "day", Ask(rate=1), (tenant, Ask(rate=100)))
+        assert refused is not None and refused[0] == "requests_per_minute"
+        # Run slots on both: the tenant's 1 slot is taken by alice, so bob's run is refused.
+        runs = (tenant, Ask(runs=1, run="r1"))
+        assert await stores[0].admit(alice, "day", Ask(runs=5, run="r1"), runs) is None
+        refused = await stores[1].admit(
+            bob, "day", Ask(runs=5, run="r2"), (tenant, Ask(runs=1, run="r2"))
+        )
+        assert refused == ("tenant:concurrent_runs", 0)
+        await stores[0].give_back_run(tenant, "r1")
+        await stores[0].give_back_run(alice, "r1")
+        assert await stores[1].admit(bob, "day", Ask(), (tenant, Ask(runs=1, run="r2"))) is None
+    finally:
+        for store in stores:
+            await store.aclose()
