@@ -49,14 +49,16 @@ async def running(
     settings: Settings | None = None,
     *,
     wrap: Callable[[httpx.AsyncBaseTransport], httpx.AsyncBaseTransport] | None = None,
+    shutdown_timeout: float = 5,
 ) -> AsyncIterator[tuple[FastAPI, httpx.AsyncClient]]:
     """The app with its lifespan entered, and an httpx client bound to it.
 
     ``wrap`` puts a transport of the test's around the in-process one (one
-    that checks every answer, say).
+    that checks every answer, say). ``shutdown_timeout``: asgi-lifespan's limit
+    on the app's shutdown.
     """
     app = create_app(settings or Settings(), agents)
-    async with LifespanManager(app) as manager:
+    async with LifespanManager(app, shutdown_timeout=shutdown_timeout) as manager:
         transport: httpx.AsyncBaseTransport = httpx.ASGITransport(app=manager.app)
         if wrap is not None:
             transport = wrap(transport)

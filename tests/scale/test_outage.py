@@ -46,6 +46,12 @@ def own_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]
         server.stop()
 
 
+# Each of the eight protocols' stores closes its Redis connections at shutdown after the
+# outage; under CI's load that once took past asgi-lifespan's default 5 s (session 11):
+# shutdown time is the drain tests' subject, not these.
+SHUTDOWN = 30.0
+
+
 def settings(url: str, **overrides: object) -> Settings:
     return Settings(
         adapters=["openai", "a2a", "mcp", "acp"],
@@ -84,7 +90,7 @@ async def _stateful_requests(client: httpx.AsyncClient, previous: str) -> dict[s
 
 
 async def test_redis_down_then_up(own_redis: RedisServer) -> None:
-    async with running(AGENTS, settings(own_redis.url)) as (_, client):
+    async with running(AGENTS, settings(own_redis.url), shutdown_timeout=SHUTDOWN) as (_, client):
         ready = await client.get("/readyz")
         assert ready.status_code == 200 and ready.json()["stores"] == {"session_store": "up"}
         first = await client.post("/v1/responses", json={"model": "recall", "input": "one"})
@@ -135,7 +141,7 @@ async def test_a_server_started_without_its_redis_is_not_ready_until_it_answers(
     # Redis gone waits out each store's retries, ~3 s here, which under CI load passed
     # the lifespan manager's 5 s.)
     try:
-        async with running(AGENTS, settings(server.url)) as (_, client):
+        async with running(AGENTS, settings(server.url), shutdown_timeout=SHUTDOWN) as (_, client):
             ready = await client.get("/readyz")
             assert ready.status_code == 503
             assert ready.json()["status"] == "store_unavailable"
