@@ -309,8 +309,8 @@ def _acp_run(url: str, text: str, mode: str = "async") -> dict[str, Any]:
     return run
 
 
-def _acp_wait(url: str, run_id: str, *states: str) -> dict[str, Any]:
-    deadline = time.monotonic() + 20
+def _acp_wait(url: str, run_id: str, *states: str, seconds: float = 20) -> dict[str, Any]:
+    deadline = time.monotonic() + seconds
     while True:
         run: dict[str, Any] = httpx.get(f"{url}/acp/runs/{run_id}").json()
         if run["status"] in states or time.monotonic() > deadline:
@@ -371,7 +371,9 @@ def test_a_killed_replica_loses_no_conversation_and_its_run_completes_on_the_oth
         # The run it was running (an async run, a durable one): taken over by the other
         # replica once its lease expires, and finished there; not failed, nor in-progress
         # until its TTL.
-        done = _acp_wait(pair[1].url, run["run_id"], "completed", "failed")
+        # A lease, a claim tick and the 5 s nap again: ~8 s idle; a minute under CI's load
+        # (seen: 20 s was not enough while the Docker engine was being built beside it).
+        done = _acp_wait(pair[1].url, run["run_id"], "completed", "failed", seconds=60)
         assert done["status"] == "completed", done
         assert done["output"][0]["parts"][0]["content"] == text
         events = httpx.get(f"{pair[1].url}/acp/runs/{run['run_id']}/events").json()["events"]
