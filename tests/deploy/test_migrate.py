@@ -1,5 +1,5 @@
-"""``agenthost migrate``: the A2A task tables made in a real PostgreSQL before any pod starts
-(the chart's pre-install and pre-upgrade hook runs it)."""
+"""``agenthost migrate``: the A2A task tables made in a real PostgreSQL before any pod starts,
+run as the chart's pre-install and pre-upgrade hook Job runs it."""
 
 from __future__ import annotations
 
@@ -8,13 +8,18 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import asyncpg  # type: ignore[import-untyped]
 import pytest
 
 from agenthost.adapters.a2a.tasks import TaskStores
 from agenthost.app.cli import main
+from tests.deploy.chart import CHART, one, render
+from tests.deploy.test_read_only import READ_ONLY, UNSHARE
 from tests.stores import PostgresServer, free_port, postgres
+
+REPO = CHART.parents[2]
 
 TABLES = {"tasks", "task_versions", "task_events", "push_notification_configs"}
 
@@ -24,18 +29,6 @@ def database() -> Iterator[PostgresServer]:
     """A PostgreSQL of this module's own: its tables start absent."""
     with postgres() as server:
         yield server
-
-
-def migrate(store: str, **env: str) -> subprocess.CompletedProcess[str]:
-    """``agenthost migrate`` as the hook's container runs it: settings from the environment."""
-    return subprocess.run(
-        [sys.executable, "-P", "-m", "agenthost.app", "migrate"],
-        env={**os.environ, "AGENTHOST_A2A_TASK_STORE": store, **env},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 def columns(server: PostgresServer) -> dict[str, set[str]]:
@@ -60,10 +53,58 @@ def columns(server: PostgresServer) -> dict[str, set[str]]:
     return asyncio.run(read())
 
 
-def test_migrate_makes_the_tables_serve_would_and_exits(database: PostgresServer) -> None:
+def run_the_job(url: str, root: Path) -> subprocess.CompletedProcess[str]:
+    """The chart's migration Job as its pod runs it: the rendered command and environment
+    (the URL from the rendered hook Secret), a read-only file system but for TMPDIR, and no
+    agents file (the hook runs before the release's ConfigMap exists)."""
+    values = {
+        "replicaCount": 2,
+        "sessionStore": {"backend": "redis", "redis": {"url": "redis://r:6379/0"}},
+        "a2aTaskStore": {"backend": "postgresql", "postgresql": {"url": url}},
+    }
+    objects = render(values)
+    (job,) = one(objects, "Job")["spec"]["template"]["spec"]["containers"]
+    env: dict[str, str] = {}
+    for variable in job["env"]:
+        if "value" in variable:
+            env[variable["name"]] = variable["value"]
+        else:
+            ref = variable["valueFrom"]["secretKeyRef"]
+            env[variable["name"]] = one(objects, "Secret", ref["name"])["stringData"][ref["key"]]
+    assert job["command"][0] == "agenthost"
+    command = [sys.executable, "-P", "-m", "agenthost.app", *job["command"][1:]]
+    work, home, tmp = root / "work", root / "home", root / "tmp"
+    for folder in (work, home, tmp):
+        folder.mkdir()
+    read_only = [work, home, REPO]
+    if not Path(sys.prefix).is_relative_to(REPO):
+        read_only.append(Path(sys.prefix))
+    assert env.pop("TMPDIR") == job["volumeMounts"][0]["mountPath"] == "/tmp"
+    env |= {
+        "TMPDIR": str(tmp),
+        "HOME": str(home),
+        "READ_ONLY_DIRS": ":".join(map(str, read_only)),
+        "PATH": os.environ["PATH"],
+    }
+    return subprocess.run(
+        [*UNSHARE, "sh", "-c", READ_ONLY, "sh", *command],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_migrate_makes_the_tables_serve_would_and_exits(
+    database: PostgresServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     assert columns(database) == {}
-    # No agents file is read: the hook runs before the release's ConfigMap exists.
-    done = migrate(database.url, AGENTHOST_CONFIG="/nonexistent/agents.yaml")
+    done = run_the_job(database.url, tmp_path)
     assert done.returncode == 0, done.stderr
     assert "tables ready" in done.stdout
     made = columns(database)
@@ -71,8 +112,9 @@ def test_migrate_makes_the_tables_serve_would_and_exits(database: PostgresServer
     assert {"id", "context_id", "status", "owner"} <= made["tasks"]
 
     # Again (every upgrade runs it): nothing changes, nothing fails.
-    again = migrate(database.url)
-    assert again.returncode == 0, again.stderr
+    code, out, err = in_process(database.url, monkeypatch, capsys)
+    assert code == 0, err
+    assert "tables ready" in out
     assert columns(database) == made
 
     # A server's start-up on the migrated database finds every table it needs there.
