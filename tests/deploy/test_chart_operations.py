@@ -98,6 +98,13 @@ def test_the_hpa_metric_is_one_the_app_exports() -> None:
     exported = generate_latest(Metrics(agents=["echo"]).registry).decode()
     name = yaml.safe_load((CHART / "values.yaml").read_text())["autoscaling"]["runsInFlight"]
     assert f"# TYPE {name['metricName']} gauge" in exported
+    # The README's prometheus-adapter rule serves that gauge, summed over its labels per pod.
+    readme = (CHART / "README.md").read_text()
+    block = readme.split("```yaml\nrules:", 1)[1].split("```", 1)[0]
+    (rule,) = yaml.safe_load("rules:" + block)["rules"]["custom"]
+    assert rule["seriesQuery"].startswith(name["metricName"] + "{")
+    assert rule["resources"]["overrides"]["pod"] == {"resource": "pod"}
+    assert rule["metricsQuery"].startswith("sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)")
 
 
 def test_an_hpa_without_a_metric_is_refused() -> None:
