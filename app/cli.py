@@ -44,6 +44,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, help="port (default: 8000)")
     serve.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
     commands.add_parser("schema", help="print the JSON schema of the config file")
+    commands.add_parser(
+        "migrate", help="create the A2A task store's tables (AGENTHOST_A2A_TASK_STORE) and exit"
+    )
     # MCP over stdio, for desktop clients that spawn the server (Claude Desktop, ...).
     mcp_stdio = commands.add_parser("mcp-stdio", help="serve the agents as MCP tools over stdio")
     mcp_stdio.add_argument("--config", type=Path, help="agents YAML (default: config/agents.yaml)")
@@ -114,6 +117,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         schema = ConfigSpec.model_json_schema(by_alias=True)
         print(json.dumps(schema, indent=2))
         return 0
+    if args.command == "migrate":  # needs no agents file: a release's hook runs it first
+        return migrate()
     # Before anything can print: stdout carries the protocol alone.
     protocol_out = _claim_stdout() if args.command == "acp-stdio" else None
     try:
@@ -143,6 +148,67 @@ def main(argv: Sequence[str] | None = None) -> int:
     if protocol_out is not None:
         return _acp_stdio(host, args.agent, protocol_out)
     return _mcp_stdio(host)
+
+
+def migrate() -> int:
+    """``agenthost migrate``: create the A2A task store's tables now and exit.
+
+    What ``serve`` does at start-up when they are missing (the stores' own
+    ``create_all``, idempotent), as a step of its own: a Helm pre-install and
+    pre-upgrade hook runs it, so a database that cannot be reached or a
+    schema that cannot be made stops the release, not its pods. Reads only
+    the settings (``AGENTHOST_A2A_TASK_STORE``), never the agents file.
+    """
+    import asyncio
+
+    try:
+        from agenthost.adapters.a2a.settings import Settings as A2ASettings
+
+        url = A2ASettings().task_store
+    except ValidationError as exc:
+        print(f"error: invalid settings:\n{settings_errors(exc)}", file=sys.stderr)
+        return 2
+    try:
+        from sqlalchemy.exc import SQLAlchemyError
+
+        from agenthost.adapters.a2a.tasks import TaskStoreError, TaskStores
+    except ImportError as exc:
+        print(f"error: {exc} (install agenthost[a2a,postgresql])", file=sys.stderr)
+        return 2
+    try:
+        stores = TaskStores(url, max_tasks=1, ttl=1.0)
+    except TaskStoreError as exc:
+        print(f"error: AGENTHOST_A2A_TASK_STORE: {exc}", file=sys.stderr)
+        return 2
+
+    async def create() -> bool:
+        try:
+            return await stores.create_tables()
+        finally:
+            await stores.aclose()
+
+    where = _without_password(url)
+    try:
+        made = asyncio.run(create())
+    except (OSError, SQLAlchemyError) as exc:  # unreachable, refused, no such database
+        print(f"error: cannot create the A2A tables in {where}: {exc}", file=sys.stderr)
+        return 1
+    if made:
+        print(f"A2A task store {where}: tables ready")
+    else:
+        print("A2A task store is memory (AGENTHOST_A2A_TASK_STORE): no tables to make")
+    return 0
+
+
+def _without_password(url: str) -> str:
+    """``url`` with its password (if any) replaced by ``***``, to print."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return parts._replace(netloc=netloc).geturl()
 
 
 def _mcp_stdio(host: Host) -> int:

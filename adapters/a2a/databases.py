@@ -216,6 +216,11 @@ class DatabaseStores:
             logger.warning("A2A task store unreachable at start (%s); retrying", exc)
             self._retry = asyncio.create_task(self._initialize_when_up())
 
+    async def create_tables(self) -> None:
+        """Make the tables now, or raise (``agenthost migrate``: before a release's pods)."""
+        await self._initialize()
+        self.initialized = True
+
     async def _initialize(self) -> None:
         for store in self._stores:
             await store.initialize()

@@ -48,7 +48,7 @@ class Settings(BaseSettings):
         "memory",
         description="A2A: where tasks live: 'memory', 'sqlite:///path/to/tasks.db' or "
         "'postgresql+asyncpg://user:password@host/db' (shared by replicas; tables made at "
-        "start-up).",
+        "start-up, or beforehand by `agenthost migrate`).",
     )
     task_max: int = Field(
         10_000, ge=1, description="A2A: finished tasks kept in memory per agent (oldest dropped)."

@@ -20,7 +20,8 @@ user, which the adapter builds from the principal).
   from any other; the replica running it stops the run when it next writes
   the task and finds it cancelled. Push configs live in the same database.
   Tables (``tasks``, ``task_versions``, ``task_events``,
-  ``push_notification_configs``) are created at start-up when missing.
+  ``push_notification_configs``) are created at start-up when missing, or
+  beforehand by ``agenthost migrate``.
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ if TYPE_CHECKING:
 IDLE_STATES = TERMINAL_TASK_STATES | INTERRUPTED_TASK_STATES
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 MAX_PUSH_CONFIGS_PER_TASK = 10
+MIGRATION = "(migration)"
+"""The agent name of the stores :meth:`TaskStores.create_tables` makes (no agent's)."""
 
 
 class TaskStoreError(ValueError):
@@ -301,6 +304,16 @@ class TaskStores:
         if self._database is not None:
             await self._database.start()
         self._started = True
+
+    async def create_tables(self) -> bool:
+        """Make the database's tables now, or raise (``agenthost migrate``, run before a
+        release's pods start); False for the in-memory store, which has none."""
+        if self._database is None:
+            return False
+        self.tasks(MIGRATION)  # one store of each kind: their tables
+        self.push_configs(MIGRATION)
+        await self._database.create_tables()
+        return True
 
     async def health(self) -> dict[str, str]:
         """``{"a2a_task_store": "up" | "down"}`` for a shared database; else empty.

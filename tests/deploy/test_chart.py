@@ -59,11 +59,13 @@ def test_every_object_validates_against_the_kubernetes_schemas(values: dict[str,
             "Deployment",
             "HorizontalPodAutoscaler",
             "Ingress",
+            "Job",  # agenthost migrate, a pre-install and pre-upgrade hook
             "NetworkPolicy",
             "PodDisruptionBudget",
             "Secret",
             "Secret",
             "Secret",  # the stores' URLs
+            "Secret",  # the PostgreSQL URL for the hook, made before the release's objects
             "Service",
             "ServiceAccount",
         ]

@@ -1,5 +1,6 @@
 """The chart's operating options: PDB, HPA metrics, ingress annotations, scraper auth,
-LoadBalancer hosts, agents' Python code, managed stores. Each rendered, linted and validated."""
+LoadBalancer hosts, agents' Python code, the migration Job, managed stores. Each rendered, linted
+and validated."""
 
 from __future__ import annotations
 
@@ -97,6 +98,13 @@ def test_the_hpa_metric_is_one_the_app_exports() -> None:
     exported = generate_latest(Metrics(agents=["echo"]).registry).decode()
     name = yaml.safe_load((CHART / "values.yaml").read_text())["autoscaling"]["runsInFlight"]
     assert f"# TYPE {name['metricName']} gauge" in exported
+    # The README's prometheus-adapter rule serves that gauge, summed over its labels per pod.
+    readme = (CHART / "README.md").read_text()
+    block = readme.split("```yaml\nrules:", 1)[1].split("```", 1)[0]
+    (rule,) = yaml.safe_load("rules:" + block)["rules"]["custom"]
+    assert rule["seriesQuery"].startswith(name["metricName"] + "{")
+    assert rule["resources"]["overrides"]["pod"] == {"resource": "pod"}
+    assert rule["metricsQuery"].startswith("sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)")
 
 
 def test_an_hpa_without_a_metric_is_refused() -> None:
@@ -233,6 +241,86 @@ def test_no_agent_code_no_pythonpath_and_two_sources_are_refused() -> None:
         render({"agentCode": {"files": {"not a module.txt": ""}}})
 
 
+# --- The migration Job (a Helm hook) ---
+
+HOOK = {
+    "helm.sh/hook": "pre-install,pre-upgrade",
+    "helm.sh/hook-delete-policy": "before-hook-creation,hook-succeeded",
+}
+
+
+def hook_weight(obj: dict[str, Any]) -> int:
+    annotations = obj["metadata"]["annotations"]
+    assert annotations.items() >= HOOK.items()
+    return int(annotations["helm.sh/hook-weight"])
+
+
+def test_a_migration_job_runs_agenthost_migrate_before_install_and_upgrade(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    objects = checked({"replicaCount": 2, **SCALED})
+    job = one(objects, "Job")
+    assert job["metadata"]["name"] == "demo-agenthost-migrate"
+    pod = job["spec"]["template"]["spec"]
+    (main,) = pod["containers"]
+    assert main["command"] == ["agenthost", "migrate"]
+    assert main["image"] == container(objects)["image"]
+    # Hooks run before the release's objects exist: not the chart's ServiceAccount, no
+    # agents file, and the URL from a Secret that is itself a hook, made before the Job.
+    assert "serviceAccountName" not in pod and pod["automountServiceAccountToken"] is False
+    assert pod["restartPolicy"] == "Never"
+    assert not [m for m in main["volumeMounts"] if m["mountPath"].startswith("/etc/agenthost")]
+    (url,) = [e for e in main["env"] if e["name"] == "AGENTHOST_A2A_TASK_STORE"]
+    ref = url["valueFrom"]["secretKeyRef"]
+    secret = one(objects, "Secret", ref["name"])
+    assert secret["stringData"][ref["key"]] == SCALED["a2aTaskStore"]["postgresql"]["url"]
+    assert hook_weight(secret) < hook_weight(job)
+    # The pod is no Service's or PDB's: it lacks the Deployment's selector labels.
+    selector = one(objects, "Service")["spec"]["selector"]
+    assert not selector.items() <= job["spec"]["template"]["metadata"]["labels"].items()
+    # The same limits as the app's pods: non-root, read-only root, a writable /tmp.
+    assert main["securityContext"] == container(objects)["securityContext"]
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert {"name": "TMPDIR", "value": "/tmp"} in main["env"]
+    # The command is one the CLI has, reading the variable the Job sets.
+    from agenthost.app.cli import main as agenthost
+
+    monkeypatch.setenv("AGENTHOST_A2A_TASK_STORE", "memory")
+    assert agenthost(main["command"][1:]) == 0
+
+
+def test_the_migration_job_reads_your_secret_when_you_have_one() -> None:
+    values = yaml.safe_load((CHART / "values-managed.yaml").read_text())
+    objects = checked(values)
+    main = one(objects, "Job")["spec"]["template"]["spec"]["containers"][0]
+    ref = next(e for e in main["env"] if e["name"] == "AGENTHOST_A2A_TASK_STORE")
+    store = values["a2aTaskStore"]["postgresql"]
+    assert ref["valueFrom"]["secretKeyRef"] == {
+        "name": store["existingSecret"],
+        "key": store["secretKey"],
+    }
+    assert not [o for o in objects if o["kind"] == "Secret"]  # no hook Secret either
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        {},
+        {**SCALED, "migrations": {"enabled": False}},
+        {
+            "replicaCount": 2,
+            "sessionStore": SCALED["sessionStore"],
+            "settings": {"adapters": ["openai"]},
+        },
+    ],
+    ids=["defaults", "turned-off", "redis-only"],
+)
+def test_no_migration_job_without_postgresql_or_when_turned_off(values: dict[str, Any]) -> None:
+    objects = checked(values)
+    assert "Job" not in kinds(objects)
+    assert not [o for o in objects if "helm.sh/hook" in o["metadata"].get("annotations", {})]
+
+
 # --- Managed Redis and PostgreSQL ---
 
 
@@ -252,6 +340,7 @@ def test_the_managed_stores_example_renders_and_validates() -> None:
         == (values["a2aTaskStore"]["postgresql"]["existingSecret"])
     )
     assert "PodDisruptionBudget" in kinds(objects) and "HorizontalPodAutoscaler" in kinds(objects)
+    assert "Job" in kinds(objects)  # agenthost migrate, before the pods
     # No store URL (a password) is in the chart's output: the Secrets are the operator's.
     assert not [o for o in objects if o["kind"] == "Secret"]
 

@@ -226,3 +226,9 @@ configMap:
 {{- toYaml .Values.agentCode.volume }}
 {{- end }}
 {{- end }}
+
+{{/* Whether the migration Job (a pre-install and pre-upgrade hook) is
+rendered: migrations.enabled with the A2A tasks in PostgreSQL. */}}
+{{- define "agenthost.migrationsEnabled" -}}
+{{- if and .Values.migrations.enabled (eq .Values.a2aTaskStore.backend "postgresql") }}true{{ end }}
+{{- end }}
