@@ -8,11 +8,11 @@ import json
 import logging
 import socket
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from importlib.metadata import version
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from pydantic import ValidationError
 
@@ -42,6 +42,11 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("--config", type=Path, help="agents YAML (default: config/agents.yaml)")
     serve.add_argument("--host", help="address to bind (default: 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port (default: 8000)")
+    serve.add_argument(
+        "--workers",
+        help="processes serving the port: a number or 'auto', one per CPU (default: 1; "
+        "more need Redis sessions, as replicas do)",
+    )
     serve.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
     commands.add_parser("schema", help="print the JSON schema of the config file")
     commands.add_parser(
@@ -101,13 +106,10 @@ def _variable(field: str) -> str:
     return f"AGENTHOST_{field.upper()}"
 
 
-def _settings(args: argparse.Namespace) -> Settings:
-    flags = {
-        key: value
-        for key, value in vars(args).items()
-        if key in ("config", "host", "port", "log_level") and value is not None
-    }
-    return Settings(**flags)
+def _flags(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings given on the command line (over the environment's)."""
+    names = ("config", "host", "port", "workers", "log_level")
+    return {key: value for key, value in vars(args).items() if key in names and value is not None}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -122,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Before anything can print: stdout carries the protocol alone.
     protocol_out = _claim_stdout() if args.command == "acp-stdio" else None
     try:
-        settings = _settings(args)
+        settings = Settings(**_flags(args))
         if args.command == "serve" and (problem := port_problem(settings.host, settings.port)):
             print(f"error: {problem}", file=sys.stderr)  # before any model loads
             return 2
@@ -143,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{settings.config}: {len(registry)} agents OK")
         return 0
     if args.command == "serve":
-        return _serve(settings, registry)
+        return _serve_workers(_flags(args), settings, registry)
     host = Host(settings, registry)
     if protocol_out is not None:
         return _acp_stdio(host, args.agent, protocol_out)
@@ -254,10 +256,34 @@ def log_to_stderr(host: Host) -> None:
         use_json()
 
 
-def _serve(settings: Settings, registry: Registry) -> int:
-    from agenthost.app.server import create_app
-    from agenthost.app.serving import build_server, raise_open_files_limit
+def _serve_workers(flags: dict[str, Any], settings: Settings, registry: Registry) -> int:
+    from agenthost.app.workers import serve_workers, unshared_state, worker_count
 
+    count = worker_count(settings)
+    if count == 1:
+        return _serve(settings, registry)
+    if problem := unshared_state(settings):
+        print(f"error: {count} workers: {problem}", file=sys.stderr)
+        return 2
+    _log_to_stdout(settings)
+    warn_unknown_variables()
+    return serve_workers(flags, settings, count)
+
+
+def serve_on(
+    flags: dict[str, Any],
+    sockets: list[socket.socket],
+    started: Callable[[], None] | None = None,
+) -> int:
+    """One worker of ``agenthost serve --workers N``: serve ``sockets`` (bound by the parent);
+    ``started`` is called once it accepts."""
+    skip_unused_modules()
+    settings = Settings(**flags)
+    _, registry = load_agents(settings.config)
+    return _serve(settings, registry, sockets, started, worker=True)
+
+
+def _log_to_stdout(settings: Settings) -> None:
     logging.basicConfig(
         level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -265,7 +291,22 @@ def _serve(settings: Settings, registry: Registry) -> int:
 
     if settings.log_format == "json":
         use_json()
-    warn_unknown_variables()
+
+
+def _serve(
+    settings: Settings,
+    registry: Registry,
+    sockets: list[socket.socket] | None = None,
+    started: Callable[[], None] | None = None,
+    *,
+    worker: bool = False,
+) -> int:
+    from agenthost.app.server import create_app
+    from agenthost.app.serving import build_server, raise_open_files_limit
+
+    _log_to_stdout(settings)
+    if not worker:  # the parent warned once for every worker
+        warn_unknown_variables()
     before, after = raise_open_files_limit()
     logging.getLogger("agenthost").info("open files limit: %d (was %d)", after, before)
     try:
@@ -275,8 +316,11 @@ def _serve(settings: Settings, registry: Registry) -> int:
         return 2
     server = build_server(settings, app)  # configures uvicorn's loggers
     if settings.log_format == "json":
+        from agenthost.app.logs import use_json
+
         use_json()
-    server.run()
+    server.on_started = started
+    server.run(sockets)
     return 0
 
 

@@ -16,6 +16,7 @@ streamed run's pieces of text cost one boolean test each (in
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -35,6 +36,7 @@ from prometheus_client import (
 )
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 from starlette.requests import Request
 from starlette.responses import Response
@@ -44,6 +46,8 @@ from agenthost.agents.tools import ToolEvent
 from agenthost.app.protocols import ADAPTERS, STDIO_ONLY
 from agenthost.app.settings import Settings
 
+METRICS_DIR_VARIABLE = "PROMETHEUS_MULTIPROC_DIR"
+"""Set (by app/workers.py) when several worker processes serve one port."""
 PROTOCOLS = frozenset((*ADAPTERS, *STDIO_ONLY))
 OTHER = "other"
 MAX_DYNAMIC_TOOLS = 200
@@ -79,11 +83,20 @@ class Metrics:
 
     def __init__(self, agents: Iterable[str] = (), tools: Iterable[str] = ()) -> None:
         self.registry = registry = CollectorRegistry(auto_describe=False)
+        # Under `serve --workers N` (app/workers.py) the counters, histograms and gauges below
+        # keep their values in per-process files, and a scrape sums every worker's.
+        self.scrape_registry = registry
+        if directory := os.environ.get(METRICS_DIR_VARIABLE):
+            self.scrape_registry = CollectorRegistry(auto_describe=False)
+            MultiProcessCollector(self.scrape_registry, path=directory)  # type: ignore[no-untyped-call]
         # The process's own series (process_resident_memory_bytes, process_cpu_seconds_total,
         # open fds; python_gc_*, python_info), read at scrape time: nothing on the hot path.
-        ProcessCollector(registry=registry)
-        PlatformCollector(registry=registry)
-        GCCollector(registry=registry)
+        for collector in (
+            ProcessCollector(registry=registry),
+            PlatformCollector(registry=registry),
+            GCCollector(registry=registry),
+        ):
+            self._scrape_too(collector)
         self.agents = frozenset(agents)
         self._tools = set(tools)
         self._dynamic_tools = 0
@@ -108,7 +121,13 @@ class Metrics:
             buckets=_TTFT_BUCKETS,
             registry=registry,
         )
-        self.active = Gauge("agenthost_active_runs", "Runs in progress.", pa, registry=registry)
+        self.active = Gauge(
+            "agenthost_active_runs",
+            "Runs in progress.",
+            pa,
+            registry=registry,
+            multiprocess_mode="livesum",  # with workers: the live workers' sum
+        )
         self.tokens = Counter(
             "agenthost_tokens",
             "Tokens of finished runs, as the model reported them (direction: input, output).",
@@ -168,21 +187,30 @@ class Metrics:
         """Report the sizes and evictions of the stores ``memories()`` returns at scrape
         time (those with ``size`` and ``evictions``; by the protocol their namespace
         starts with)."""
-        self.registry.register(_SessionCollector(memories))
+        self._scraped(_SessionCollector(memories))
 
     def watch_stores(self, stores: Callable[[], Sequence[tuple[str, str, Any]]]) -> None:
         """Report, at scrape time, the evictions of the bounded stores ``stores()`` returns,
         as ``(protocol, store name, store)`` with an int ``evictions`` (A2A tasks, ACP runs)."""
-        self.registry.register(_StoreCollector(stores))
+        self._scraped(_StoreCollector(stores))
 
     def watch_loop(self, watchdog: Callable[[], Any]) -> None:
         """Report, at scrape time, the event loop stalls of the
         :class:`~agenthost.app.watchdog.LoopWatchdog` ``watchdog()`` returns (None: off)."""
-        self.registry.register(_LoopCollector(watchdog))
+        self._scraped(_LoopCollector(watchdog))
+
+    def _scraped(self, collector: Collector) -> None:
+        """Add a collector read at scrape time (this process's, even under workers)."""
+        self.registry.register(collector)
+        self._scrape_too(collector)
+
+    def _scrape_too(self, collector: Collector) -> None:
+        if self.scrape_registry is not self.registry:
+            self.scrape_registry.register(collector)
 
     def exposition(self) -> bytes:
         """The Prometheus text format of every metric."""
-        return generate_latest(self.registry)
+        return generate_latest(self.scrape_registry)
 
     # RunObserver
     def run_started(self, agent: str, conversation: str | None = None) -> _Run:
@@ -389,7 +417,7 @@ async def serve_metrics_port(metrics: Metrics | None, settings: Settings) -> Asy
         yield
         return
     server, thread = start_http_server(
-        settings.metrics_port, settings.host, registry=metrics.registry
+        settings.metrics_port, settings.host, registry=metrics.scrape_registry
     )
     try:
         yield

@@ -35,7 +35,7 @@ import resource
 import signal
 import socket
 import threading
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from types import FrameType
 
@@ -157,8 +157,13 @@ class DrainingServer(uvicorn.Server):
             loop.call_later, self.drain_seconds, super().handle_exit, sig, frame
         )
 
+    # Called once the server accepts (app started, socket listening): a worker's ready signal.
+    on_started: Callable[[], None] | None = None
+
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)
+        if self.on_started is not None and not self.should_exit:
+            self.on_started()
         # What start-up built (modules, classes, the app, the agents: ~150k
         # objects) lives as long as the process: out of the collector's sight,
         # full collections no longer walk it (bench/README.md, relay.py: GC

@@ -101,6 +101,13 @@ class Settings(BaseSettings):
     config: Path = Field(Path("config/agents.yaml"), description="The agents' YAML file.")
     host: str = Field("127.0.0.1", description="Address to bind.")
     port: int = Field(8000, ge=0, le=65535, description="Port to listen on.")
+    workers: Annotated[int, Field(ge=1, le=256)] | Literal["auto"] = Field(
+        1,
+        description="Processes serving the port (`agenthost serve`), each with every agent: "
+        "'auto' is one per CPU this process may use (its affinity and cgroup quota). More than "
+        "one needs the state shared (AGENTHOST_SESSION_STORE=redis://…, AGENTHOST_A2A_TASK_STORE "
+        "a database when A2A is served, MCP stateless) as several replicas do.",
+    )
     log_level: Literal["debug", "info", "warning", "error"] = Field(
         "info", description="Least level of the log lines written."
     )
