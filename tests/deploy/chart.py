@@ -16,6 +16,7 @@ NAMESPACE = "agents"
 # Every option on: what `helm template` must also render and validate.
 ALL_ON: dict[str, Any] = {
     "replicaCount": 3,
+    "workers": "auto",
     "image": {"repository": "registry.example.com/agenthost", "tag": "1.2.3"},
     "imagePullSecrets": [{"name": "registry"}],
     "config": {"agents": "agents:\n  - {name: echo, model: echo, description: Repeats.}\n"},

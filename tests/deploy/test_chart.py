@@ -242,6 +242,7 @@ def test_every_agenthost_variable_is_a_setting_the_app_reads(values: dict[str, A
         assert settings.adapters == ["openai", "a2a", "mcp"]
         assert settings.cors_origins == ["https://app.example.com", "https://admin.example.com"]
         assert settings.max_body_bytes == 8388608 and settings.access_log is False
+        assert settings.workers == "auto"
 
 
 @pytest.mark.parametrize(
@@ -261,6 +262,9 @@ def test_every_agenthost_variable_is_a_setting_the_app_reads(values: dict[str, A
             "with the a2a adapter needs a2aTaskStore.backend: postgresql",
         ),
         ({"apiKeys": {"keys": {"alice": "has space"}}}, "/apiKeys/keys/alice"),
+        ({"workers": 2}, "workers other than 1 needs sessionStore.backend: redis"),
+        ({"workers": "auto"}, "workers other than 1 needs sessionStore.backend: redis"),
+        ({"workers": 0}, "/workers"),
         ({"replicas": 2}, "'replicas' not allowed"),
     ],
 )

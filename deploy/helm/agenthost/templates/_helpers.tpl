@@ -82,6 +82,14 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- fail "more than one replica (replicaCount > 1 or autoscaling) with the a2a adapter needs a2aTaskStore.backend: postgresql: with memory each pod keeps its own A2A tasks" }}
 {{- end }}
 {{- end }}
+{{- if ne (toString .Values.workers) "1" }}
+{{- if eq .Values.sessionStore.backend "memory" }}
+{{- fail "workers other than 1 needs sessionStore.backend: redis: each worker process keeps its own memory, as each pod does" }}
+{{- end }}
+{{- if and (has "a2a" .Values.settings.adapters) (eq .Values.a2aTaskStore.backend "memory") }}
+{{- fail "workers other than 1 with the a2a adapter needs a2aTaskStore.backend: postgresql: each worker process keeps its own memory, as each pod does" }}
+{{- end }}
+{{- end }}
 {{- if and (eq .Values.service.type "LoadBalancer") (not .Values.service.hosts) }}
 {{- fail "service.type LoadBalancer needs service.hosts: the IP or DNS name clients use to reach it (`kubectl get svc` shows the address after the first install; then `helm upgrade --set 'service.hosts={ADDRESS}'`). Without it every request through the load balancer gets 421 host_not_allowed. `service.hosts={*}` accepts any Host header and turns the DNS-rebinding protection off" }}
 {{- end }}
