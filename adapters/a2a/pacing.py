@@ -27,7 +27,7 @@ from agenthost.adapters.handoffs import HandOff, read
 HAND_OFF = "agenthost.a2a.hand_off"
 """Call-state key: the streamed request's hand-off between its run and its stream."""
 
-MAX_ITEMS = 4
+MAX_ITEMS = 2
 """Events handed and not yet sent past which the run waits: each one waiting in the
 SDK's queues holds a copy of the task (its history may hold a large message)."""
 
