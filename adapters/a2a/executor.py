@@ -68,6 +68,10 @@ WHOLE_ANSWER = "agenthost.a2a.whole_answer"
 FLUSH_EVERY = 0.05
 """Seconds of text gathered into one artifact chunk, at most (when it comes faster)."""
 
+CHUNK_CHARS = 128 * 1024
+"""Characters of text gathered into one artifact chunk, at most: a fast run's chunks stay
+small enough for a stream that is not read to hold it back (:mod:`.pacing`)."""
+
 
 class AgentRunExecutor(AgentExecutor):
     """Runs one agent for A2A requests, with sessions in ``memory``."""
@@ -289,10 +293,11 @@ class _ArtifactChunks:
     Text is held back until the next piece arrives, so that the last chunk
     can carry ``lastChunk``: the chunks join to the final text, nothing
     added or lost. Pieces that come faster than :data:`FLUSH_EVERY` are
-    sent together, which keeps the stored artifact (one part per chunk)
-    and the task store's writes small. With ``whole``, every piece is held
-    until the end: one chunk, one text part. The text sent is kept one
-    string per chunk (not per piece: a word is a ~50-byte object).
+    sent together (up to :data:`CHUNK_CHARS`), which keeps the stored
+    artifact (one part per chunk) and the task store's writes small. With
+    ``whole``, every piece is held until the end: one chunk, one text part.
+    The text sent is kept one string per chunk (not per piece: a word is a
+    ~50-byte object).
     """
 
     def __init__(self, updater: TaskUpdater, artifact_id: str, *, whole: bool = False) -> None:
@@ -313,7 +318,11 @@ class _ArtifactChunks:
         self.held, self.flushed = text, []
 
     async def add(self, text: str) -> None:
-        if self.held and not self.whole and time.monotonic() - self.last_sent >= FLUSH_EVERY:
+        if (
+            self.held
+            and not self.whole
+            and (len(self.held) >= CHUNK_CHARS or time.monotonic() - self.last_sent >= FLUSH_EVERY)
+        ):
             await self._flush()
         self.held += text
 
