@@ -82,12 +82,17 @@ def rss(pid: int) -> int:
 
 
 @contextlib.contextmanager
-def serving(server: str, env: dict[str, str]) -> Iterator[tuple[int, int]]:
-    """``(pid, port)`` of ``agenthost serve`` with ``env``, stopped on the way out."""
+def serving(
+    server: str, env: dict[str, str], config_text: str = CONFIG, files: dict[str, str] | None = None
+) -> Iterator[tuple[int, int]]:
+    """``(pid, port)`` of ``agenthost serve`` with ``env`` (its config ``config_text``, with
+    ``files`` beside it), stopped on the way out."""
     port = free_port()
     with tempfile.TemporaryDirectory() as folder:
         config = Path(folder) / "agents.yaml"
-        config.write_text(CONFIG)
+        config.write_text(config_text)
+        for name, text in (files or {}).items():
+            (Path(folder) / name).write_text(text)
         command = [server, "serve", "--config", str(config), "--host", HOST, "--port", str(port)]
         process = subprocess.Popen(
             [*command, "--log-level", "warning"],

@@ -6,7 +6,14 @@ protocol alone); ``--streams`` streamed echo requests with a body of
 buffer); once the server's RSS has been still for 2 s (or ``--settle``
 seconds passed), its growth per stream and as a multiple of the body.
 
+With ``--answer-mib``, the agent named ``echo`` answers any message with
+that many MiB instead (an async generator of 6,000-byte pieces, a loop
+turn between two), the multiple is of the answer: a short question and a
+long answer, the common case of a model, where what a run has not yet
+sent is most of what it holds.
+
     .venv/bin/python bench/unread_streams.py [--streams 4] [--body-mib 2] [--only a2a-jsonrpc,acp]
+        [--answer-mib 4 --body-mib 0.001]
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from fairness import HOST, MIB, SERVER, rss, serving
+from fairness import CONFIG, HOST, MIB, SERVER, rss, serving
 
 
 def _text(size: int, shell: Callable[[str], object]) -> bytes:
@@ -97,12 +104,36 @@ def unread(port: int, path: str, body: bytes) -> socket.socket:
     return sock
 
 
-def measure(surface: str, streams: int, body_mib: float, settle: float) -> tuple[float, float]:
+LONG_ANSWER = """\
+import asyncio
+import os
+
+PIECE = "lorem " * 1000
+COUNT = int(os.environ["BENCH_ANSWER_BYTES"]) // len(PIECE)
+
+
+async def echo(messages):
+    for _ in range(COUNT):
+        await asyncio.sleep(0)
+        yield PIECE
+"""
+
+
+def measure(
+    surface: str, streams: int, body_mib: float, settle: float, answer_mib: float = 0
+) -> tuple[float, float]:
     adapter, make = SURFACES[surface]
     size = int(body_mib * MIB)
     path, body = make(size)
     env = {"AGENTHOST_ADAPTERS": adapter, "AGENTHOST_SEND_STALL_SECONDS": "0"}
-    with serving(SERVER, env) as (pid, port):
+    config, files = CONFIG, {}
+    if answer_mib:
+        answer = int(answer_mib * MIB)
+        env |= {"BENCH_ANSWER_BYTES": str(answer), "AGENTHOST_MAX_OUTPUT_CHARS": str(2 * answer)}
+        config = "agents:\n  - {name: echo, import: 'long_answer:echo'}\n"
+        files = {"long_answer.py": LONG_ANSWER}
+        size = answer
+    with serving(SERVER, env, config, files) as (pid, port):
         time.sleep(1)
         before = rss(pid)
         sockets = [unread(port, path, body) for _ in range(streams)]
@@ -126,11 +157,13 @@ def main() -> None:
     parser.add_argument("--body-mib", type=float, default=2.0)
     parser.add_argument("--settle", type=float, default=30.0)
     parser.add_argument("--only", default=",".join(SURFACES))
+    parser.add_argument("--answer-mib", type=float, default=0.0)
     args = parser.parse_args()
+    what = f"{args.answer_mib:g} MiB answers" if args.answer_mib else "bodies"
     print(f"{args.streams} unread streams of {args.body_mib:g} MiB bodies, per stream:")
     for surface in args.only.split(","):
-        mib, ratio = measure(surface, args.streams, args.body_mib, args.settle)
-        print(f"{surface:12} {mib:7.1f} MiB  {ratio:5.1f}x its body", flush=True)
+        mib, ratio = measure(surface, args.streams, args.body_mib, args.settle, args.answer_mib)
+        print(f"{surface:12} {mib:7.1f} MiB  {ratio:5.1f}x its {what}", flush=True)
 
 
 if __name__ == "__main__":

@@ -48,6 +48,7 @@ from a2a.types import (
 )
 
 from agenthost.adapters.a2a.executor import WHOLE_ANSWER
+from agenthost.adapters.a2a.pacing import reader
 from agenthost.adapters.a2a.users import PrincipalUser
 from agenthost.adapters.a2a.validation import checked
 from agenthost.adapters.cancels import CancelChannel
@@ -129,8 +130,11 @@ class ClusterRequestHandler(DefaultRequestHandler):
     ) -> AsyncIterator[Event]:
         send = await checked(DefaultRequestHandler.on_message_send_stream, params)
         await self._guarded(self._in_its_context, params, context)
-        async for event in self._guarded_stream(send, self, params, context):
-            yield event
+        # The run waits while its events are not sent (a client that does not read).
+        events = reader(self._guarded_stream(send, self, params, context), context)
+        async with aclosing(events) as stream:
+            async for event in stream:
+                yield event
 
     async def _in_its_context(self, params: SendMessageRequest, context: ServerCallContext) -> None:
         """A message that names its task but not its context continues the task's context.

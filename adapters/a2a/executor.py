@@ -40,6 +40,7 @@ from a2a.utils.errors import InvalidParamsError
 
 from agenthost.adapters.a2a import convert
 from agenthost.adapters.a2a.errors import task_end
+from agenthost.adapters.a2a.pacing import paced
 from agenthost.adapters.a2a.turns import HeldSession, HeldTurns
 from agenthost.adapters.runs import RunConsumer, pending_in, resume_input
 from agenthost.agents import (
@@ -66,6 +67,10 @@ WHOLE_ANSWER = "agenthost.a2a.whole_answer"
 
 FLUSH_EVERY = 0.05
 """Seconds of text gathered into one artifact chunk, at most (when it comes faster)."""
+
+CHUNK_CHARS = 128 * 1024
+"""Characters of text gathered into one artifact chunk, at most: a fast run's chunks stay
+small enough for a stream that is not read to hold it back (:mod:`.pacing`)."""
 
 
 class AgentRunExecutor(AgentExecutor):
@@ -95,6 +100,7 @@ class AgentRunExecutor(AgentExecutor):
             raise InvalidParamsError("the request has no message")
         principal = context.call_context.user.user_name
         key = SessionKey(self.agent.name, context_id, principal)
+        event_queue = paced(event_queue, context.call_context)  # a stream's run waits for it
         direct = self.reply_message and context.current_task is None  # maybe no task at all
         if self.turns is not None and not direct:
             session: ManagedSession = HeldSession(self.memory, key, self.turns, task_id)
@@ -287,36 +293,48 @@ class _ArtifactChunks:
     Text is held back until the next piece arrives, so that the last chunk
     can carry ``lastChunk``: the chunks join to the final text, nothing
     added or lost. Pieces that come faster than :data:`FLUSH_EVERY` are
-    sent together, which keeps the stored artifact (one part per chunk)
-    and the task store's writes small. With ``whole``, every piece is held
-    until the end: one chunk, one text part.
+    sent together (up to :data:`CHUNK_CHARS`), which keeps the stored
+    artifact (one part per chunk) and the task store's writes small. With
+    ``whole``, every piece is held until the end: one chunk, one text part.
+    The text sent is kept one string per chunk (not per piece: a word is a
+    ~50-byte object).
     """
 
     def __init__(self, updater: TaskUpdater, artifact_id: str, *, whole: bool = False) -> None:
         self.updater, self.artifact_id, self.whole = updater, artifact_id, whole
         self.held = ""
-        self.pieces: list[str] = []
+        self.flushed: list[str] = []
         self.sent = 0
         self.last_sent = time.monotonic()
 
     async def restart(self, text: str) -> None:
         """Start the artifact again from ``text`` (sent now, replacing the artifact)."""
-        self.held, self.pieces, self.sent = text, [text], 0
+        self.held, self.flushed, self.sent = text, [], 0
         if not self.whole:
-            await self._send([Part(text=text)], last=False)
-            self.held = ""
+            await self._flush()
+
+    def hold(self, text: str) -> None:
+        """Hold ``text`` as all the text so far (the next chunk sends it again)."""
+        self.held, self.flushed = text, []
 
     async def add(self, text: str) -> None:
-        if self.held and not self.whole and time.monotonic() - self.last_sent >= FLUSH_EVERY:
-            await self._send([Part(text=self.held)], last=False)
-            self.held = ""
+        if (
+            self.held
+            and not self.whole
+            and (len(self.held) >= CHUNK_CHARS or time.monotonic() - self.last_sent >= FLUSH_EVERY)
+        ):
+            await self._flush()
         self.held += text
-        self.pieces.append(text)
 
     @property
     def text(self) -> str:
         """All the text added so far."""
-        return "".join(self.pieces)
+        return "".join(self.flushed) + self.held
+
+    async def _flush(self) -> None:
+        await self._send([Part(text=self.held)], last=False)
+        self.flushed.append(self.held)
+        self.held = ""
 
     async def close(self, result: RunResult) -> None:
         if not self.sent and not self.held:

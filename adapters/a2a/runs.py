@@ -127,8 +127,7 @@ class TaskRuns:
                 old = self.writers.pop(id)
                 writer = await self._store_writer(record)
                 if writer is not None:
-                    writer.chunks.held = old.chunks.text
-                    writer.chunks.pieces = [writer.chunks.held]
+                    writer.chunks.hold(old.chunks.text)
                     writer.separate = old.separate
                     self.writers[id] = writer
             raise

@@ -170,13 +170,19 @@ class RunWriter(RunConsumer[None]):
         return ()
 
     async def on_text(self, text: str) -> Sequence[None]:
-        return self._part(text_part(text))
+        self._part(text_part(text))
+        await self.record.room()  # a stream that is not read holds the run back
+        return ()
 
     async def on_tool_started(self, call: ToolCallPart) -> Sequence[None]:
-        return self._part(tool_started_part(call))
+        self._part(tool_started_part(call))
+        await self.record.room()
+        return ()
 
     async def on_tool_finished(self, result: ToolResultPart) -> Sequence[None]:
-        return self._part(tool_finished_part(result))
+        self._part(tool_finished_part(result))
+        await self.record.room()
+        return ()
 
     async def on_pending(self, result: RunResult) -> Sequence[None]:
         self._complete()
@@ -205,14 +211,13 @@ class RunWriter(RunConsumer[None]):
         self.record.settle(RunStatus.CANCELLED)
         self.record.emit(RunCancelledEvent(run=self.record.run))
 
-    def _part(self, part: MessagePart) -> Sequence[None]:
+    def _part(self, part: MessagePart) -> None:
         if self.message is None:
             self.message = Message(role=self.role, parts=[], completed_at=None)
             self.record.run.output.append(self.message)
             self.record.emit(MessageCreatedEvent(message=self.message))
         append_part(self.message, part)
         self.record.emit(MessagePartEvent(part=part))
-        return ()
 
     def _complete(self) -> None:
         if self.message is not None:

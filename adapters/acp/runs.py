@@ -31,6 +31,7 @@ from acp_sdk.models import (
 )
 
 from agenthost.adapters.acp.event_log import EventLog
+from agenthost.adapters.handoffs import HandOff
 from agenthost.agents import SessionKey, ToolCallPart
 
 _HAS_TASK = (RunStatus.CREATED, RunStatus.IN_PROGRESS, RunStatus.CANCELLING)
@@ -55,6 +56,7 @@ class RunRecord:
         "_run",
         "durable",
         "events",
+        "hand_off",
         "idle_since",
         "pending",
         "principal",
@@ -85,6 +87,9 @@ class RunRecord:
         """Its work is a durable run (:mod:`agenthost.adapters.acp.detached`): when its
         replica dies, another one goes on with it."""
         self.idle_since = time.monotonic()
+        self.hand_off: HandOff | None = None
+        """Between the run and the ``stream`` request reading it live: the run waits while
+        that stream lags (:meth:`room`); None when no stream reads it."""
         self._changed: asyncio.Event | None = None  # set on the next event; made by a follower
 
     @property
@@ -132,7 +137,10 @@ class RunRecord:
 
     def emit(self, event: Event) -> None:
         """Append an event (a snapshot: later changes to the run are not in it)."""
-        self.events.append(event.__pydantic_serializer__.to_json(event))
+        json = event.__pydantic_serializer__.to_json(event)
+        self.events.append(json)
+        if self.hand_off is not None:
+            self.hand_off.handed(len(json))
         if self.settled and isinstance(event, _SETTLED_EVENTS):
             # No event follows until a resume or a cancel, and this one holds the run.
             self.events.pack()
@@ -154,6 +162,12 @@ class RunRecord:
         if status.is_terminal:
             self.run.finished_at = datetime.now(UTC)
         self.idle_since = time.monotonic()
+
+    async def room(self) -> None:
+        """Wait while the stream reading the run live lags (the run's log keeps growing
+        without one: an ``async`` run, a stream that is gone)."""
+        if self.hand_off is not None:
+            await self.hand_off.room()
 
     async def follow(self, start: int) -> AsyncIterator[bytes]:
         """The events from index ``start`` on, as they come, until the run stops."""

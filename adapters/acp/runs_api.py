@@ -3,6 +3,8 @@
 Each answer carries the run's id in a ``Run-ID`` header. A ``sync`` or
 ``stream`` request whose client goes away cancels its run (nobody is left to
 read it); an ``async`` run lives on until it ends, is cancelled or expires.
+A ``stream`` run waits while its client does not read
+(:mod:`agenthost.adapters.handoffs`): its events do not pile up unsent.
 ``async`` and ``stream`` runs are durable runs
 (:mod:`agenthost.adapters.acp.detached`): a replica that dies mid-run leaves
 its run to another, which finishes it.
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 
 from acp_sdk.models import (
     Run,
@@ -33,6 +36,7 @@ from agenthost.adapters.acp.runs import RunRecord, RunStore
 from agenthost.adapters.acp.shared import SharedRuns
 from agenthost.adapters.base import AdapterContext, principal_of
 from agenthost.adapters.disconnect import unless_disconnected
+from agenthost.adapters.handoffs import HandOff, read
 from agenthost.adapters.runs import resume_input
 from agenthost.adapters.sse import event_stream
 from agenthost.agents import Agent, SessionKey, TextPart
@@ -72,13 +76,19 @@ class RunsAPI:
         key = SessionKey(agent.name, str(session_id), principal)
         record = RunRecord(run, principal, key)
         self.store.add(record)
-        record.emit(RunCreatedEvent(run=run))
-        if body.mode == RunMode.SYNC:
-            execution.start(record, agent, self.context.memory, input, self.shared)
-        else:  # nobody waits on the request for it: a durable run
-            await self.detached.start(record, agent, input)
-        if self.shared is not None:
-            await self.shared.save(record)  # before any replica is told its id
+        hand_off = _stream_hand_off(record, body.mode)
+        try:
+            record.emit(RunCreatedEvent(run=run))
+            if body.mode == RunMode.SYNC:
+                execution.start(record, agent, self.context.memory, input, self.shared)
+            else:  # nobody waits on the request for it: a durable run
+                await self.detached.start(record, agent, input)
+            if self.shared is not None:
+                await self.shared.save(record)  # before any replica is told its id
+        except BaseException:
+            if hand_off is not None:  # no stream will read it
+                hand_off.close()
+            raise
         return await _answer(request, record, body.mode, start=0)
 
     async def read(self, request: Request, run_id: str) -> Response:
@@ -101,9 +111,15 @@ class RunsAPI:
         reply = resume_input(record.pending, answer)
         start = len(record.events)
         self.store.add(record)  # this replica runs it from now on
+        hand_off = _stream_hand_off(record, body.mode)
         execution.start(record, agent, self.context.memory, [reply], self.shared)
         if self.shared is not None:
-            await self.shared.save(record)
+            try:
+                await self.shared.save(record)
+            except BaseException:
+                if hand_off is not None:
+                    hand_off.close()
+                raise
         return await _answer(request, record, body.mode, start=start)
 
     async def cancel(self, request: Request, run_id: str) -> Response:
@@ -156,6 +172,14 @@ class RunsAPI:
         return record
 
 
+def _stream_hand_off(record: RunRecord, mode: RunMode) -> HandOff | None:
+    """For a ``stream`` request, the hand-off its run waits on from its first event."""
+    if mode != RunMode.STREAM:
+        return None
+    record.hand_off = HandOff()
+    return record.hand_off
+
+
 def _uuid_or_none(run_id: str) -> uuid.UUID | None:
     try:
         return uuid.UUID(run_id)
@@ -165,7 +189,9 @@ def _uuid_or_none(run_id: str) -> uuid.UUID | None:
 
 async def _answer(request: Request, record: RunRecord, mode: RunMode, *, start: int) -> Response:
     if mode == RunMode.STREAM:
-        return event_stream(_sse(record, start), {**SSE_HEADERS, **_run_headers(record)})
+        assert record.hand_off is not None
+        events = _sse(record, start, record.hand_off)
+        return event_stream(events, {**SSE_HEADERS, **_run_headers(record)})
     if mode == RunMode.SYNC:
         try:
             await unless_disconnected(request.receive, record.finished())
@@ -176,12 +202,15 @@ async def _answer(request: Request, record: RunRecord, mode: RunMode, *, start: 
     return _run_response(record, 202)
 
 
-async def _sse(record: RunRecord, start: int) -> AsyncIterator[bytes]:
+async def _sse(record: RunRecord, start: int, hand_off: HandOff) -> AsyncIterator[bytes]:
     try:
-        async for event in record.follow(start):
-            yield b"data: " + event + b"\n\n"
+        async with aclosing(read(record.follow(start), hand_off)) as events:
+            async for event in events:
+                yield b"data: " + event + b"\n\n"
     finally:
         # Reached early only when the client left (or the server stops).
+        if record.hand_off is hand_off:
+            record.hand_off = None
         _stop(record)
 
 
