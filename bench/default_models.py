@@ -69,6 +69,7 @@ ARITHMETIC = [
 MEMORY = [
     (["My name is Ada.", "What is my name?"], ["ada"]),
     (["I live in Lisbon.", "Which city do I live in?"], ["lisbon"]),
+    (["I am planning a trip to Paris.", "Which city is my trip to?"], ["paris"]),  # README
 ]
 
 
