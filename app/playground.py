@@ -141,19 +141,37 @@ def describe(request: Request) -> dict[str, Any]:
 
 def _agent(agent: Agent) -> dict[str, Any]:
     model = getattr(agent, "model", None)
-    options = getattr(agent, "options", None)
-    tools = [t.name for t in (getattr(options, "tools", None) or ())]
-    for toolset in getattr(agent, "toolsets", ()):
-        tools += [t.name for t in toolset.tools()]
     steps = [getattr(s, "name", "") for s in getattr(agent, "steps", ())]
     return {
         "name": agent.name,
         "description": agent.description,
         "model": getattr(model, "name", None),
         "kind": type(agent).__name__,
-        "tools": tools,
+        "tools": callable_tools(agent),
         "steps": [s for s in steps if s],
     }
+
+
+def callable_tools(agent: Agent) -> list[str]:
+    """The names of the tools ``agent``'s model can call: never one it cannot.
+
+    A model that never chooses a tool on its own (``chooses_tools = False``:
+    the embedded local model) calls only the tools its ``tool_choice``
+    forces; with ``tool_choice: none`` no model calls any.
+    """
+    options = getattr(agent, "options", None)
+    tools = [t.name for t in (getattr(options, "tools", None) or ())]
+    for toolset in getattr(agent, "toolsets", ()):
+        tools += [t.name for t in toolset.tools()]
+    settings = getattr(options, "model_settings", None)
+    choice = getattr(settings, "tool_choice", None)
+    if choice == "none":
+        return []
+    if getattr(getattr(agent, "model", None), "chooses_tools", True):
+        return tools
+    if choice in (None, "auto"):
+        return []
+    return tools if choice == "required" else [t for t in tools if t == choice]
 
 
 def _command() -> str:

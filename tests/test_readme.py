@@ -187,11 +187,17 @@ def test_the_shared_conversation_example_runs_as_written(tmp_path: Path) -> None
         done = run(SHARED, int(url.rsplit(":", 1)[1]), tmp_path)
         assert done is not None and done.returncode == 0, done and done.stderr
         lines = done.stdout.splitlines()
-        assert lines[0].startswith("['My name is Ada.', "), done.stdout  # both MCP turns
-        assert lines[1].strip(), done.stdout  # the Responses answer
+        assert lines[0].startswith("['I am planning a trip to Paris.', "), done.stdout  # both
+        # The Responses answer; whether the 135M default says Paris is
+        # bench/default_models.py's subject, not a test's.
+        assert lines[1].strip(), done.stdout
         assert "TASK_STATE_COMPLETED" in done.stdout, done.stdout  # A2A went on
         listed = httpx.get(f"{url}/v1/conversations/trip-1/items", params={"order": "asc"})
     items = listed.json()["data"]
     assert [item["role"] for item in items] == ["user", "assistant"] * 3, items
     said = [item["content"][0]["text"] for item in items if item["role"] == "user"]
-    assert said == ["My name is Ada.", "What is my name?", "Summarise our chat."]
+    assert said == [
+        "I am planning a trip to Paris.",
+        "Which city is my trip to?",
+        "Summarise our chat.",
+    ]

@@ -258,6 +258,8 @@ class LocalModel(BaseChatModel):
     """A chat model served by an in-process llama.cpp runtime."""
 
     supports_response_format = True
+    chooses_tools = False
+    """It calls a tool only when ``tool_choice`` forces one (see the module docstring)."""
 
     def __init__(
         self, name: str, *, context_size: int = 4096, parallel: int = 2, threads: int = 1
