@@ -23,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from agenthost.adapters.openai.errors import OpenAIError
 from agenthost.adapters.openai.items import Item, message_item, to_messages
 from agenthost.adapters.openai.store import (
     CONVERSATIONS,
@@ -59,6 +60,9 @@ class SharedConversationStore(ConversationStore):
         await self.sessions.append(key, _messages([orjson.loads(i) for i in entry.meta["items"]]))
         await self.memory.append(SessionKey(CONVERSATIONS, id, principal), (), meta={_AGENT: agent})
         return ManagedSession(self.sessions, key)
+
+    def _not_found(self, id: str) -> OpenAIError:
+        return conversation_not_found(id)  # sessions are shared, for some agents at least
 
     async def _shared(self, principal: str, id: str) -> tuple[dict[str, Any] | None, str | None]:
         """This adapter's resource of ``id`` (None if none) and its shared agent (if any)."""

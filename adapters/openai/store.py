@@ -190,8 +190,13 @@ class ConversationStore:
         key = SessionKey(CONVERSATIONS, id, principal)
         stored = await self.memory.get(key)
         if stored is None or "conversation" not in stored.meta:
-            raise conversation_not_found(id)
+            raise self._not_found(id)
         return stored.meta["conversation"], list(stored.meta["items"])
+
+    def _not_found(self, id: str) -> OpenAIError:
+        """The 404 of ``id``; a name of the caller's own (not a ``conv_`` id) was perhaps
+        another protocol's conversation, which is one here only with shared sessions."""
+        return conversation_not_found(id, unshared=not id.startswith("conv_"))
 
     async def _write(self, principal: str, resource: dict[str, Any], items: list[str]) -> None:
         key = SessionKey(CONVERSATIONS, resource["id"], principal)
@@ -199,11 +204,20 @@ class ConversationStore:
         await self.memory.append(key, (), meta={"conversation": resource, "items": items})
 
 
-def conversation_not_found(id: str) -> OpenAIError:
+UNSHARED = (
+    " Sessions are not shared here: an MCP session_id, A2A contextId or ACP session is a"
+    " conversation of /v1 only with AGENTHOST_SESSIONS=shared (or `sessions: shared` on"
+    " the agent; docs/conversations.md)."
+)
+
+
+def conversation_not_found(id: str, *, unshared: bool = False) -> OpenAIError:
+    """The 404 of conversation ``id``; ``unshared``: saying that sessions are not shared."""
     return OpenAIError(
         404,
         f"Conversation with id '{id}' not found. It may have expired (idle for longer "
-        "than the session TTL) or been evicted; create one with POST /v1/conversations.",
+        "than the session TTL) or been evicted; create one with POST /v1/conversations."
+        + (UNSHARED if unshared else ""),
         param="conversation",
         code="conversation_not_found",
     )

@@ -32,7 +32,7 @@ def a2a_block(doc: str, marker: str) -> str:
 
 
 EXAMPLES = {
-    "README": a2a_block("README.md", "get_artifact_text"),
+    "README": a2a_block("README.md", "new_text_message"),
     "a2a.md": a2a_block("docs/protocols/a2a.md", "async def ask"),
 }
 

@@ -73,6 +73,9 @@ async def test_an_unknown_or_bare_conversation_is_a_404_not_an_empty_history() -
             with pytest.raises(openai.NotFoundError) as missing:
                 await client.responses.create(model="t", input="hi", conversation=name)
             assert missing.value.code == "conversation_not_found"
+            # A bare name was perhaps another protocol's session: the 404 says how to share.
+            shared_hint = "AGENTHOST_SESSIONS=shared" in missing.value.message
+            assert shared_hint == (name == "support"), missing.value.message
 
 
 async def test_an_evicted_conversation_is_an_error_and_responses_do_not_evict_it() -> None:

@@ -137,7 +137,8 @@ async def test_a_v1_conversation_moves_to_its_agent_on_its_first_response(app: A
     with pytest.raises(openai.NotFoundError):
         await client.conversations.retrieve(made.id)
     assert await _mcp(app, "chat", "after", made.id) == "after"  # gone on every protocol
-    with pytest.raises(openai.NotFoundError):
+    with pytest.raises(openai.NotFoundError) as missing:
         await client.conversations.items.list("never-made")
+    assert "AGENTHOST_SESSIONS" not in missing.value.message  # they are shared here
     await client.close()
     await http.aclose()
