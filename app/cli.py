@@ -27,7 +27,8 @@ from agenthost.app.specs import ConfigSpec
 from agenthost.app.unused_modules import skip as skip_unused_modules
 
 DESCRIPTION = (
-    "Serve AI agents defined in a YAML config over the OpenAI API, A2A, MCP and ACP. "
+    "Serve AI agents defined in a YAML config over the OpenAI and Anthropic APIs, A2A, "
+    "MCP, ACP, AG-UI, the AI SDK and watsonx Orchestrate. "
     "Settings come from AGENTHOST_* environment variables (docs/settings.md)."
 )
 

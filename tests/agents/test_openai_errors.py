@@ -101,3 +101,22 @@ def test_openai_itself_without_a_key_is_refused_at_construction(
     OpenAIModel("qwen2.5:0.5b", base_url="http://127.0.0.1:11434/v1")
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:11434/v1")
     OpenAIModel("qwen2.5:0.5b")
+
+
+@pytest.mark.parametrize(
+    ("base_url", "variable"),
+    [
+        ("https://api.groq.com/openai/v1", "GROQ_API_KEY"),
+        ("https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
+        ("https://my-resource.openai.azure.com/openai/v1", "AZURE_OPENAI_API_KEY"),
+    ],
+)
+def test_a_hosted_api_without_a_key_is_refused_naming_its_variable(
+    base_url: str, variable: str
+) -> None:
+    with pytest.raises(UserError, match=rf"api_key: \${{{variable}}}") as refused:
+        OpenAIModel("some-model", base_url=base_url)
+    assert refused.value.param == "api_key"
+    OpenAIModel("some-model", base_url=base_url, api_key="a-key")
+    # A server of one's own under a name that merely looks alike is not refused.
+    OpenAIModel("some-model", base_url="http://api.groq.com.internal:8000/v1")
