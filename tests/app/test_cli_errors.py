@@ -72,3 +72,23 @@ def test_a_setting_that_does_not_parse_names_its_variable(
     err = capsys.readouterr().err
     assert "AGENTHOST_PORT: Input should be a valid integer" in err
     assert "\n  port:" not in err and "abc" not in err
+
+
+def test_check_counts_in_words(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "agents.yaml").write_text("agents:\n  - {name: echo, model: echo}\n")
+    assert main(["check", "--config", str(tmp_path / "agents.yaml")]) == 0
+    assert capsys.readouterr().out.endswith(": 1 agent OK\n")
+
+
+def test_an_unknown_session_store_is_refused_before_start_without_its_value(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Before: check passed, and serve failed in its lifespan with a traceback.
+    (tmp_path / "agents.yaml").write_text("agents:\n  - {name: echo, model: echo}\n")
+    monkeypatch.setenv("AGENTHOST_SESSION_STORE", "mongodb://app:hunter2@db:27017")
+    for command in ("check", "serve"):
+        port = ["--port", "0"] if command == "serve" else []
+        assert main([command, "--config", str(tmp_path / "agents.yaml"), *port]) == 2
+        err = capsys.readouterr().err
+        assert "AGENTHOST_SESSION_STORE: use 'memory' or a Redis URL (redis://" in err
+        assert "hunter2" not in err and "Value error" not in err
