@@ -16,7 +16,7 @@ from agenthost.agents.models import ChatModel, EchoModel
 from agenthost.agents.prompts import PromptTemplate
 from agenthost.agents.skills import Skill
 from agenthost.app import compose
-from agenthost.app.config import ConfigError, load_config
+from agenthost.app.config import ConfigError, closest, load_config
 from agenthost.app.imports import import_path
 from agenthost.app.registry import Registry, RegistryError
 from agenthost.app.specs import (
@@ -74,8 +74,12 @@ def build_model(spec: ChatAgentSpec) -> ChatModel:
             )
         except FileNotFoundError as exc:
             raise ConfigError(f"agent {spec.name!r}: model: {exc}") from None
+    # By the provider part: "ecoh" meant echo, "opneai:gpt-4o" openai:<model>.
+    providers = {p.split(":")[0]: p for p in PROVIDERS}
+    meant = closest(spec.model.split(":")[0], providers)
+    hint = f" (did you mean {providers[meant]!r}?)" if meant else ""
     raise ConfigError(
-        f"agent {spec.name!r}: model: unknown model {spec.model!r}; "
+        f"agent {spec.name!r}: model: unknown model {spec.model!r}{hint}; "
         f"use one of {', '.join(PROVIDERS)}"
     )
 

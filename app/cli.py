@@ -27,7 +27,8 @@ from agenthost.app.specs import ConfigSpec
 from agenthost.app.unused_modules import skip as skip_unused_modules
 
 DESCRIPTION = (
-    "Serve AI agents defined in a YAML config over the OpenAI API, A2A, MCP and ACP. "
+    "Serve AI agents defined in a YAML config over the OpenAI and Anthropic APIs, A2A, "
+    "MCP, ACP, AG-UI, the AI SDK and watsonx Orchestrate. "
     "Settings come from AGENTHOST_* environment variables (docs/settings.md)."
 )
 
@@ -93,7 +94,8 @@ def settings_errors(exc: ValidationError) -> str:
     lines = []
     for error in exc.errors():
         parts = [str(p) for p in error["loc"] if not isinstance(p, int)]
-        lines.append(f"  {_variable(parts[0]) if parts else 'settings'}: {error['msg']}")
+        message = error["msg"].removeprefix("Value error, ")  # pydantic's, for our own checks
+        lines.append(f"  {_variable(parts[0]) if parts else 'settings'}: {message}")
     return "\n".join(lines)
 
 
@@ -142,7 +144,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "check":
         for spec in config.agents:
             print(f"{spec.name}\t{spec.source}\t{spec.description}")
-        print(f"{settings.config}: {len(registry)} agents OK")
+        count = len(registry)
+        print(f"{settings.config}: {count} {'agent' if count == 1 else 'agents'} OK")
         return 0
     if args.command == "serve":
         return _serve_workers(_flags(args), settings, registry)

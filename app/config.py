@@ -10,7 +10,7 @@ import difflib
 import functools
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -78,10 +78,33 @@ def _describe(path: Path, raw: Any, error: Any) -> str:
     loc = drop_tags(loc)
     message = error["msg"]
     if error["type"] == "extra_forbidden" and loc and isinstance(loc[-1], str):
-        close = difflib.get_close_matches(loc[-1], _known_keys(), n=1, cutoff=0.75)
-        if close:
-            message += f"; did you mean {close[0]!r}?"
+        # At the top, the file's own keys; deeper, any key of the schema but the one
+        # written (`agent:` is a workflow step's key, not what `agent:` at the top meant).
+        known = _top_keys() if len(loc) == 1 else _known_keys() - {loc[-1]}
+        message += did_you_mean(loc[-1], known)
+    elif error["type"] == "union_tag_invalid" and len(loc) == 2 and loc[0] == "agents":
+        kind = str(error["ctx"]["tag"])  # an agent's kind: pydantic names its discriminator
+        kinds = [k for k in AGENT_KINDS if k != "import"]
+        loc, message = (
+            (*loc, "kind"),
+            (
+                f"unknown kind {kind!r}; use one of {', '.join(kinds)} (or import: for an "
+                f"agent from code){did_you_mean(kind, kinds)}"
+            ),
+        )
     return f"{path}: {_where(raw, loc)}: {message}"
+
+
+def closest(word: str, choices: Iterable[str]) -> str | None:
+    """The choice a misspelt ``word`` most likely meant, if any is close."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """``; did you mean 'CHOICE'?`` for the choice closest to a misspelt ``word``, or ``""``."""
+    choice = closest(word, choices)
+    return f"; did you mean {choice!r}?" if choice else ""
 
 
 @functools.cache
@@ -102,6 +125,12 @@ def _known_keys() -> frozenset[str]:
 
     walk(ConfigSpec.model_json_schema(by_alias=True))
     return frozenset(keys)
+
+
+@functools.cache
+def _top_keys() -> frozenset[str]:
+    """The keys of the config file's top level."""
+    return frozenset(ConfigSpec.model_json_schema(by_alias=True)["properties"])
 
 
 def _where(raw: Any, loc: tuple[Any, ...]) -> str:

@@ -118,7 +118,8 @@ def read_quotas_file(
     """The default limits, each principal's (over ``defaults``) and each tenant's (over
     none), from ``path``."""
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        with path.open(encoding="utf-8") as stream:  # YAML errors then name the file
+            raw = yaml.safe_load(stream) or {}
         parsed = QuotasFile.model_validate(raw)
     except (OSError, yaml.YAMLError, ValidationError) as exc:
         raise QuotaError(f"the quotas file {path}: {exc}") from exc

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from agenthost.app.identity.tokens import TokenValidator
 
 PREFIX = "AGENTHOST_"
+SESSION_STORE_SCHEMES = ("redis://", "rediss://", "unix://", "redis+sentinel://")
+"""The URLs of a shared session store (app/redis_client.py connects to each)."""
 
 PROTOCOL_SETTINGS: Mapping[str, type[BaseSettings]] = {
     name: package(name).Settings for name in ADAPTERS
@@ -416,6 +418,16 @@ class Settings(BaseSettings):
     @classmethod
     def _split_commas(cls, value: object) -> object:
         return split_commas(value)
+
+    @field_validator("session_store")
+    @classmethod
+    def _known_store(cls, value: str) -> str:
+        # Said by `agenthost check` and before start-up, not as a traceback from the
+        # lifespan; the value is not repeated (a Redis URL may hold a password).
+        if value != "memory" and not value.startswith(SESSION_STORE_SCHEMES):
+            schemes = ", ".join(SESSION_STORE_SCHEMES)
+            raise ValueError(f"use 'memory' or a Redis URL ({schemes})")
+        return value
 
     def principals(self) -> dict[str, str]:
         """API key → principal name, from ``api_keys`` and ``api_keys_file``; empty = no auth."""

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from agenthost.agents.options import AnyTool
 from agenthost.agents.tools import BUILTIN_TOOLS, BaseTool, CacheOptions, ClientTool, Tool, Toolset
 from agenthost.agents.tools import ToolOptions as RuntimeToolOptions
-from agenthost.app.config import ConfigError
+from agenthost.app.config import ConfigError, closest
 from agenthost.app.imports import import_path
 from agenthost.app.tool_specs import (
     HTTPGetToolSpec,
@@ -107,9 +107,12 @@ class Tooling:
         elif reference in BUILTIN_TOOLS:
             tool = BUILTIN_TOOLS[reference]
         else:
+            builtins = sorted([*BUILTIN_TOOLS, "http_get"])
+            meant = closest(reference, builtins)
             raise ConfigError(
-                f"{where}: unknown tool {reference!r}; built-in tools: "
-                f"{', '.join(sorted([*BUILTIN_TOOLS, 'http_get']))}; "
+                f"{where}: unknown tool {reference!r}"
+                + (f" (did you mean {meant!r}?)" if meant else "")
+                + f"; built-in tools: {', '.join(builtins)}; "
                 "or an import path package.module:function"
             )
         if options is None:

@@ -52,14 +52,12 @@ from agenthost.agents.models.openai_format import (
     to_chat_tools,
 )
 from agenthost.agents.models.openai_http import ChatClient
+from agenthost.agents.models.openai_keys import missing_key
 from agenthost.agents.observe import ModelCallProbe, UpstreamObserver
 from agenthost.agents.results import TextDelta
 
 T = TypeVar("T")
 logger = logging.getLogger("agenthost.upstream")
-
-OPENAI_HOST = "api.openai.com"
-"""OpenAI's own API, the one upstream known to need a key."""
 
 
 class OpenAIModel(BaseChatModel):
@@ -71,9 +69,10 @@ class OpenAIModel(BaseChatModel):
     SDK's, so that a wait longer than what remains of ``timeout`` is passed
     to the client instead of slept on.
 
-    Without a key, OpenAI's own API (the default base URL) is refused with a
-    :class:`~agenthost.agents.errors.UserError` naming what to set; any other
-    base URL may need none.
+    Without a key, OpenAI's own API (the default base URL) and the hosted APIs
+    of :mod:`~agenthost.agents.models.openai_keys` are refused with a
+    :class:`~agenthost.agents.errors.UserError` naming the variable to set; any
+    other base URL (Ollama, vLLM, a server of one's own) may need none.
     """
 
     supports_response_format = True
@@ -103,20 +102,11 @@ class OpenAIModel(BaseChatModel):
             client = openai.AsyncOpenAI(
                 base_url=base_url, api_key=api_key or "unused", timeout=timeout
             )
-            if not api_key and client.base_url.host == OPENAI_HOST:
-                # Every request would go out without a key and come back 401: refused
-                # at start-up (and by ``agenthost check``) instead, saying what to set.
-                raise UserError(
-                    f"model 'openai:{model}' is served by {OPENAI_HOST} and has no API key: "
-                    + (
-                        "set OPENAI_API_KEY in the environment"
-                        if base_url is None
-                        else "set model_settings.api_key (e.g. `api_key: ${OPENAI_API_KEY}` "
-                        "with OPENAI_API_KEY set in the environment)"
-                    )
-                    + "; for a local server (Ollama, vLLM...) set model_settings.base_url",
-                    param="api_key",
-                )
+            # Every request would go out without a key and come back 401: refused at
+            # start-up (and by ``agenthost check``) instead, saying what to set.
+            host = client.base_url.host
+            if not api_key and (refused := missing_key(model, host, base_url_set=bool(base_url))):
+                raise refused
         self._client = client.with_options(max_retries=0)
         self._http = ChatClient(self._client, timeout)
 

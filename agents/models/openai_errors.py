@@ -13,6 +13,7 @@ import os
 import random
 import re
 import socket
+import ssl
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -151,6 +152,10 @@ def _what_happened(exc: openai.OpenAIError) -> str:
         gai = next((c for c in causes if isinstance(c, socket.gaierror)), None)
         text = gai.strerror if gai is not None else None
         return f"cannot resolve the upstream's host name ({text or 'unknown host'})"
+    # The innermost: aiohttp's wrappers are SSLErrors too, without OpenSSL's reason.
+    tls = next((c for c in reversed(causes) if isinstance(c, ssl.SSLError)), None)
+    if tls is not None:  # before the errno: an SSLError's is OpenSSL's, not the system's
+        return _tls_failure(tls)
     errno = next((c.errno for c in causes if isinstance(c, OSError) and c.errno), None)
     if errno is not None:
         # The aiohttp transport reports a refused connection as a time-out: the errno tells.
@@ -165,6 +170,20 @@ def _what_happened(exc: openai.OpenAIError) -> str:
     if "Connect" in names:
         return "cannot connect to the upstream"
     return scrub(str(exc))
+
+
+def _tls_failure(exc: ssl.SSLError) -> str:
+    """A TLS failure in words (os.strerror of its errno, OpenSSL's code, said
+    "Operation not permitted")."""
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        why = exc.verify_message or "certificate verify failed"
+        return f"the upstream's TLS certificate was refused ({why})"
+    # Set by OpenSSL; an SSLError made in Python (a wrapper's) has none.
+    reason = str(getattr(exc, "reason", None) or "")
+    if reason == "WRONG_VERSION_NUMBER":  # a plain HTTP server at an https:// URL
+        return "TLS with the upstream failed: it does not speak TLS (http://, not https://?)"
+    reason = reason.replace("_", " ").lower()
+    return f"TLS with the upstream failed ({reason or scrub(str(exc))})"
 
 
 def _causes(exc: BaseException) -> list[BaseException]:

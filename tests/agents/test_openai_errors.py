@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
+import datetime
+import ipaddress
 import logging
+import ssl
+from pathlib import Path
 
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -101,3 +110,95 @@ def test_openai_itself_without_a_key_is_refused_at_construction(
     OpenAIModel("qwen2.5:0.5b", base_url="http://127.0.0.1:11434/v1")
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:11434/v1")
     OpenAIModel("qwen2.5:0.5b")
+
+
+@pytest.mark.parametrize(
+    ("base_url", "variable"),
+    [
+        ("https://api.groq.com/openai/v1", "GROQ_API_KEY"),
+        ("https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
+        ("https://my-resource.openai.azure.com/openai/v1", "AZURE_OPENAI_API_KEY"),
+    ],
+)
+def test_a_hosted_api_without_a_key_is_refused_naming_its_variable(
+    base_url: str, variable: str
+) -> None:
+    with pytest.raises(UserError, match=rf"api_key: \${{{variable}}}") as refused:
+        OpenAIModel("some-model", base_url=base_url)
+    assert refused.value.param == "api_key"
+    OpenAIModel("some-model", base_url=base_url, api_key="a-key")
+    # A server of one's own under a name that merely looks alike is not refused.
+    OpenAIModel("some-model", base_url="http://api.groq.com.internal:8000/v1")
+
+
+def self_signed(folder: Path) -> ssl.SSLContext:
+    """A server context with a certificate for 127.0.0.1 that no client trusts."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .sign(key, hashes.SHA256())
+    )
+    (folder / "cert.pem").write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    (folder / "key.pem").write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(folder / "cert.pem", folder / "key.pem")
+    return context
+
+
+async def answer_plain_http(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    await reader.read(1)
+    writer.write(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n")
+    await writer.drain()
+    writer.close()
+
+
+async def hang_up(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    writer.close()
+
+
+async def test_tls_failures_are_said_in_words(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Before: an SSLError's errno (OpenSSL's code 1) went to os.strerror,
+    # "cannot connect to the upstream (Operation not permitted)".
+    caplog.set_level(logging.WARNING, "agenthost.upstream")
+    untrusted = await asyncio.start_server(hang_up, "127.0.0.1", 0, ssl=self_signed(tmp_path))
+    plain = await asyncio.start_server(answer_plain_http, "127.0.0.1", 0)
+    said: dict[asyncio.Server, str] = {}
+    async with untrusted, plain:
+        for server in (untrusted, plain):
+            port = server.sockets[0].getsockname()[1]
+            url = f"https://127.0.0.1:{port}/v1"
+            model = OpenAIModel("m", base_url=url, api_key="k", max_retries=0)
+            async with model.lifespan():
+                with pytest.raises(ModelError) as failed:
+                    await ChatAgent("up", model).run("hi")
+            said[server] = str(failed.value)
+    assert said[untrusted] == (
+        "upstream model 'm' failed: the upstream's TLS certificate was refused "
+        "(self-signed certificate)"
+    )
+    assert said[plain] == (
+        "upstream model 'm' failed: TLS with the upstream failed: "
+        "it does not speak TLS (http://, not https://?)"
+    )
+    logged = [r.getMessage() for r in caplog.records if r.name == "agenthost.upstream"]
+    assert len(logged) == 2 and all("Operation not permitted" not in m for m in logged)

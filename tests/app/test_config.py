@@ -207,3 +207,55 @@ def test_a_port_in_use_is_said_before_anything_is_built(
         assert main(["serve", "--config", str(good), "--port", str(port)]) == 2
     err = capsys.readouterr().err
     assert f"127.0.0.1:{port} is already in use" in err and "AGENTHOST_PORT" in err
+
+
+@pytest.mark.parametrize(
+    ("yaml", "said"),
+    [
+        # A key of the top level is matched against the top level's keys only
+        # (`agent` is a workflow step's key: "did you mean 'agent'?" before).
+        (
+            "agent:\n  - {name: a, model: echo}\n",
+            "agent: Extra inputs are not permitted; did you mean 'agents'?",
+        ),
+        (
+            "agents:\n  - {name: a, model: echo, limits: {max_secs: 3}}\n",
+            "limits.max_secs: Extra inputs are not permitted; did you mean 'max_seconds'?",
+        ),
+        (
+            "agents:\n  - {name: a, kind: workflw, model: echo}\n",
+            "agent 'a': kind: unknown kind 'workflw'; use one of chat, pipeline, workflow "
+            "(or import: for an agent from code); did you mean 'workflow'?",
+        ),
+        (
+            "agents:\n  - {name: a, model: ecoh}\n",
+            "agent 'a': model: unknown model 'ecoh' (did you mean 'echo'?); use one of echo,",
+        ),
+        (
+            "agents:\n  - {name: a, model: 'opneai:gpt-4o'}\n",
+            "unknown model 'opneai:gpt-4o' (did you mean 'openai:<model>'?)",
+        ),
+        (
+            "agents:\n  - {name: a, model: echo, tools: [calculater]}\n",
+            "agent 'a': tools.0: unknown tool 'calculater' (did you mean 'calculator'?); built-in",
+        ),
+    ],
+)
+def test_a_misspelt_name_gets_the_one_it_meant(tmp_path: Path, yaml: str, said: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_agents(write(tmp_path, yaml))
+    assert said in str(caught.value)
+
+
+def test_a_quotas_file_yaml_error_names_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    quotas = tmp_path / "quotas.yaml"
+    quotas.write_text("default: {requests_per_minute: [\n")
+    monkeypatch.setenv("AGENTHOST_QUOTAS_FILE", str(quotas))
+    assert (
+        main(["check", "--config", str(write(tmp_path, "agents:\n  - {name: e, model: echo}\n"))])
+        == 2
+    )
+    err = capsys.readouterr().err
+    assert f'in "{quotas}", line 2' in err and "unicode string" not in err

@@ -10,8 +10,12 @@ import time
 
 import pytest
 
+from agenthost.agents import ChatAgent
+from agenthost.agents.models import EchoModel
 from agenthost.app.metrics import Metrics
+from agenthost.app.settings import Settings
 from agenthost.app.watchdog import watch_loop
+from tests.conftest import running
 from tests.prometheus import samples, value
 
 pytestmark = pytest.mark.anyio
@@ -121,3 +125,20 @@ def test_a_process_short_of_cpu_is_counted_not_logged() -> None:
 async def test_a_threshold_of_0_turns_it_off() -> None:
     async with watch_loop(0) as watchdog:
         assert watchdog is None
+
+
+async def test_the_first_request_does_not_prepare_the_routes_on_the_loop() -> None:
+    # FastAPI prepares each route when it first routes a request: ~0.1-0.2 s of CPU on the
+    # loop for the first request after start-up (the one "blocked" warning an idle default
+    # server logged). Start-up does it now; the first request costs what the second does.
+    agents = {"echo": ChatAgent("echo", EchoModel())}
+    async with running(agents, Settings()) as (_, http):
+        spent = []
+        for _ in range(3):
+            start = time.thread_time()  # ASGITransport runs the app in this thread
+            assert (await http.get("/v1/models")).status_code == 200
+            spent.append(time.thread_time() - start)
+    first, later = spent[0], min(spent[1:])
+    # CPU time, not wall time: a busy machine does not lengthen it. Here: 4 ms then 1-2 ms
+    # with the routes prepared at start-up; 21 ms then 1 ms without.
+    assert first < 3 * later + 0.005, spent
