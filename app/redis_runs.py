@@ -10,6 +10,13 @@ progress by lease deadline: a replica finds orphans with one
 ``ZRANGEBYSCORE`` and claims one with a script that checks and sets the
 lease atomically (exactly one claimer).
 
+The client retries a command after a connection error
+(:mod:`agenthost.app.redis_client`), and its first try may have been applied
+with only its answer lost; every write here is safe to repeat: records and
+leases are set whole (a repeat sets the same), events carry their ids, and a
+claim that finds the lease already its own counts as won (else the run would
+wait a whole lease for another claimer).
+
 Writes are batched: :meth:`RedisRunLog.append` keeps the event in this
 process (followers here read it at once) and one writer task sends every
 run's new events in one pipeline per round trip, so 1,000 streams cost one
@@ -40,8 +47,12 @@ from agenthost.app.redis_memory import FAILURES
 
 logger = logging.getLogger("agenthost")
 
+# A claimer that finds the lease already its own is its own claim, retried after its answer
+# was lost (a replica never claims a run it runs): it won.
 _CLAIM = """
-if redis.call('exists', KEYS[1]) == 1 then return 0 end
+local holder = redis.call('get', KEYS[1])
+if holder == ARGV[1] then return 1 end
+if holder then return 0 end
 if not redis.call('zscore', KEYS[2], ARGV[3]) then return 0 end
 redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
 redis.call('zadd', KEYS[2], ARGV[4], ARGV[3])

@@ -4,11 +4,13 @@ Each is started once per test session (``redis_url``, ``postgres_url``
 fixtures; import them into a conftest or a test module) and stopped at the
 end. A test that needs one is skipped, with the reason, only when the
 server's binaries are not installed (``apt-get install -y redis-server
-postgresql``: CI's Makefile does it).
+postgresql``: CI's Makefile does it). :class:`ReplyCutter` sits between a
+client and a real Redis to lose one answer, as a failure at the wrong moment does.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import socket
@@ -81,6 +83,56 @@ class RedisServer:
             self.process.terminate()
             self.process.wait(timeout=30)
             self.process = None
+
+
+class ReplyCutter:
+    """A TCP proxy to Redis that can lose the answer to one request, for real.
+
+    Once armed with a marker, the request whose bytes contain it is forwarded
+    (Redis applies it) and then the connection is closed before its answer
+    reaches the client, as when Redis or the network fails at that moment.
+    """
+
+    def __init__(self, target: int) -> None:
+        self.target = target
+        self.marker: bytes | None = None
+        self.cuts = 0
+        self.port = 0
+
+    async def __aenter__(self) -> ReplyCutter:
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.port = self.server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.server.close()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target)
+        cut = asyncio.Event()
+
+        async def upstream() -> None:
+            while data := await reader.read(65536):
+                if self.marker is not None and self.marker in data:
+                    self.marker = None
+                    cut.set()  # before Redis can answer
+                up_writer.write(data)
+                await up_writer.drain()
+
+        async def downstream() -> None:
+            while data := await up_reader.read(65536):
+                if cut.is_set():
+                    self.cuts += 1
+                    break
+                writer.write(data)
+                await writer.drain()
+
+        tasks = [asyncio.create_task(upstream()), asyncio.create_task(downstream())]
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        for task in tasks:
+            task.cancel()
+        for stream in (writer, up_writer):
+            stream.close()
 
 
 @contextmanager

@@ -13,7 +13,7 @@ from agenthost.agents.errors import StoreUnavailable
 from agenthost.agents.sessions import ManagedSession, entry_lock
 from agenthost.app.memory import memory_factory
 from agenthost.app.redis_memory import RedisMemoryManager, redis_client
-from tests.stores import RedisServer, redis, redis_sentinel  # noqa: F401 (a fixture)
+from tests.stores import RedisServer, ReplyCutter, redis, redis_sentinel  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.anyio
 
@@ -181,56 +181,6 @@ async def test_an_outage_is_store_unavailable_within_the_time_out(
             assert loop.time() - started < 0.5 + 0.3
     finally:
         await memory.aclose()
-
-
-class ReplyCutter:
-    """A TCP proxy to Redis that can lose the answer to one request, for real.
-
-    Once armed with a marker, the request whose bytes contain it is forwarded
-    (Redis applies it) and then the connection is closed before its answer
-    reaches the client, as when Redis or the network fails at that moment.
-    """
-
-    def __init__(self, target: int) -> None:
-        self.target = target
-        self.marker: bytes | None = None
-        self.cuts = 0
-        self.port = 0
-
-    async def __aenter__(self) -> ReplyCutter:
-        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        self.port = self.server.sockets[0].getsockname()[1]
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        self.server.close()
-
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target)
-        cut = asyncio.Event()
-
-        async def upstream() -> None:
-            while data := await reader.read(65536):
-                if self.marker is not None and self.marker in data:
-                    self.marker = None
-                    cut.set()  # before Redis can answer
-                up_writer.write(data)
-                await up_writer.drain()
-
-        async def downstream() -> None:
-            while data := await up_reader.read(65536):
-                if cut.is_set():
-                    self.cuts += 1
-                    break
-                writer.write(data)
-                await writer.drain()
-
-        tasks = [asyncio.create_task(upstream()), asyncio.create_task(downstream())]
-        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-        for task in tasks:
-            task.cancel()
-        for stream in (writer, up_writer):
-            stream.close()
 
 
 async def test_an_append_whose_answer_is_lost_is_retried_and_applied_once(

@@ -7,6 +7,11 @@ port with the same append-only file. Requests started after Redis answers
 PING again all succeed (the pools' stale connections are retried on fresh
 ones); during the outage they get MCP's "unavailable" tool error within about
 ``store_timeout``; no turn is stored twice.
+
+The traffic is counted in turns, not in seconds, so that a slow machine sends
+as much of it as a fast one: a burst of turns fills each replica's pool
+before the restart, one probe per replica is sent while Redis is down, and
+another burst starts the moment Redis answers PING.
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ from tests.stores import RedisServer
 pytestmark = pytest.mark.anyio
 
 STORE_TIMEOUT = 1.0
+TURNS = 4
+"""Turns each burst client sends in one burst: 12 clients, half the turns on each replica."""
 MCP = {"accept": "application/json, text/event-stream"}
 
 
@@ -38,6 +45,7 @@ MCP = {"accept": "application/json, text/event-stream"}
 class Outcome:
     started: float
     seconds: float
+    replica: int  # the index of the replica that was asked
     status: int  # HTTP; 0: no answer in time
     detail: str  # '' when the call succeeded
 
@@ -55,7 +63,8 @@ class Client:
     async def turn(self, http: httpx.AsyncClient, text: str = "") -> str:
         """Send one turn; the agent's answer ('' when it failed)."""
         text = text or f"{self.session[:8]}-{self.sent}"
-        url = self.urls[self.sent % len(self.urls)]
+        replica = self.sent % len(self.urls)
+        url = self.urls[replica]
         self.sent += 1
         arguments = {"message": text, "session_id": self.session}
         call = {"name": "recall", "arguments": arguments}
@@ -64,22 +73,28 @@ class Client:
         try:
             answer = await http.post(f"{url}/mcp", json=body, headers=MCP)
         except httpx.TimeoutException as exc:  # a hung request is a failure like any other
-            self.outcomes.append(Outcome(started, time.monotonic() - started, 0, repr(exc)))
+            self.outcomes.append(
+                Outcome(started, time.monotonic() - started, replica, 0, repr(exc))
+            )
             return ""
         seconds = time.monotonic() - started
         result = _result(answer.text) if answer.status_code == 200 else {}
         if answer.status_code == 200 and result and not result.get("isError"):
             self.stored.append(text)
-            self.outcomes.append(Outcome(started, seconds, answer.status_code, ""))
+            self.outcomes.append(Outcome(started, seconds, replica, answer.status_code, ""))
             return str(result["structuredContent"]["text"])
         detail = str(result.get("content") or answer.text)[:200] or "?"
-        self.outcomes.append(Outcome(started, seconds, answer.status_code, detail))
+        self.outcomes.append(Outcome(started, seconds, replica, answer.status_code, detail))
         return ""
 
     async def run_until(self, http: httpx.AsyncClient, until: list[float]) -> None:
         while time.monotonic() < until[0]:
             await self.turn(http)
             await anyio.sleep(0.02)
+
+    async def turns(self, http: httpx.AsyncClient, count: int) -> None:
+        for _ in range(count):
+            await self.turn(http)
 
 
 def _result(text: str) -> dict[str, Any]:
@@ -126,12 +141,20 @@ async def _answers_ping(url: str) -> float:
             await client.aclose()
 
 
+async def _burst(http: httpx.AsyncClient, clients: list[Client], turns: int) -> None:
+    """``turns`` turns from each client, the clients at once."""
+    async with anyio.create_task_group() as tg:
+        for client in clients:
+            tg.start_soon(client.turns, http, turns)
+
+
 async def test_a_redis_restart_under_traffic_is_invisible_once_it_answers(
     own_redis: RedisServer, two: list[Replica]
 ) -> None:
     urls = [replica.url for replica in two]
     steady = [Client(urls) for _ in range(2)]
     bursts = [Client(urls) for _ in range(12)]
+    probes = [Client([url]) for url in urls]
     forever = [float("inf")]
     # Idle connections to the replicas expire before their 5 s keep-alive does: with
     # httpx's default (5 s too) a connection reused as the server closes it fails with
@@ -143,50 +166,54 @@ async def test_a_redis_restart_under_traffic_is_invisible_once_it_answers(
     ):
         # A burst first, so each replica's pool holds connections the steady
         # traffic leaves idle: those are the stale ones after the restart.
-        burst_end = [time.monotonic() + 1.5]
-        async with anyio.create_task_group() as burst:
-            for client in bursts:
-                burst.start_soon(client.run_until, http, burst_end)
+        await _burst(http, bursts, TURNS)
         for client in steady:
             tg.start_soon(client.run_until, http, forever)
         await anyio.sleep(0.5)
 
         stopped = time.monotonic()
         await anyio.to_thread.run_sync(own_redis.stop)
-        await anyio.sleep(1.5)
+        await _burst(http, probes, 1)  # one turn to each replica while Redis is down
         await anyio.to_thread.run_sync(own_redis.start)
         answered = await _answers_ping(own_redis.url)
 
-        await anyio.sleep(1.0)
-        burst_end = [time.monotonic() + 1.5]
-        async with anyio.create_task_group() as burst:
-            for client in bursts:
-                burst.start_soon(client.run_until, http, burst_end)
+        await _burst(http, bursts, TURNS)  # at once: the stale connections are used now
         forever[0] = 0.0
 
-        everyone = steady + bursts
-        outcomes = [o for client in everyone for o in client.outcomes]
-        after = [o for o in outcomes if o.started >= answered]
-        failed_after = [o for o in after if o.detail]
-        timeline = [
-            (round(o.started - answered, 2), round(o.seconds, 2), o.status)
-            for o in outcomes
-            if o.detail
-        ]
-        assert len(after) > 50
-        assert failed_after == [], (
-            f"{len(failed_after)} of {len(after)} failed after PING (started, took, status, "
-            f"seconds from PING): {timeline}"
-        )
+    everyone = steady + bursts
+    outcomes = [o for client in everyone + probes for o in client.outcomes]
+    after = [o for o in outcomes if o.started >= answered]
+    failed_after = [o for o in after if o.detail]
+    timeline = [
+        (round(o.started - answered, 2), round(o.seconds, 2), o.status)
+        for o in outcomes
+        if o.detail
+    ]
+    during = [o for o in outcomes if stopped <= o.started < answered and o.detail]
+    print(  # the figures of the closing note (pytest -s)
+        f"Redis restart: {len(during)} turns failed while it was down; after it answered "
+        f"PING {len(failed_after)} of {len(after)} failed "
+        f"({sum(o.replica == 0 for o in after)} and {sum(o.replica == 1 for o in after)} "
+        "on the two replicas)"
+    )
+    assert failed_after == [], (
+        f"{len(failed_after)} of {len(after)} failed after PING (seconds from PING, took, "
+        f"status): {timeline}"
+    )
+    assert len(after) >= len(bursts) * TURNS
+    for replica in range(len(urls)):  # each replica's stale connections were used
+        assert sum(o.replica == replica for o in after) >= len(bursts) * TURNS // 2
 
-        during = [o for o in outcomes if stopped <= o.started < answered and o.detail]
-        assert during, "the outage was not seen at all"
-        for outcome in during:
-            assert "store is unavailable" in outcome.detail, outcome
-            assert outcome.seconds < STORE_TIMEOUT + 1.5, outcome
+    for probe in probes:  # sent and answered while Redis was down
+        (outcome,) = probe.outcomes
+        assert "store is unavailable" in outcome.detail, outcome
+    for outcome in during:
+        assert "store is unavailable" in outcome.detail, outcome
+        assert outcome.seconds < STORE_TIMEOUT + 1.5, outcome
 
-        # Every turn answered is stored once; none is stored twice (the recall
-        # agent answers with the user turns of its session).
+    # Every turn answered is stored once; none is stored twice (the recall
+    # agent answers with the user turns of its session).
+    async with httpx.AsyncClient(timeout=10, limits=limits) as http:
         for client in everyone:
             transcript = await client.turn(http, "end")
             assert transcript, client.outcomes[-1]

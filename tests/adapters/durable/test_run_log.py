@@ -36,7 +36,7 @@ from agenthost.agents import (
 from agenthost.agents.errors import ModelBusy
 from agenthost.app.redis_memory import redis_client
 from agenthost.app.redis_runs import RedisRunLog
-from tests.stores import RedisServer, redis  # noqa: F401 (fixture)
+from tests.stores import RedisServer, ReplyCutter, redis  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.anyio
 
@@ -137,6 +137,31 @@ async def test_an_expired_lease_has_exactly_one_claimer(redis: RedisServer) -> N
         assert not await logs[0].renew(record.id, "owner", 5)  # the old owner lost it
     finally:
         await _close(logs)
+
+
+async def test_a_claim_whose_answer_is_lost_is_retried_and_still_won(
+    redis: RedisServer,  # noqa: F811
+) -> None:
+    prefix = f"test-{uuid.uuid4().hex[:8]}"
+    async with ReplyCutter(redis.port) as proxy:
+        owner, claimer = (
+            RedisRunLog(redis_client(url, timeout=2.0), retention=60, prefix=prefix)
+            for url in (redis.url, f"redis://127.0.0.1:{proxy.port}/0")
+        )
+        try:
+            records = [RunRecord(uuid.uuid4().hex, "p", "a", "me", {}) for _ in range(2)]
+            for record in records:
+                await owner.create(record, "owner", 0.2)
+            await asyncio.sleep(0.3)  # the owner "died": its leases expired
+            assert await claimer.claim(records[0].id, "claimer", 5)  # the script is loaded
+            proxy.marker = records[1].id.encode()
+            # Applied, its answer lost, sent again: the retry finds the lease its own.
+            assert await claimer.claim(records[1].id, "claimer", 5)
+            assert proxy.cuts == 1
+            assert await owner.client.get(owner._key(records[1].id, "l")) == b"claimer"
+            assert not await owner.claim(records[1].id, "other", 5)
+        finally:
+            await _close([owner, claimer])
 
 
 async def test_an_event_written_again_is_kept_once(redis: RedisServer) -> None:  # noqa: F811
