@@ -16,7 +16,12 @@ this adds:
   cannot lock out real ones; with none idle, the oldest slow body (a request
   whose body is still arriving) of the principal or client address holding
   the most slow bodies is dropped with 408; with none of those either, the
-  new connection gets 503;
+  oldest new connection (see below), else the new connection gets 503. A
+  connection that has sent nothing yet counts as idle only once it has been
+  silent for half the head time-out: before that it is new, not stalled (the
+  event loop accepts a batch of connections before it reads any, so a
+  client's head is often in the socket, unread, when the next connection
+  comes; closing it then failed a request that had done nothing wrong);
 - a cap on open connections per client address (before auth, so it holds
   without a key): past it, that address's longest-idle connection is closed,
   else the new one gets 429;
@@ -146,6 +151,7 @@ class LimitedHTTPProtocol(asyncio.Protocol):
         self.answered = False  # the app answered (began to) the request whose head came last
         self.scope: Scope | None = None  # the request the app is handling
         self.idle_since = self.loop.time()
+        self.heard = False  # a byte came (a silent new connection is not idle yet)
         self.client_host = ""
         self.counted = False  # in ``connections``
         self.done = False  # refused, or handed to another protocol: nothing more is parsed
@@ -262,7 +268,7 @@ class LimitedHTTPProtocol(asyncio.Protocol):
         """Close another connection (of ``client`` only, if given); False if none may go.
 
         The longest-idle one goes first; then (``drop_slow``) the oldest slow
-        body of the owner holding the most slow bodies.
+        body of the owner holding the most slow bodies; then the oldest new one.
         """
         others = [
             c
@@ -272,19 +278,25 @@ class LimitedHTTPProtocol(asyncio.Protocol):
             and not c.transport.is_closing()
             and (client is None or c.client_host == client)
         ]
-        idle = [c for c in others if c.responses >= c.requests]
+        waiting = [c for c in others if c.responses >= c.requests]
+        silent_since = self.loop.time() - self.limits.header_timeout / 2
+        idle = [c for c in waiting if c.heard or c.idle_since <= silent_since]
+        slow = [c for c in others if c.in_body and c.may_answer()] if drop_slow else []
         if idle:
             victim = min(idle, key=lambda c: c.idle_since)
-            assert victim.transport is not None
-            victim.transport.close()
-        else:
-            slow = [c for c in others if c.in_body and c.may_answer()]
-            if not drop_slow or not slow:
-                return False
+        elif slow:
             held = Counter(c.owner() for c in slow)
             worst = max(held, key=held.__getitem__)
             victim = min((c for c in slow if c.owner() == worst), key=lambda c: c.body_since)
             victim._answer(408, "the request body was too slow for a full server")
+            victim._uncount()
+            return True
+        elif waiting:  # new connections only: the oldest goes
+            victim = min(waiting, key=lambda c: c.idle_since)
+        else:
+            return False
+        assert victim.transport is not None
+        victim.transport.close()
         victim._uncount()
         return True
 
@@ -353,6 +365,7 @@ class LimitedHTTPProtocol(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self.done:
             return
+        self.heard = True
         limit = self.limits.max_header_bytes
         in_head_before = self.in_head
         if in_head_before and self.head_bytes + len(data) > limit:

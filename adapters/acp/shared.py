@@ -79,18 +79,26 @@ class SharedRuns:
     async def working(self, record: RunRecord) -> AsyncIterator[None]:
         """While inside (its work runs here): hold the run's lease, and share its progress."""
         async with self.leases.held(record.principal, record.run_id):
-            progress = asyncio.create_task(self._share_progress(record))
+            stop = asyncio.Event()
+            progress = asyncio.create_task(self._share_progress(record, stop))
             try:
                 yield
             finally:
+                stop.set()
                 progress.cancel()
                 with suppress(asyncio.CancelledError):
                     await progress
 
-    async def _share_progress(self, record: RunRecord) -> None:
+    async def _share_progress(self, record: RunRecord, stop: asyncio.Event) -> None:
+        # The stop flag, not the cancel alone, ends the loop (as Leases.held's): a cancel
+        # that lands as a store write completes is lost in Python 3.11's asyncio.wait_for,
+        # which redis-py sends every command through; the loop then went on for ever, and
+        # the run, awaiting it here, never ended (a taken-over run stayed in progress).
         saved = len(record.events)
-        while True:
+        while not stop.is_set():
             await asyncio.sleep(SNAPSHOT_SECONDS)
+            if stop.is_set():
+                return
             if len(record.events) != saved:
                 saved = len(record.events)
                 with suppress(StoreUnavailable):  # the next status change retries

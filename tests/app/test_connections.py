@@ -189,6 +189,35 @@ def test_more_idle_connections_than_the_cap_cannot_lock_clients_out(tmp_path: Pa
         assert closed_by_server(idle[0])
 
 
+def test_a_new_connection_is_not_closed_at_the_cap_before_it_could_send_its_head(
+    tmp_path: Path,
+) -> None:
+    # The loop accepts a batch of connections before it reads any: a client's head may
+    # be unread in its socket when the next connection comes. Such a connection is new,
+    # not stalled; at the cap a slow body goes instead (a /healthz probe was closed
+    # unanswered beside the slow-body lockout of tests/app/test_fairness.py).
+    limits = {**LIMITS, "AGENTHOST_HEADER_TIMEOUT": "60", "AGENTHOST_BODY_TIMEOUT": "60"}
+    with agenthost_serve(tmp_path, **limits) as (_, url), ExitStack() as stack:
+        port = int(url.rsplit(":", 1)[1])
+        slow = [stack.enter_context(slow_body(port)) for _ in range(39)]  # cap is 40
+        assert httpx.get(f"{url}/healthz", timeout=10).status_code == 200  # heads read
+        new = stack.enter_context(connect(port))  # nothing sent yet
+        stack.enter_context(slow_body(port))  # past the cap: room is made
+        assert answer(slow[0]).startswith(b"HTTP/1.1 408 ")
+        new.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        assert answer(new).startswith(b"HTTP/1.1 200 ")
+
+
+def slow_body(port: int) -> socket.socket:
+    """A connection that sent a POST head and one byte of its body."""
+    sock = connect(port)
+    sock.sendall(
+        b"POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\n"
+        b"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"
+    )
+    return sock
+
+
 def test_the_next_head_on_a_kept_alive_connection_is_timed_and_gets_408(
     server: tuple[str, int],
 ) -> None:

@@ -5,23 +5,28 @@ Across replicas (kill -9, resume elsewhere): tests/scale/test_durable_acp.py.
 
 import asyncio
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import httpx
 import orjson
 import pytest
-from acp_sdk.models import Run, RunStatus
+from acp_sdk.models import Run, RunInProgressEvent, RunStatus
 from asgi_lifespan import LifespanManager
 
 from agenthost.adapters.acp.detached import PROTOCOL, DetachedRuns
 from agenthost.adapters.acp.execution import RunWriter
 from agenthost.adapters.acp.runs import RunRecord, RunStore
+from agenthost.adapters.acp.shared import SharedRuns
 from agenthost.adapters.base import AdapterContext
+from agenthost.adapters.cancels import CancelChannel
 from agenthost.adapters.durable import Discarded, DurableRuns, LocalRunLog
 from agenthost.adapters.durable import RunRecord as DurableRecord
 from agenthost.adapters.durable.events import decode, encode
 from agenthost.adapters.durable.runner import ORPHANED
 from agenthost.adapters.durable.steps import Progress
+from agenthost.adapters.leases import Leases
 from agenthost.agents import (
     ChatAgent,
     Message,
@@ -36,9 +41,12 @@ from agenthost.agents import (
 from agenthost.agents.errors import RunInterrupted
 from agenthost.agents.models import EchoModel
 from agenthost.app.memory import LRUMemoryManager
+from agenthost.app.redis_client import redis_client
+from agenthost.app.redis_memory import RedisMemoryManager
 from agenthost.app.server import create_app
 from tests.adapters.acp.clients import acp_settings
 from tests.scale.durable_agents import WORDS, counting
+from tests.stores import RedisServer, redis  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.anyio
 
@@ -173,3 +181,45 @@ async def test_a_run_that_is_not_durable_is_failed_where_it_is_taken_over() -> N
     assert acp is not None and acp.run.status == RunStatus.FAILED
     assert acp.run.error is not None and acp.run.error.message == ORPHANED
     assert acp.run.error.code == "server_error"
+
+
+class _LosesACancel(RedisMemoryManager):
+    """A store whose write loses the cancel that lands on it, as Python 3.11's
+    ``asyncio.wait_for`` does when its inner write completes at that moment (redis-py
+    sends every command through it)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.writing = asyncio.Event()
+
+    async def append(
+        self, key: SessionKey, messages: Sequence[Message], *, meta: dict[str, Any] | None = None
+    ) -> None:
+        await super().append(key, messages, meta=meta)
+        self.writing.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            return  # lost
+
+
+async def test_a_run_leaves_its_shared_progress_when_a_store_write_loses_the_cancel(
+    redis: RedisServer,  # noqa: F811
+) -> None:
+    # Seen under load: a run taken over from a killed replica finished its agent run,
+    # but waited for ever for this progress loop, so it stayed in progress.
+    client = redis_client(redis.url, timeout=2.0)
+    memory = _LosesACancel(client, "acp-runs", ttl=60)
+    shared = SharedRuns(memory, CancelChannel(memory, "acp"), Leases(memory, "acp", 2.0))
+    run = Run(agent_name="echo", session_id=uuid.uuid4())
+    record = RunRecord(run, "anonymous", SessionKey("echo", str(run.session_id), "anonymous"))
+    try:
+        async with asyncio.timeout(20) as bound:  # a bound on the hang, not a measure
+            async with shared.working(record):
+                await asyncio.sleep(0)  # the progress loop has started
+                record.emit(RunInProgressEvent(run=run))  # progress to share
+                await memory.writing.wait()
+        assert not bound.expired()  # (its cancel may be swallowed where the loop was awaited)
+        assert (await shared.load("anonymous", record.run_id)) is not None
+    finally:
+        await client.aclose()
