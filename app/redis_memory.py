@@ -54,6 +54,7 @@ from urllib.parse import quote
 import orjson
 from redis import exceptions as redis_errors
 from redis.asyncio import Redis
+from redis.asyncio.client import PubSub
 
 from agenthost.agents import Conversation, Message, SessionKey
 from agenthost.agents.errors import StoreUnavailable
@@ -226,11 +227,17 @@ class RedisMemoryManager:
                 async with self.client.pubsub(ignore_subscribe_messages=True) as pubsub:
                     await pubsub.subscribe(channel)
                     while True:
-                        message = await pubsub.get_message(timeout=1.0)
+                        message = await self._next_message(pubsub)
+                        _end_if_cancelled()
                         if message is not None and message["type"] == "message":
                             yield bytes(message["data"])
             except (*FAILURES, OSError):
+                _end_if_cancelled()
                 await asyncio.sleep(0.5)
+
+    async def _next_message(self, pubsub: PubSub) -> dict[str, Any] | None:
+        message: dict[str, Any] | None = await pubsub.get_message(timeout=1.0)
+        return message
 
     async def set_lease(self, name: str, seconds: float) -> None:
         """Mark ``name`` held for ``seconds`` (a key that expires by itself)."""
@@ -274,3 +281,16 @@ def redis_memory_factory(
         return RedisMemoryManager(client, namespace, ttl=ttl, timeout=timeout)
 
     return new_memory
+
+
+def _end_if_cancelled() -> None:
+    """Raise the cancel of the current task that a call swallowed.
+
+    Python 3.11's ``asyncio.wait_for``, which redis-py sends commands and reads through,
+    loses a cancel that lands as the call it wraps completes; the task still counts the
+    request (``Task.cancelling()``), so a loop that checks it ends all the same (a
+    listener left running for ever held the server's shutdown after a Redis outage).
+    """
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError

@@ -5,9 +5,12 @@ from __future__ import annotations
 import asyncio
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
+from redis.asyncio.client import PubSub
 
+from agenthost.adapters.cancels import CancelChannel
 from agenthost.agents import Message, SessionKey
 from agenthost.agents.errors import StoreUnavailable
 from agenthost.agents.sessions import ManagedSession, entry_lock
@@ -226,3 +229,39 @@ async def test_a_sentinel_url_reaches_the_master_it_names(
 def test_a_sentinel_url_without_a_service_is_refused() -> None:
     with pytest.raises(ValueError, match="service name"):
         redis_client("redis+sentinel://127.0.0.1:26379", timeout=1)
+
+
+class _ReadLosesACancel(RedisMemoryManager):
+    """A store whose pub/sub read loses the cancel that lands on it, as Python 3.11's
+    ``asyncio.wait_for`` does when the read it wraps completes at that moment."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.reading = asyncio.Event()
+
+    async def _next_message(self, pubsub: PubSub) -> dict[str, Any] | None:
+        message = await super()._next_message(pubsub)
+        self.reading.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            return message  # lost
+        return message
+
+
+async def test_a_listener_ends_when_a_read_loses_its_cancel(redis: RedisServer) -> None:  # noqa: F811
+    store = _ReadLosesACancel(
+        redis_client(redis.url, timeout=2), f"lost-{uuid.uuid4().hex}", ttl=60
+    )
+    try:
+        listener = asyncio.create_task(CancelChannel(store, "test").listen(_never_called))
+        await asyncio.wait_for(store.reading.wait(), 30)
+        listener.cancel()
+        done, _ = await asyncio.wait([listener], timeout=10)
+        assert done == {listener} and listener.cancelled()
+    finally:
+        await store.aclose()
+
+
+async def _never_called(principal: str, id: str) -> None:
+    raise AssertionError("no cancel was sent")
