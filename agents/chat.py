@@ -39,6 +39,7 @@ from agenthost.agents.tools.approvals import (
     CANNOT_ASK,
     approval_request,
     awaiting_approval,
+    mark_asked,
     needs_approval,
     refusal,
     resolve_approvals,
@@ -249,9 +250,13 @@ class ChatAgent(BaseAgent):
             asked = [c for c in calls if c not in pending and needs_approval(tools.get(c.name))]
             own = [c for c in calls if c not in pending and c not in asked]
             refused = []
-            if session is not None:
+            if session is not None and asked:
                 pending += [approval_request(c) for c in asked]
-            else:
+                # Marked in the stored turn, so a protocol that reads what the conversation
+                # waits for (adapters' pending_in) sees these calls as the questions asked.
+                marked = mark_asked(response.message, asked)
+                messages[-1] = new_messages[-1] = marked
+            elif asked:
                 refused = [refusal(c, CANNOT_ASK) for c in asked]
             if own or refused:
                 results: list[ToolResultPart] = list(refused)

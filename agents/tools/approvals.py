@@ -26,6 +26,7 @@ import orjson
 from agenthost.agents.messages import Message, ToolCallPart, ToolResultPart
 from agenthost.agents.tools.client import ASK_USER, arguments_of
 
+ASKED = "approval_asked"  # the assistant turn's metadata key: ids of calls asked about
 DECLINED = "The user did not approve this call, so it did not run."
 CANNOT_ASK = (
     "This tool runs only once the user approves the call, and this conversation has no "
@@ -60,6 +61,21 @@ def approval_request(call: ToolCallPart) -> ToolCallPart:
     question = f"Allow {call.name} to run with {shown}? Answer yes or no."
     arguments = orjson.dumps({"question": question, "schema": APPROVAL_FORM}).decode()
     return ToolCallPart(id=call.id, name=ASK_USER.name, arguments=arguments)
+
+
+def mark_asked(message: Message, asked: Sequence[ToolCallPart]) -> Message:
+    """The assistant ``message`` marked (in its metadata, :data:`ASKED`) with the ids of
+    its calls that wait for approval, so what reads the stored conversation can tell
+    them apart from calls a client runs (:func:`as_asked`)."""
+    metadata = {**(message.metadata or {}), ASKED: [c.id for c in asked]}
+    return message.model_copy(update={"metadata": metadata})
+
+
+def as_asked(message: Message, calls: Sequence[ToolCallPart]) -> list[ToolCallPart]:
+    """``calls`` of the stored assistant ``message``, each one that waits for approval
+    shown as the question asked (:func:`approval_request`), as the run's result showed it."""
+    asked = set((message.metadata or {}).get(ASKED) or ())
+    return [approval_request(c) if c.id in asked else c for c in calls]
 
 
 def approved(reply: str) -> bool:
