@@ -99,16 +99,19 @@ def awaiting_approval(
     history: Sequence[Message], tools: Mapping[str, object]
 ) -> dict[str, ToolCallPart]:
     """The calls of the conversation's last assistant message that wait for approval:
-    those of tools that need it, with no result yet (by call id)."""
+    those the run asked about (marked by :func:`mark_asked`; a turn a client wrote
+    has no mark, so a call it made up is never approved), of tools that need it,
+    with no result yet (by call id)."""
     answered: set[str] = set()
     for message in reversed(history):
         if message.role == "tool":
             answered.update(p.call_id for p in message.parts if isinstance(p, ToolResultPart))
         elif message.role == "assistant":
+            asked = set((message.metadata or {}).get(ASKED) or ())
             return {
                 c.id: c
                 for c in message.tool_calls
-                if c.id not in answered and needs_approval(tools.get(c.name))
+                if c.id in asked and c.id not in answered and needs_approval(tools.get(c.name))
             }
         else:
             return {}
