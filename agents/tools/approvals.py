@@ -78,13 +78,24 @@ def as_asked(message: Message, calls: Sequence[ToolCallPart]) -> list[ToolCallPa
     return [approval_request(c) if c.id in asked else c for c in calls]
 
 
+def is_approval_request(call: ToolCallPart) -> bool:
+    """Whether ``call`` is the question :func:`approval_request` asks (for a protocol
+    with a way of its own to ask for an approval)."""
+    if call.name != ASK_USER.name:
+        return False
+    return arguments_of(call).get("schema") == APPROVAL_FORM
+
+
 def approved(reply: str) -> bool:
-    """Whether the user's ``reply`` approves: a yes-word first, or an accepted form
-    (``{"action": "accept", "content": {"approve": true}}``); anything else declines."""
+    """Whether the user's ``reply`` approves: a yes-word first, the form's answer
+    (``{"approve": true}``), or an accepted form (``{"action": "accept", "content":
+    {"approve": true}}``, MCP elicitation's); anything else declines."""
     try:
         answer = orjson.loads(reply)
     except orjson.JSONDecodeError:
         answer = None
+    if isinstance(answer, dict) and "action" not in answer:  # the form's own answer
+        return answer.get("approve") is True
     if isinstance(answer, dict):
         content = answer.get("content")
         chosen = content.get("approve", True) if isinstance(content, dict) else True

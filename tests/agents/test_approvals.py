@@ -143,6 +143,8 @@ async def test_without_a_session_the_call_is_refused_and_the_run_goes_on() -> No
         (orjson.dumps({"action": "accept", "content": {"approve": False}}).decode(), False),
         (orjson.dumps({"action": "decline"}).decode(), False),
         ("true", True),
+        ('{"approve": true}', True),
+        ('{"approve": false}', False),
     ],
 )
 def test_what_counts_as_approval(reply: str, expected: bool) -> None:
