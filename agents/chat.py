@@ -196,7 +196,8 @@ class ChatAgent(BaseAgent):
         settings = options.model_settings or ModelSettings()
         usage = Usage()
         approved: list[ToolCallPart] = []
-        if session is not None and (waiting := awaiting_approval(history, tools)):
+        asking = session is not None and options.can_ask  # else approvals are refused
+        if asking and (waiting := awaiting_approval(history, tools)):
             input, approved = resolve_approvals(input, waiting)
         messages = transcript(self._instructions(options, list(tools)), history, input)
         new_messages = list(input)
@@ -250,7 +251,7 @@ class ChatAgent(BaseAgent):
             asked = [c for c in calls if c not in pending and needs_approval(tools.get(c.name))]
             own = [c for c in calls if c not in pending and c not in asked]
             refused = []
-            if session is not None and asked:
+            if asking and asked:
                 pending += [approval_request(c) for c in asked]
                 # Marked in the stored turn, so a protocol that reads what the conversation
                 # waits for (adapters' pending_in) sees these calls as the questions asked.
