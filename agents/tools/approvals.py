@@ -144,9 +144,9 @@ def resolve_approvals(
         parts: list[Any] = []
         for part in message.parts:
             call = waiting.get(part.call_id) if isinstance(part, ToolResultPart) else None
-            if call is None:
+            if call is None or not isinstance(part, ToolResultPart):
                 parts.append(part)
-            elif approved(str(part.content)):
+            elif approved(part.content):
                 to_run.append(call)
             else:
                 parts.append(refusal(call, DECLINED))
