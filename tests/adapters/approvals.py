@@ -38,3 +38,7 @@ class Deleter:
 
         tool = Tool(delete_file, options=ToolOptions(approval=True))
         self.agent = ChatAgent(name, FunctionModel(reply), tools=(tool,))
+
+
+STACKER = Deleter("stacker")
+stacker = STACKER.agent  # for a config's ``import:`` (the Agent Stack tests)
