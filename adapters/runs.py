@@ -34,6 +34,7 @@ from agenthost.agents import (
     ToolResultPart,
     answer_pending,
 )
+from agenthost.agents.tools.approvals import as_asked
 
 Out = TypeVar("Out")
 
@@ -167,7 +168,8 @@ def pending_in(history: Sequence[Message]) -> list[ToolCallPart]:
         if message.role == "tool":
             answered.update(p.call_id for p in message.parts if isinstance(p, ToolResultPart))
         elif message.role == "assistant" and message.tool_calls:
-            return [call for call in message.tool_calls if call.id not in answered]
+            waiting = [call for call in message.tool_calls if call.id not in answered]
+            return as_asked(message, waiting)  # a call awaiting approval: its question
     return []
 
 

@@ -35,6 +35,15 @@ from agenthost.agents.results import (
     Usage,
 )
 from agenthost.agents.sessions import NotedSession, Session
+from agenthost.agents.tools.approvals import (
+    CANNOT_ASK,
+    approval_request,
+    awaiting_approval,
+    mark_asked,
+    needs_approval,
+    refusal,
+    resolve_approvals,
+)
 from agenthost.agents.tools.base import BaseTool
 from agenthost.agents.tools.client import ClientTool
 from agenthost.agents.tools.events import LOGGING_HOOKS, ToolHooks
@@ -185,9 +194,24 @@ class ChatAgent(BaseAgent):
         tools = self._tools(options)
         definitions = [t.definition for t in tools.values()]
         settings = options.model_settings or ModelSettings()
+        usage = Usage()
+        approved: list[ToolCallPart] = []
+        asking = session is not None and options.can_ask  # else approvals are refused
+        if asking and (waiting := awaiting_approval(history, tools)):
+            input, approved = resolve_approvals(input, waiting)
         messages = transcript(self._instructions(options, list(tools)), history, input)
         new_messages = list(input)
-        usage = Usage()
+        if approved:  # the user approved these calls: they run now, as if just made
+            for call in approved:
+                yield ToolCallStarted(call)
+            async for item in self._run_own(approved, tools, messages, stream=stream):
+                if isinstance(item, CallsDone):
+                    usage += item.usage
+                    tool_message = Message(role="tool", parts=list(item.results))
+                    messages.append(tool_message)
+                    new_messages.append(tool_message)
+                else:
+                    yield item
         texts: list[str] = []
         memory = await self._memory_context(session)
         for _ in range(options.max_steps or DEFAULT_MAX_STEPS):
@@ -222,28 +246,35 @@ class ChatAgent(BaseAgent):
             calls = response.message.tool_calls
             # Calls of client tools are the client's to run: the run ends waiting for them.
             pending = [c for c in calls if isinstance(tools.get(c.name), ClientTool)]
-            own = [c for c in calls if c not in pending]
-            if own:
+            # Calls of tools that need the user's approval: asked (as ask_user) when the
+            # run has a session to resume in, else refused at once (agents/tools/approvals.py).
+            asked = [c for c in calls if c not in pending and needs_approval(tools.get(c.name))]
+            own = [c for c in calls if c not in pending and c not in asked]
+            refused = []
+            if asking and asked:
+                pending += [approval_request(c) for c in asked]
+                # Marked in the stored turn, so a protocol that reads what the conversation
+                # waits for (adapters' pending_in) sees these calls as the questions asked.
+                marked = mark_asked(response.message, asked)
+                messages[-1] = new_messages[-1] = marked
+            elif asked:
+                refused = [refusal(c, CANNOT_ASK) for c in asked]
+            if own or refused:
+                results: list[ToolResultPart] = list(refused)
                 for call in own:
                     yield ToolCallStarted(call)
-                done: CallsDone | None = None
-                run_tool = partial(_run_tool, tools, hooks=self.tool_hooks)
-                async for item in run_calls(own, tools, messages, run_tool):
+                async for item in self._run_own(own, tools, messages, stream=stream):
                     if isinstance(item, CallsDone):
-                        done = item
-                    elif stream:
+                        usage += item.usage
+                        results = [*item.results, *refused]
+                    else:
                         yield item
-                assert done is not None, "run_calls ends with CallsDone"
-                usage += done.usage
-                results = done.results
-                for tool_result in results:
-                    yield ToolCallFinished(tool_result)
                 tool_message = Message(role="tool", parts=list(results))
                 messages.append(tool_message)
                 new_messages.append(tool_message)
                 # A forced tool_choice is met once; forcing it again would loop until max_steps.
                 settings = replace(settings, tool_choice=None)
-            if not own or pending:
+            if not (own or refused) or pending:
                 finish = "tool_calls" if pending else response.finish_reason
                 output = STEP_SEPARATOR.join(texts)
                 yield RunFinished(RunResult(output, new_messages, usage, finish, pending))
@@ -251,6 +282,30 @@ class ChatAgent(BaseAgent):
         raise MaxStepsExceeded(
             f"agent {self.name!r} did not finish within {options.max_steps} model steps"
         )
+
+    async def _run_own(
+        self,
+        calls: list[ToolCallPart],
+        tools: Mapping[str, AnyTool],
+        messages: list[Message],
+        *,
+        stream: bool,
+    ) -> AsyncIterator[RunUpdate | CallsDone]:
+        """Run the agent's own ``calls``: their progress (streamed runs), each one's
+        :class:`ToolCallFinished`, then :class:`CallsDone` (no calls: nothing)."""
+        if not calls:
+            return
+        done: CallsDone | None = None
+        run_tool = partial(_run_tool, tools, hooks=self.tool_hooks)
+        async for item in run_calls(calls, tools, messages, run_tool):
+            if isinstance(item, CallsDone):
+                done = item
+            elif stream:
+                yield item
+        assert done is not None, "run_calls ends with CallsDone"
+        for tool_result in done.results:
+            yield ToolCallFinished(tool_result)
+        yield done
 
 
 def _served_tool(tool: AnyTool, serve: Callable[[Agent], Agent]) -> AnyTool:

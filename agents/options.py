@@ -60,6 +60,9 @@ class RunOptions:
     tools: Sequence[AnyTool] | None = None
     model_settings: ModelSettings | None = None
     max_steps: int | None = None
+    # False where the protocol has no way to ask its client and resume (OpenAI
+    # Responses): a call that needs approval is refused at once, as without a session.
+    can_ask: bool = True
 
     def merged(self, override: RunOptions | None) -> RunOptions:
         if override is None:
@@ -69,6 +72,7 @@ class RunOptions:
             tools=merge_tools(self.tools or (), override.tools or ()),
             model_settings=(self.model_settings or ModelSettings()).merged(override.model_settings),
             max_steps=override.max_steps if override.max_steps is not None else self.max_steps,
+            can_ask=self.can_ask and override.can_ask,
         )
 
 

@@ -35,6 +35,7 @@ def to_tool_options(spec: ToolOptionsSpec) -> RuntimeToolOptions:
         retries=spec.retries,
         backoff=spec.backoff,
         timeout=spec.timeout,
+        approval=spec.approval == "required",
         cache=(
             CacheOptions(cache.max_entries, cache.ttl)
             if not isinstance(cache, bool)

@@ -46,6 +46,13 @@ class ToolOptionsSpec(_Spec):
     ] = Field(
         False, description="Cache results by input: true (256 entries, 5 minutes) or options."
     )
+    approval: Literal["required", "never"] = Field(
+        "never",
+        description="'required': each call waits for the user's approval, asked over the "
+        "protocol's own way to ask (A2A input-required, ACP awaiting, MCP elicitation...); "
+        "declined, the call never runs and the model is told. Only conversations with a "
+        "session can ask: elsewhere (stateless Chat Completions) the call is refused.",
+    )
 
 
 class ToolSpec(ToolOptionsSpec):

@@ -8,7 +8,8 @@ manager for the life of the process; the only principal is the local user.
 
 A run that waits for its user (the ``ask_user`` tool) ends the turn with the
 question as the agent's message; the user's next prompt is the answer and
-the run goes on from there.
+the run goes on from there. A call that needs the user's approval is asked
+by Zed's own permission prompt instead (:mod:`.permissions`), inside the turn.
 """
 
 from __future__ import annotations
@@ -42,6 +43,12 @@ from agenthost.adapters.acp_zed.convert import (
     tool_started,
 )
 from agenthost.adapters.acp_zed.errors import to_outcome
+from agenthost.adapters.acp_zed.permissions import (
+    OPTIONS,
+    answer_of,
+    only_approvals,
+    permission_call,
+)
 from agenthost.adapters.runs import RunConsumer, pending_in, resume_input
 from agenthost.agents import (
     ANONYMOUS,
@@ -143,6 +150,14 @@ class ZedAgent:
         session = ManagedSession(self.memory, self._key(session_id))
         try:
             result = await turn.consume(self.agent.run_stream(input, session=session))
+            # Approvals are asked by Zed's permission prompt, and the run goes on at once.
+            while result is not None and only_approvals(result.pending):
+                try:
+                    answers = await self._permissions(session_id, result.pending)
+                except RequestError:  # a client without the prompt: asked in text
+                    await turn.say(question_text(result.pending))
+                    break
+                result = await turn.consume(self.agent.run_stream(answers, session=session))
         except Exception as exc:
             outcome = to_outcome(exc)
             if isinstance(outcome, RequestError):
@@ -152,6 +167,18 @@ class ZedAgent:
             return PromptResponse(stop_reason=outcome)
         assert result is not None  # failures propagate
         return PromptResponse(stop_reason=stop_reason(result), usage=to_usage(result.usage))
+
+    async def _permissions(self, session_id: str, pending: Sequence[ToolCallPart]) -> Message:
+        """The user's choice on each approval pending, asked one by one."""
+        results = []
+        for call in pending:
+            response = await self._client_of().request_permission(
+                session_id=session_id, tool_call=permission_call(call), options=OPTIONS
+            )
+            results.append(
+                ToolResultPart(call_id=call.id, name=call.name, content=answer_of(response))
+            )
+        return Message(role="tool", parts=list(results))
 
     def _key(self, session_id: str) -> SessionKey:
         return SessionKey(self.agent.name, session_id, self.principal)
@@ -189,6 +216,8 @@ class _Turn(RunConsumer[None]):
         return ()
 
     async def on_pending(self, result: RunResult) -> Sequence[None]:
+        if only_approvals(result.pending):
+            return ()  # asked by the permission prompt (ZedAgent._run)
         # The question ends the turn as the agent's message; the next prompt answers it.
         await self.say(("\n\n" if result.output else "") + question_text(result.pending))
         return ()

@@ -52,9 +52,14 @@ from agenthost.agents import (
     question_of,
 )
 from agenthost.agents.errors import details_of, message_of
+from agenthost.agents.tools.approvals import is_approval_request
+from agenthost.agents.tools.client import form_of
 
 INTERRUPT_REASON = "input_required"
 """The ``reason`` of an ``ask_user`` interrupt."""
+APPROVAL_REASON = "tool_approval"
+"""The ``reason`` of an interrupt that asks to approve a tool call (``tool_call_id``);
+its ``response_schema`` is the one-field form, answered ``{"approve": true}`` or a yes."""
 
 _ENCODER = EventEncoder()
 
@@ -132,7 +137,16 @@ class AGUIEvents(RunConsumer[bytes]):
         interrupts, calls = [], []
         for call in result.pending:
             question = question_of(call)
-            if question is not None:
+            if question is not None and is_approval_request(call):
+                interrupt = Interrupt(
+                    id=call.id,
+                    reason=APPROVAL_REASON,
+                    message=question,
+                    tool_call_id=call.id,
+                    response_schema=form_of(call),
+                )
+                interrupts.append(interrupt)
+            elif question is not None:
                 interrupts.append(Interrupt(id=call.id, reason=INTERRUPT_REASON, message=question))
             else:
                 out += self._whole_call(call, self.calls.get(call.id))

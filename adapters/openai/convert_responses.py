@@ -86,6 +86,9 @@ def to_options(request: ResponseRequest, instructions: list[str]) -> RunOptions:
         instructions="\n\n".join(instructions) or None,
         tools=tools or None,
         model_settings=settings,
+        # A pending call is the client's function call to answer: a question to approve
+        # one is not, so a call that needs approval is refused (docs/configuration.md).
+        can_ask=False,
     )
 
 

@@ -40,7 +40,8 @@ class ToolOptions:
     :class:`~agents.errors.FatalToolError` or invalid input), waiting
     ``backoff`` seconds before the first retry and twice as long before each
     next one (at most ``max_backoff``); ``timeout`` seconds per attempt;
-    ``cache`` keeps results (off when None).
+    ``cache`` keeps results (off when None); with ``approval`` a call runs only once
+    the user approves it (:mod:`agents.tools.approvals`).
     """
 
     retries: int = 0
@@ -48,6 +49,7 @@ class ToolOptions:
     max_backoff: float = 10.0
     timeout: float | None = None
     cache: CacheOptions | None = None
+    approval: bool = False
 
     def delay(self, attempt: int) -> float:
         """Seconds to wait before retrying after failed attempt number ``attempt``."""

@@ -23,6 +23,7 @@ from tests.adapters.a2a.support import (
     sdk_client,
     user_message,
 )
+from tests.adapters.approvals import QUESTION, RAN, STACKER, WAS_DECLINED
 from tests.upstream import FakeUpstream, serve_in_thread
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -46,6 +47,7 @@ CONFIG = """agents:
     model_settings: {base_url: "UPSTREAM/v1", api_key: AGENTHOST_KEY}
     tools: [ask_user]
     a2a: {agent_stack: true}
+  - {name: stacker, import: "tests.adapters.approvals:stacker", a2a: {agent_stack: true}}
   - {name: plain, model: echo}
 """
 
@@ -196,3 +198,24 @@ async def test_a_question_is_a_form_and_its_response_answers_it(server: str) -> 
         task = final_task(await collect(client, reply))
     assert task.status.state == TaskState.TASK_STATE_COMPLETED
     assert artifact_text(task).strip() == "The result is Paris."
+
+
+@pytest.mark.parametrize(("reply", "answer", "runs"), [("yes", RAN, 1), ("no", WAS_DECLINED, 0)])
+async def test_an_approval_is_a_form_and_its_response_decides(
+    server: str, reply: str, answer: str, runs: int
+) -> None:
+    STACKER.deleted.clear()
+    client = await sdk_client(f"{server}/a2a/stacker", "JSONRPC", streaming=False)
+    async with client:
+        task = final_task(await collect(client, user_message("tidy up")))
+        assert task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+        form = MessageToDict(task.status.message.metadata)[agent_stack.FORM]
+        assert form["title"] == QUESTION and STACKER.deleted == []
+        response = user_message("", task_id=task.id, context_id=task.context_id)
+        del response.message.parts[:]
+        values = {"values": {"answer": {"type": "text", "value": reply}}}
+        ParseDict({agent_stack.FORM: values}, response.message.metadata)
+        task = final_task(await collect(client, response))
+    assert task.status.state == TaskState.TASK_STATE_COMPLETED
+    assert artifact_text(task).strip() == answer
+    assert STACKER.deleted == ["/tmp/notes.txt"] * runs

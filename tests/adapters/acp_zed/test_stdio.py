@@ -30,14 +30,18 @@ from acp import (
 from acp.core import ClientSideConnection
 from acp.schema import (
     AgentMessageChunk,
+    AllowedOutcome,
     ClientCapabilities,
+    DeniedOutcome,
     Implementation,
+    RequestPermissionResponse,
     TextContentBlock,
     ToolCallProgress,
     ToolCallStart,
     UserMessageChunk,
 )
 
+from tests.adapters.approvals import QUESTION, RAN, WAS_DECLINED
 from tests.prometheus import samples, value
 from tests.upstream import FakeUpstream, free_port
 
@@ -64,6 +68,17 @@ class Recorder:
     def __init__(self) -> None:
         self.updates: list[tuple[str, Any]] = []
         self.changed = asyncio.Event()
+        self.choice: str | None = "allow"  # the permission prompt's answer (None: cancelled)
+        self.permissions: list[tuple[str, Any, list[Any]]] = []
+
+    async def request_permission(
+        self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any
+    ) -> RequestPermissionResponse:
+        self.permissions.append((session_id, tool_call, options))
+        if self.choice is None:
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        chosen = AllowedOutcome(outcome="selected", option_id=self.choice)
+        return RequestPermissionResponse(outcome=chosen)
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.updates.append((session_id, update))
@@ -135,8 +150,14 @@ async def _spawn(agent: str, config: Path, env: dict[str, str]) -> AsyncIterator
 
 
 @pytest.fixture(scope="module")
-async def desk(config: Path) -> AsyncIterator[Served]:
-    async for served in _spawn("desk", config, {}):
+def deletions(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the desk's ``delete_file`` records each of its real calls."""
+    return tmp_path_factory.mktemp("acp-zed-deletions") / "deleted"
+
+
+@pytest.fixture(scope="module")
+async def desk(config: Path, deletions: Path) -> AsyncIterator[Served]:
+    async for served in _spawn("desk", config, {"DESK_DELETIONS": str(deletions)}):
         yield served
 
 
@@ -200,6 +221,33 @@ async def test_a_question_ends_the_turn_and_the_next_prompt_answers_it(desk: Ser
     answered = await conn.prompt(session_id=session, prompt=[text_block("Ada")])
     assert answered.stop_reason == "end_turn"
     assert recorder.text(session) == "Nice to meet you, Ada."
+
+
+@pytest.mark.parametrize(
+    ("choice", "answer", "runs"),
+    [("allow", RAN, 1), ("reject", WAS_DECLINED, 0), (None, WAS_DECLINED, 0)],
+)
+async def test_an_approval_is_a_permission_request_and_the_choice_decides(
+    desk: Served, deletions: Path, choice: str | None, answer: str, runs: int
+) -> None:
+    conn, recorder = desk
+    _deleted(deletions, forget=True)
+    recorder.choice, recorder.permissions = choice, []
+    session = await _session(conn)
+    done = await conn.prompt(session_id=session, prompt=[text_block("tidy up")])
+    [(asked_in, tool_call, options)] = recorder.permissions
+    assert asked_in == session and tool_call.title == QUESTION
+    assert [o.kind for o in options] == ["allow_once", "reject_once"]
+    assert done.stop_reason == "end_turn" and recorder.text(session) == answer
+    assert _deleted(deletions) == ["/tmp/notes.txt"] * runs
+
+
+def _deleted(deletions: Path, *, forget: bool = False) -> list[str]:
+    """The paths the desk's ``delete_file`` really deleted (``forget``: start afresh)."""
+    ran = deletions.read_text().splitlines() if deletions.exists() else []
+    if forget:
+        deletions.unlink(missing_ok=True)
+    return ran
 
 
 async def test_unknown_sessions_and_empty_prompts_are_json_rpc_errors(desk: Served) -> None:
