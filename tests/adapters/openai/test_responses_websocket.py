@@ -7,6 +7,7 @@ with auth off and once with API keys.
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -22,7 +23,8 @@ from agenthost.agents.models import EchoModel, FunctionModel, ModelRequest
 from agenthost.agents.models.testing import call
 from agenthost.app.server import create_app
 from agenthost.app.settings import Settings
-from tests.principals import KEYS, keyed_settings, transcript_model
+from tests.commands import serving
+from tests.principals import KEYS, transcript_model
 from tests.upstream import serve_in_thread
 
 pytestmark = pytest.mark.anyio
@@ -65,6 +67,7 @@ class SlowModel(FunctionModel):
 
 
 SLOW = SlowModel()
+MAX_BYTES = 64 * 1024
 
 
 def agents() -> dict[str, Agent]:
@@ -78,13 +81,18 @@ def agents() -> dict[str, Agent]:
 
 @pytest.fixture(scope="module")
 def open_server() -> Iterator[str]:
-    with serve_in_thread(create_app(Settings(), agents()), lifespan=True) as url:
+    settings = Settings(max_body_bytes=MAX_BYTES)
+    with serve_in_thread(create_app(settings, agents()), lifespan=True) as url:
         yield url
 
 
 @pytest.fixture(scope="module")
-def keyed_server() -> Iterator[str]:
-    with serve_in_thread(create_app(keyed_settings(), agents()), lifespan=True) as url:
+def keyed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``agenthost serve`` itself (its uvicorn protocols and limits), with API keys."""
+    config = tmp_path_factory.mktemp("websocket") / "agents.yaml"
+    config.write_text("agents:\n  - {name: echo, model: echo}\n")
+    keys = ",".join(f"{name}:{KEYS[name]}" for name in ("alice", "bob"))
+    with serving(config, {**os.environ, "AGENTHOST_API_KEYS": keys}) as (_, url):
         yield url
 
 
@@ -190,6 +198,17 @@ async def test_an_error_event_then_a_response_on_the_same_connection(
     assert events[-1].response.output_text == "still here"
 
 
+async def test_a_message_past_the_body_limit_is_an_error_event(open_server: str) -> None:
+    async with client(open_server) as sdk, sdk.responses.connect() as connection:
+        await connection.response.create(model="echo", input="x" * MAX_BYTES)
+        error: Any = await connection.recv()
+        assert error.type == "error" and error.status == 413
+        assert error.error.code == "request_too_large"
+        await connection.response.create(model="echo", input="small")
+        events = await events_of(connection)
+    assert events[-1].response.output_text == "small"
+
+
 async def test_closing_mid_response_cancels_the_run(open_server: str) -> None:
     SLOW.started.clear()
     SLOW.cancelled.clear()
@@ -216,12 +235,12 @@ async def test_the_upgrade_needs_a_key_when_keys_are_on(keyed_server: str) -> No
         assert orjson.loads(response.body)["error"]["code"] == "invalid_api_key"
 
     async with client(keyed_server, KEYS["alice"]) as sdk, sdk.responses.connect() as connection:
-        await connection.response.create(model="t", input="alice's secret")
+        await connection.response.create(model="echo", input="alice's secret")
         mine = (await events_of(connection))[-1].response
         assert mine.output_text == "alice's secret"
     # The response belongs to alice: bob can neither read it nor continue it.
     async with client(keyed_server, KEYS["bob"]) as sdk, sdk.responses.connect() as connection:
-        await connection.response.create(model="t", input="and?", previous_response_id=mine.id)
+        await connection.response.create(model="echo", input="and?", previous_response_id=mine.id)
         error: Any = await connection.recv()
         assert error.type == "error" and error.status == 400
         assert error.error.code == "previous_response_not_found"
