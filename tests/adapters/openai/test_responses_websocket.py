@@ -183,7 +183,7 @@ async def test_an_error_event_then_a_response_on_the_same_connection(
     open_server: str, message: str, status: int, code: str | None, param: str | None
 ) -> None:
     async with client(open_server) as sdk, sdk.responses.connect() as connection:
-        await connection.send_raw(message)  # type: ignore[attr-defined]
+        await connection.send_raw(message)
         error = await connection.recv()
         assert error.type == "error"
         raw: Any = error
