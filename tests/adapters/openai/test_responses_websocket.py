@@ -250,3 +250,18 @@ async def test_the_upgrade_needs_a_key_when_keys_are_on(keyed_server: str) -> No
             headers={"Authorization": f"Bearer {KEYS['bob']}"},
         )
     assert read.status_code == 404
+
+
+async def test_a_page_of_another_site_cannot_open_it(open_server: str) -> None:
+    # Auth off, a browser's cross-site WebSocket is refused before the upgrade (the Origin check).
+    ws_url = open_server.replace("http://", "ws://") + "/v1/responses"
+    with pytest.raises(websockets.InvalidStatus) as refused:
+        async with websockets.connect(ws_url, origin=websockets.Origin("https://evil.example")):
+            pass
+    assert refused.value.response.status_code == 403
+    assert orjson.loads(refused.value.response.body)["error"]["code"] == "origin_not_allowed"
+    async with websockets.connect(ws_url, origin=websockets.Origin(open_server)) as socket:
+        await socket.send('{"type": "response.create", "model": "echo", "input": "hi"}')
+        message = await socket.recv()
+    assert isinstance(message, str)  # events are text messages
+    assert orjson.loads(message)["type"] == "response.created"
