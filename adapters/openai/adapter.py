@@ -3,8 +3,10 @@
 The app mounts the router (at ``/v1`` by default). Chat Completions is
 stateless; the Responses API keeps stored responses in this adapter's
 memory manager and conversations in a second bounded store of their own
-(:mod:`adapters.openai.store`). Endpoints of OpenAI's API that are not
-served answer a 404 that says so, in the OpenAI envelope.
+(:mod:`adapters.openai.store`); ``/responses`` also takes a WebSocket (the
+Responses API's WebSocket mode, :mod:`adapters.openai.websocket`). Endpoints
+of OpenAI's API that are not served answer a 404 that says so, in the
+OpenAI envelope.
 """
 
 from __future__ import annotations
@@ -18,11 +20,13 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp
+from starlette.websockets import WebSocket
 
 from agenthost.adapters.base import AdapterContext, RequestRules, principal_of
 from agenthost.adapters.endpoints import asgi_endpoint
 from agenthost.adapters.openai import background, chat, conversations, responses
 from agenthost.adapters.openai import request_bodies as bodies
+from agenthost.adapters.openai import websocket as websocket_mode
 from agenthost.adapters.openai.errors import OpenAIError, OpenAIRoute, from_exception
 from agenthost.adapters.openai.http import find_agent, json_response
 from agenthost.adapters.openai.shared import SharedConversationStore
@@ -159,6 +163,17 @@ class OpenAIAdapter:
         )
         async def create_response(request: Request) -> Response:
             return await self._create_response(request)
+
+        @router.websocket("/responses")
+        async def responses_websocket(websocket: WebSocket) -> None:
+            principal = principal_of(websocket)
+            await websocket_mode.serve_responses(
+                websocket,
+                context.agents_for(principal),
+                stores,
+                principal,
+                max_bytes=context.max_body_bytes,
+            )
 
         @router.api_route("/responses/{response_id}", methods=readable, summary="A response")
         async def get_response(request: Request, response_id: str) -> Response:

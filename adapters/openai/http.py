@@ -34,6 +34,12 @@ async def read_body(request: Request, model: type[Body]) -> Body:
         raw = await request.body()
     except ClientDisconnect:
         raise OpenAIError(400, "the request body was cut short", code="incomplete_body") from None
+    return await parse_body(raw, model)
+
+
+async def parse_body(raw: bytes, model: type[Body]) -> Body:
+    """``raw`` JSON validated as ``model``, within the JSON limits (off the loop when
+    large); malformed JSON, a limit passed and bad fields are 400s."""
     try:
         return await off_loop(len(raw), _validated, raw, model)
     except BodyProblem as problem:

@@ -11,7 +11,7 @@ items; the next response answers them with ``function_call_output`` items.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from starlette.requests import Request
@@ -26,12 +26,13 @@ from agenthost.adapters.openai.http import (
     find_agent,
     json_response,
     read_body,
+    sse_event,
     sse_response,
 )
 from agenthost.adapters.openai.items import new_id, page
-from agenthost.adapters.openai.responses_stream import ResponseEvents
+from agenthost.adapters.openai.responses_stream import EventEncoder, ResponseEvents
 from agenthost.adapters.openai.schemas import ResponseRequest
-from agenthost.adapters.openai.turns import Stores, prepare
+from agenthost.adapters.openai.turns import Prepared, Stores, prepare
 from agenthost.agents import Agent
 
 
@@ -43,9 +44,7 @@ async def create_response(
     runs: DurableRuns | None = None,
 ) -> Response:
     body = await read_body(request, ResponseRequest)
-    agent = find_agent(agents, body.model)
-    check_supported(body, agent)
-    prepared = await prepare(body, agent, stores, principal, id=new_id("resp"))
+    agent, prepared = await start(body, agents, stores, principal)
     if body.background:
         if runs is None:
             raise OpenAIError(400, "background responses are not served here", param="background")
@@ -61,9 +60,29 @@ async def create_response(
         response = turn.completed(await unless_disconnected(request.receive, run))
         await turn.save(response)
         return json_response(response)
-    # Starts at once; a failure before the first token is an in-stream error.
-    updates = agent.run_stream(messages, session=session, options=options)
-    return sse_response(ResponseEvents(agent.name, turn).stream(updates))
+    return sse_response(stream_events(agent, prepared))
+
+
+async def start(
+    body: ResponseRequest, agents: Mapping[str, Agent], stores: Stores, principal: str
+) -> tuple[Agent, Prepared]:
+    """The agent ``body`` names and its turn, checked and prepared (its history loaded)."""
+    agent = find_agent(agents, body.model)
+    check_supported(body, agent)
+    return agent, await prepare(body, agent, stores, principal, id=new_id("resp"))
+
+
+def stream_events(
+    agent: Agent, prepared: Prepared, encode: EventEncoder = sse_event
+) -> AsyncIterator[bytes]:
+    """The events of a streamed response, each made by ``encode`` (progress as SSE comments).
+
+    The run starts at once; a failure before the first token is an in-stream error.
+    """
+    updates = agent.run_stream(
+        prepared.messages, session=prepared.session, options=prepared.turn.options
+    )
+    return ResponseEvents(agent.name, prepared.turn, encode=encode).stream(updates)
 
 
 async def get_response(

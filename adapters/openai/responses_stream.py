@@ -17,7 +17,7 @@ playground shows (see :func:`progress_comment`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
@@ -42,13 +42,20 @@ if TYPE_CHECKING:
     from agenthost.adapters.openai.turns import Turn
 
 
+class EventEncoder(Protocol):
+    """One event on the wire: an SSE event (:func:`sse_event`), or JSON alone (WebSocket)."""
+
+    def __call__(self, data: Any, *, event: str | None = None) -> bytes: ...
+
+
 class _Events:
     """Numbers the events of one stream; those numbered up to ``skip`` are left out
     (empty bytes): a client that saw them reconnects after them."""
 
-    def __init__(self, skip: int | None = None) -> None:
+    def __init__(self, skip: int | None = None, encode: EventEncoder = sse_event) -> None:
         self.sequence = 0
         self.skip = -1 if skip is None else skip
+        self.encode = encode
 
     def __call__(self, type: str, **fields: Any) -> bytes:
         sequence = self.sequence
@@ -56,22 +63,29 @@ class _Events:
         if sequence <= self.skip:
             return b""
         data = {"type": type, "sequence_number": sequence, **fields}
-        return sse_event(data, event=type)
+        return self.encode(data, event=type)
 
 
 class ResponseEvents(RunConsumer[bytes]):
     """A run of ``turn`` as the events of a streamed response."""
 
     def __init__(
-        self, agent: str, turn: Turn, *, saving: bool = True, starting_after: int | None = None
+        self,
+        agent: str,
+        turn: Turn,
+        *,
+        saving: bool = True,
+        starting_after: int | None = None,
+        encode: EventEncoder = sse_event,
     ) -> None:
         """``saving``: the response is saved when it completes (False for a background
         response, which its run saves); ``starting_after``: events up to that sequence
-        number are left out (a background response's stream picked up again)."""
+        number are left out (a background response's stream picked up again);
+        ``encode``: how an event goes on the wire (progress comments stay SSE comments)."""
         super().__init__(agent)
         self.turn = turn
         self.saving = saving
-        self.event = _Events(starting_after)
+        self.event = _Events(starting_after, encode)
         self.attempt = 0  # steps discarded so far (a resumed background response)
         self.texts: list[str] = []  # the text streamed in the open message item
         self.carried = ""
