@@ -83,9 +83,11 @@ async def test_a_cpu_bound_tool_in_a_worker_process_holds_neither_healthz_nor_th
         crunched = time.perf_counter() - started
     # In a thread, the one C call held the loop for all of ``crunched``: /healthz waited
     # as long (measured by bench/tool_processes.py). In a worker it answers throughout.
+    # Relative to the crunch, not in seconds: on a loaded CI machine every request is slower
+    # (a /healthz once took 0.3 s there), but none waits for the crunch to end.
     assert crunched > 0.5, crunched
-    assert len(gaps) > 10 and max(gaps) < 0.3, (crunched, max(gaps), len(gaps))
-    assert calc_took[0] < 0.5, calc_took
+    assert len(gaps) > 10 and max(gaps) < crunched / 3, (crunched, max(gaps), len(gaps))
+    assert calc_took[0] < crunched / 2, (crunched, calc_took)
     assert not TOOL_PROCESSES.started, "the server's exit left the workers running"
 
 
