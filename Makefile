@@ -77,7 +77,7 @@ types: install
 
 # The image's tests need a Docker engine: `make docker-check` runs them.
 test: install
-	$(RUN) pytest -m "not docker" --cov --cov-report=term:skip-covered
+	$(RUN) pytest -m "not docker" --cov --cov-report=term:skip-covered --durations=30
 
 # Build the image (both variants) and run it and compose for real
 # (tests/docker); needs a Docker engine, e.g. ../shared/tools/docker-here.sh up.

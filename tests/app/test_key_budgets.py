@@ -102,16 +102,27 @@ def rss(pid: int) -> int:
     raise AssertionError("no VmRSS")
 
 
-def requests_of(url: str, key: str, stop: threading.Event, statuses: Counter[str]) -> None:
+def requests_of(
+    url: str, key: str, stop: threading.Event, statuses: Counter[str], waits: list[float]
+) -> None:
+    """Requests of ``key`` until ``stop``: their statuses counted, their waits listed.
+
+    Bob's first requests wait behind the start of alice's flood (the loop parses
+    her bodies and starts her streams): 1.5 s on an idle machine, over 10 s once
+    on the loaded CI machine. That is the CPU shared, not a refusal: a refusal is
+    a status, so the time-out only has to stay above any such wait.
+    """
     body = chat_body(64 * 1024, stream=False)
     headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
     with httpx.Client(base_url=url, headers=headers) as client:
         while not stop.is_set():
+            started = time.monotonic()
             try:
-                reply = client.post("/v1/chat/completions", content=body, timeout=10)
+                reply = client.post("/v1/chat/completions", content=body, timeout=60)
                 statuses[str(reply.status_code)] += 1
             except httpx.HTTPError as exc:
                 statuses[type(exc).__name__] += 1
+            waits.append(time.monotonic() - started)
 
 
 def alice_served_again(url: str) -> int:
@@ -138,8 +149,11 @@ def test_one_keys_stalled_bodies_and_unread_streams_do_not_refuse_another_key(
     pid, url = served
     port = int(url.rsplit(":", 1)[1])
     base = peak = rss(pid)
-    stop, statuses = threading.Event(), Counter[str]()
-    bob = [threading.Thread(target=requests_of, args=(url, BOB, stop, statuses)) for _ in range(2)]
+    stop, statuses, waits = threading.Event(), Counter[str](), list[float]()
+    bob = [
+        threading.Thread(target=requests_of, args=(url, BOB, stop, statuses, waits))
+        for _ in range(2)
+    ]
     for thread in bob:
         thread.start()
     try:
@@ -167,7 +181,9 @@ def test_one_keys_stalled_bodies_and_unread_streams_do_not_refuse_another_key(
     # Alice reached the ceiling (some of her streams were refused, 503 past it)...
     assert running and b"503" in answered.values()
     # ...and bob, holding far less than his share, got nothing but 200s meanwhile.
-    assert sum(statuses.values()) >= 10 and statuses == {"200": sum(statuses.values())}
+    assert sum(statuses.values()) >= 10 and statuses == {"200": sum(statuses.values())}, (
+        f"bob's longest wait {max(waits):.1f} s"
+    )
     # Alice's unread streams were closed after the stall, without their [DONE].
     assert ends == {"cut": len(running)}
     # Memory stays near the bodies in flight (4 MiB and a body at most): it grew by
