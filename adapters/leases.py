@@ -18,6 +18,7 @@ from contextlib import asynccontextmanager, suppress
 from typing import Protocol, runtime_checkable
 
 from agenthost.agents import MemoryManager
+from agenthost.agents.cancelling import cancel_and_wait
 from agenthost.agents.errors import StoreUnavailable
 
 logger = logging.getLogger("agenthost")
@@ -71,9 +72,7 @@ class Leases:
             yield
         finally:
             stop.set()
-            task.cancel()
-            with suppress(asyncio.CancelledError):
-                await task
+            await cancel_and_wait(task)
 
     async def _refresh(self, principal: str, id: str, stop: asyncio.Event) -> None:
         # The stop flag, not the cancel alone, ends the loop: a cancel that lands

@@ -40,6 +40,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import quote
 
+from agenthost.agents.cancelling import cancel_and_wait
+
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
@@ -278,8 +280,6 @@ class RedisQuotaStore:
 
     async def aclose(self) -> None:
         if self._refresher is not None:
-            self._refresher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._refresher
+            await cancel_and_wait(self._refresher)
         if self.owns_client:
             await self.client.aclose()

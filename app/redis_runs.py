@@ -42,6 +42,7 @@ from redis import exceptions as redis_errors
 from redis.asyncio import Redis
 
 from agenthost.adapters.durable.log import LocalRunLog, RunRecord
+from agenthost.agents.cancelling import cancel_and_wait
 from agenthost.agents.errors import StoreUnavailable
 from agenthost.app.redis_memory import FAILURES
 
@@ -316,9 +317,7 @@ class RedisRunLog:
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(self.timeout), self._wrote:
                         await self._wrote.wait_for(lambda: not self._pending)
-            self._writer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._writer
+            await cancel_and_wait(self._writer)
 
 
 def _record(raw: Any) -> RunRecord:

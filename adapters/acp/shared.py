@@ -42,6 +42,7 @@ from agenthost.adapters.base import AdapterContext
 from agenthost.adapters.cancels import CancelChannel, Stop, is_shared
 from agenthost.adapters.leases import Leases
 from agenthost.agents import MemoryManager, SessionKey, ToolCallPart
+from agenthost.agents.cancelling import cancel_and_wait
 from agenthost.agents.errors import StoreUnavailable
 
 NAMESPACE = "acp-runs"
@@ -85,9 +86,7 @@ class SharedRuns:
                 yield
             finally:
                 stop.set()
-                progress.cancel()
-                with suppress(asyncio.CancelledError):
-                    await progress
+                await cancel_and_wait(progress)
 
     async def _share_progress(self, record: RunRecord, stop: asyncio.Event) -> None:
         # The stop flag, not the cancel alone, ends the loop (as Leases.held's): a cancel

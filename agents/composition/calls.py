@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
 
+from agenthost.agents.cancelling import cancel_and_wait
 from agenthost.agents.composition.handoff import AgentTool
 from agenthost.agents.messages import Message, ToolCallPart, ToolResultPart
 from agenthost.agents.results import RunUpdate, Usage
@@ -64,9 +64,7 @@ async def run_calls(
         if next_update is not None:
             next_update.cancel()
         if not everything.done():
-            everything.cancel()
-            with suppress(asyncio.CancelledError):
-                await everything
+            await cancel_and_wait(everything)
     usage = Usage()
     for _, used in outcomes:
         usage += used

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from types import AsyncGeneratorType
 from typing import Any, Generic, TypeAlias, TypeVar
 
+from agenthost.agents.cancelling import cancel_and_wait
+
 T = TypeVar("T")
 U = TypeVar("U")
 Emit = Callable[[str], None]
@@ -67,10 +69,10 @@ async def stream_in_task(
         yield Finished(await task)
     finally:
         if not task.done():
-            task.cancel()
-            with suppress(asyncio.CancelledError):
-                await task
-            await _close_suspended(generators)
+            try:
+                await cancel_and_wait(task)
+            finally:
+                await _close_suspended(generators)
 
 
 async def _close_suspended(generators: _Generators) -> None:
