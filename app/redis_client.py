@@ -33,6 +33,8 @@ from redis.asyncio.retry import Retry
 from redis.asyncio.sentinel import Sentinel
 from redis.backoff import EqualJitterBackoff
 
+from agenthost.app.settings import SESSION_STORE_SCHEMES
+
 SENTINEL = "redis+sentinel://"
 HEALTH_CHECK_SECONDS = 10
 """A connection idle this long is PINGed (and reconnected) before its next command."""
@@ -43,7 +45,7 @@ RETRIES = 8
 
 
 def is_redis_url(url: str) -> bool:
-    return url.startswith(("redis://", "rediss://", "unix://", SENTINEL))
+    return url.startswith(SESSION_STORE_SCHEMES)
 
 
 def retry_policy() -> Retry:
