@@ -24,6 +24,7 @@ from starlette.responses import FileResponse, Response
 from agenthost.adapters.base import HasPublicURL, may_use, principal_of
 from agenthost.adapters.sse import event_stream
 from agenthost.agents import Agent
+from agenthost.agents.tools.reach import callable_tools
 from agenthost.app.protocols import ADAPTERS
 
 _STATIC = Path(__file__).parent / "playground"
@@ -147,31 +148,9 @@ def _agent(agent: Agent) -> dict[str, Any]:
         "description": agent.description,
         "model": getattr(model, "name", None),
         "kind": type(agent).__name__,
-        "tools": callable_tools(agent),
+        "tools": [tool.name for tool in callable_tools(agent)],
         "steps": [s for s in steps if s],
     }
-
-
-def callable_tools(agent: Agent) -> list[str]:
-    """The names of the tools ``agent``'s model can call: never one it cannot.
-
-    A model that never chooses a tool on its own (``chooses_tools = False``:
-    the embedded local model) calls only the tools its ``tool_choice``
-    forces; with ``tool_choice: none`` no model calls any.
-    """
-    options = getattr(agent, "options", None)
-    tools = [t.name for t in (getattr(options, "tools", None) or ())]
-    for toolset in getattr(agent, "toolsets", ()):
-        tools += [t.name for t in toolset.tools()]
-    settings = getattr(options, "model_settings", None)
-    choice = getattr(settings, "tool_choice", None)
-    if choice == "none":
-        return []
-    if getattr(getattr(agent, "model", None), "chooses_tools", True):
-        return tools
-    if choice in (None, "auto"):
-        return []
-    return tools if choice == "required" else [t for t in tools if t == choice]
 
 
 def _command() -> str:

@@ -32,8 +32,9 @@ from a2a.utils.constants import PROTOCOL_VERSION_0_3, PROTOCOL_VERSION_1_0, Tran
 from starlette.requests import HTTPConnection
 
 from agenthost.adapters.a2a.options import A2AOptions
-from agenthost.agents import Agent, BaseAgent
+from agenthost.agents import Agent
 from agenthost.agents.skills import Skill
+from agenthost.agents.tools.reach import callable_tools
 
 BEARER = "bearer"
 OIDC = "oidc"
@@ -169,10 +170,11 @@ def extend_card(card: AgentCard, agent: Agent) -> AgentCard:
     """The extended card an authenticated caller gets: the public ``card`` plus one
     skill per tool the agent's model may call (id ``tool:NAME``, the tool's
     description) — what the agent can reach, which anonymous readers are not told.
-    Tools found at run time (an MCP toolset's) are not listed."""
+    Tools found at run time (an MCP toolset's) are not listed, nor tools the agent's
+    model cannot call (the embedded model calls only those its ``tool_choice`` forces)."""
     extended = AgentCard()
     extended.CopyFrom(card)
-    tools = agent.options.tools or () if isinstance(agent, BaseAgent) else ()
+    tools = callable_tools(agent, found_at_run_time=False)
     extended.skills.extend(
         AgentSkill(
             id=TOOL_SKILL + tool.name,

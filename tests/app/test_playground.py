@@ -20,9 +20,9 @@ from agenthost.agents.models import EchoModel, FunctionModel, ModelRequest
 from agenthost.agents.models.local import LocalModel
 from agenthost.agents.models.testing import Reply, call
 from agenthost.agents.tools.builtin import calculator, current_time
+from agenthost.agents.tools.reach import callable_tools
 from agenthost.app.build import build_registry
 from agenthost.app.config import load_config
-from agenthost.app.playground import callable_tools
 from agenthost.app.server import create_app
 from agenthost.app.settings import Settings
 from tests.conftest import openai_client
@@ -223,6 +223,10 @@ async def test_a_long_tool_result_is_cut_in_the_comment_not_for_the_model() -> N
     assert '"text":"10000"' in text  # the model saw all of it
 
 
+def tool_names(agent: ChatAgent) -> list[str]:
+    return [tool.name for tool in callable_tools(agent)]
+
+
 def test_an_agent_on_the_local_model_shows_only_the_tools_tool_choice_forces() -> None:
     # The local model never chooses a tool itself: listing them would promise calls.
     def local(tool_choice: str | None) -> ChatAgent:
@@ -230,15 +234,15 @@ def test_an_agent_on_the_local_model_shows_only_the_tools_tool_choice_forces() -
         tools = (calculator, current_time)
         return ChatAgent("a", LocalModel("smollm2"), tools=tools, model_settings=settings)
 
-    assert callable_tools(local(None)) == []
-    assert callable_tools(local("auto")) == []
-    assert callable_tools(local("calculator")) == ["calculator"]
-    assert callable_tools(local("required")) == ["calculator", "current_time"]
+    assert tool_names(local(None)) == []
+    assert tool_names(local("auto")) == []
+    assert tool_names(local("calculator")) == ["calculator"]
+    assert tool_names(local("required")) == ["calculator", "current_time"]
     # A model that chooses its tools shows them all, unless tool_choice is none.
     chooses = FunctionModel(lambda r: "hi")
-    assert callable_tools(ChatAgent("b", chooses, tools=(calculator,))) == ["calculator"]
+    assert tool_names(ChatAgent("b", chooses, tools=(calculator,))) == ["calculator"]
     none = ModelSettings(tool_choice="none")
-    assert callable_tools(ChatAgent("c", chooses, tools=(calculator,), model_settings=none)) == []
+    assert tool_names(ChatAgent("c", chooses, tools=(calculator,), model_settings=none)) == []
 
 
 @pytest.mark.parametrize("name", ["agents.yaml", "ollama.yaml"])
@@ -247,10 +251,10 @@ def test_the_shipped_configs_give_no_agent_a_tool_it_cannot_call(name: str) -> N
     for agent in registry.values():
         assert isinstance(agent, ChatAgent)
         configured = [t.name for t in agent.options.tools or ()]
-        assert callable_tools(agent) == configured, agent.name
-    assert callable_tools(registry["assistant"]) == []
+        assert tool_names(agent) == configured, agent.name
+    assert tool_names(registry["assistant"]) == []
 
 
 def test_the_ollama_config_keeps_the_tools_demo_on_a_model_that_chooses_them() -> None:
     registry = build_registry(load_config(ROOT / "config" / "ollama.yaml", environ={}))
-    assert callable_tools(registry["ollama"]) == ["calculator", "current_time"]
+    assert tool_names(registry["ollama"]) == ["calculator", "current_time"]

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from a2a.types import GetExtendedAgentCardRequest
+from a2a.types import AgentCard, GetExtendedAgentCardRequest
 
-from agenthost.agents import ChatAgent, tool
+from agenthost.adapters.a2a.cards import extend_card
+from agenthost.agents import ChatAgent, ModelSettings, tool
+from agenthost.agents.models.local import LocalModel
 from tests.adapters.a2a.support import V1, a2a_settings, in_process, rpc, sdk_client
 from tests.principals import KEYS, bearer, keyed_settings, transcript_model
 from tests.upstream import free_port
@@ -69,3 +71,17 @@ async def test_without_auth_no_extended_card_is_advertised_or_served() -> None:
         async with client:
             card = await client.get_extended_agent_card(GetExtendedAgentCardRequest())
         assert [skill.id for skill in card.skills] == ["shop"]
+
+
+def test_the_extended_card_lists_only_tools_the_agents_model_can_call() -> None:
+    # The embedded model calls only the tools its tool_choice forces.
+    def local(tool_choice: str | None) -> ChatAgent:
+        settings = ModelSettings(tool_choice=tool_choice)
+        return ChatAgent("a", LocalModel("smollm2"), tools=(lookup_order,), model_settings=settings)
+
+    def tool_skills(agent: ChatAgent) -> list[str]:
+        return [s.id for s in extend_card(AgentCard(), agent).skills]
+
+    assert tool_skills(local(None)) == []
+    assert tool_skills(local("lookup_order")) == ["tool:lookup_order"]
+    assert tool_skills(AGENTS["shop"]) == ["tool:lookup_order"]
