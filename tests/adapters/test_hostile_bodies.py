@@ -1,10 +1,9 @@
 """No one request body holds the event loop: the hostile bodies of issue 34 against a real server.
 
-One ``agenthost serve`` (every protocol, gRPC on, not under coverage: it times
-stalls) for the module; each body is
-sent while another connection asks ``/healthz`` every 10 ms, and must be
-refused with its protocol's own 4xx naming the limit, or served, either way
-without ``/healthz`` waiting over the bound.
+One ``agenthost serve`` (every protocol, gRPC on; not under coverage, as it
+times stalls) for the module; each body is sent while another connection asks
+``/healthz`` every 10 ms, and must be refused with its protocol's own 4xx naming
+the limit, or served, either way without ``/healthz`` waiting over the bound.
 """
 
 from __future__ import annotations
