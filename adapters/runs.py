@@ -11,11 +11,16 @@ that send from the hook itself.
 
 Hooks are awaited straight from the one loop, with no task or extra
 generator per update: the streamed ``/v1`` path runs through it per token.
+:meth:`RunConsumer.events` hands that loop to the response itself
+(:class:`RunEvents`, which :class:`~agenthost.adapters.sse.EventStream`
+drives): each output is written as it is made, so between the agent's turn
+and the socket there is one generator, the run's own (its bound, the session
+save and the probe hooked into it), rather than one more per layer.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from typing import Generic, TypeVar
 
 from agenthost.adapters.durable.events import Discarded, LoggedUpdate
@@ -103,7 +108,8 @@ class RunConsumer(Generic[Out]):
         raise exc
 
     async def stream(self, updates: AsyncGenerator[LoggedUpdate, None]) -> AsyncIterator[Out]:
-        """The output of the hooks, in order.
+        """The output of the hooks, in order (:meth:`send_to` as an iterator, for a
+        caller that pulls: a WebSocket, a replay).
 
         :meth:`on_start`'s output comes before the run is asked for its first
         update, so a stream starts at once however slow the first token; a run
@@ -138,12 +144,63 @@ class RunConsumer(Generic[Out]):
         finally:
             await updates.aclose()
 
+    async def send_to(
+        self, updates: AsyncGenerator[LoggedUpdate, None], write: Callable[[Out], Awaitable[None]]
+    ) -> RunResult | None:
+        """The output of the hooks, in order, each given to ``write`` as it is made; the
+        result (None if :meth:`on_error` handled a failure before it).
+
+        The same loop as :meth:`stream` without being a generator itself (one layer
+        less per update). A failure of ``write`` (the client gone) is the writer's:
+        it propagates, never reaching :meth:`on_error`.
+        """
+        writing = False
+        try:
+            for out in await self.on_start():
+                writing = True
+                await write(out)
+                writing = False
+            update = await anext(updates)
+            while True:
+                if isinstance(update, TextDelta):
+                    outs = await self.on_text(update.text)
+                elif isinstance(update, RunFinished):
+                    self.result = result = update.result
+                    hook = self.on_pending if result.pending else self.on_finished
+                    outs = await hook(result)
+                    writing = True
+                    for out in outs:
+                        await write(out)
+                    return result
+                else:
+                    outs = await self._other(update)
+                writing = True
+                for out in outs:
+                    await write(out)
+                writing = False
+                update = await anext(updates)
+        except StopAsyncIteration:
+            outs = await self.on_error(
+                RunIncomplete(f"agent {self.agent!r} ended without a result")
+            )
+        except Exception as exc:
+            if writing:
+                raise
+            outs = await self.on_error(exc)
+        finally:
+            await updates.aclose()
+        for out in outs:
+            await write(out)
+        return self.result
+
     async def consume(self, updates: AsyncGenerator[RunUpdate, None]) -> RunResult | None:
         """Run the hooks to the end, sending nothing; the result (None if :meth:`on_error`
         handled a failure)."""
-        async for _ in self.stream(updates):
-            pass
-        return self.result
+        return await self.send_to(updates, _discard)
+
+    def events(self, updates: AsyncGenerator[LoggedUpdate, None]) -> RunEvents[Out]:
+        """The run's output as a response writes it (:meth:`send_to`), or iterates it."""
+        return RunEvents(self, updates)
 
     async def _other(self, update: LoggedUpdate) -> Sequence[Out]:
         if isinstance(update, ToolCallDelta):
@@ -156,6 +213,32 @@ class RunConsumer(Generic[Out]):
             return await self.on_discarded(update)
         assert isinstance(update, SubAgentUpdate)
         return await self.on_sub_agent(update)
+
+
+class RunEvents(Generic[Out]):
+    """One run's output through a consumer: written by the response that sends it
+    (:meth:`write_to`, an :class:`~agenthost.adapters.sse.EventSource`), or iterated."""
+
+    __slots__ = ("_consumer", "_updates")
+
+    def __init__(
+        self, consumer: RunConsumer[Out], updates: AsyncGenerator[LoggedUpdate, None]
+    ) -> None:
+        self._consumer, self._updates = consumer, updates
+
+    async def write_to(self, write: Callable[[Out], Awaitable[None]]) -> None:
+        await self._consumer.send_to(self._updates, write)
+
+    def __aiter__(self) -> AsyncIterator[Out]:
+        return self._consumer.stream(self._updates)
+
+    async def aclose(self) -> None:
+        """Close the run's updates (a response that never sends them: ``HEAD``)."""
+        await self._updates.aclose()
+
+
+async def _discard(out: object) -> None:
+    pass
 
 
 def pending_in(history: Sequence[Message]) -> list[ToolCallPart]:

@@ -6,7 +6,9 @@ proxy's read time-out (nginx: 60 s) or a load balancer's idle time-out never
 cuts a live stream; SSE clients ignore comment lines.
 
 - :class:`EventStream` is the response agenthost's own streams use: the
-  events are sent from the request's task, one task watches for the
+  events are sent from the request's task (an :class:`EventSource`, a run's
+  consumer, writes each event itself as it makes it; any other iterator of
+  events is iterated), one task watches for the
   client's disconnect, one timer sends the keep-alive (bench/README.md: the
   per-chunk cost of this path was tuned; a task group per stream, a cancel
   scope or a lock with a checkpoint per event cost a third more).
@@ -25,7 +27,8 @@ uvicorn cancels what is left.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Protocol, runtime_checkable
 
 from starlette.background import BackgroundTask
 from starlette.responses import Response
@@ -36,6 +39,21 @@ from agenthost.agents.shields import cancel
 KEEPALIVE = b": keep-alive\n\n"
 DEFAULT_KEEPALIVE_SECONDS = 15.0  # sse-starlette's, where no layer gives one
 SCOPE_KEY = "agenthost.keepalive"  # the request's KeepAlive watch, in its ASGI scope
+
+
+@runtime_checkable
+class EventSource(Protocol):
+    """Events that write themselves (a run's consumer, ``adapters/runs.py``): no
+    generator between what makes an event and the socket."""
+
+    async def write_to(self, write: Callable[[bytes], Awaitable[None]]) -> None:
+        """Make the events, awaiting ``write`` with each (whole SSE events, as bytes)."""
+
+    async def aclose(self) -> None:
+        """Give up the events unmade (a ``HEAD`` request)."""
+
+
+Events = AsyncIterator[bytes] | EventSource
 
 
 class EventStream(Response):
@@ -49,7 +67,7 @@ class EventStream(Response):
 
     def __init__(
         self,
-        events: AsyncIterator[bytes],
+        events: Events,
         headers: Mapping[str, str] | None = None,
         *,
         keepalive: float | None = None,
@@ -117,9 +135,17 @@ class EventStream(Response):
         watcher = loop.create_task(watch())
         if interval > 0:
             timer.append(loop.call_later(interval, ping_due))
+
+        async def write(chunk: bytes) -> None:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+
         try:
-            async for chunk in self.events:
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            events = self.events
+            if isinstance(events, EventSource):
+                await events.write_to(write)
+            else:
+                async for chunk in events:
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
             async with lock:
                 state["active"] = False
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
@@ -141,7 +167,7 @@ class EventStream(Response):
                 ping.cancel()
 
 
-async def _close(events: AsyncIterator[bytes]) -> None:
+async def _close(events: Events) -> None:
     # The iterator may be suspended at its yield: close it before the error escapes.
     aclose = getattr(events, "aclose", None)
     if aclose is not None:
@@ -149,7 +175,7 @@ async def _close(events: AsyncIterator[bytes]) -> None:
 
 
 def event_stream(
-    events: AsyncIterator[bytes], headers: Mapping[str, str], *, keepalive: float | None = None
+    events: Events, headers: Mapping[str, str], *, keepalive: float | None = None
 ) -> EventStream:
     """``events`` (whole SSE events, as bytes) as a ``text/event-stream`` response."""
     return EventStream(events, headers, keepalive=keepalive)

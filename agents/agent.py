@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
+from functools import partial
 from typing import Any, Protocol, Self, runtime_checkable
 
 from agenthost.agents.hosting import UNHOSTED, Hosting
@@ -133,8 +134,11 @@ class BaseAgent:
         session: Session | None = None,
         options: RunOptions | None = None,
     ) -> AsyncGenerator[RunUpdate, None]:
+        # One generator between the turn and the caller: the bound's own, which opens the
+        # turn and hands the result to _finish (no session layer around the turn).
         bound = self.hosting.bound(self.limits, self.name, conversation_of(session))
-        return bound.stream(self._session_run(input, session, options, bound, stream=True))
+        start = partial(self._open_turn, input, session, options, stream=True)
+        return bound.stream(start, partial(self._finish, bound, session))
 
     async def run(
         self,
@@ -154,37 +158,39 @@ class BaseAgent:
         bound: RunBound,
     ) -> RunResult:
         result: RunResult | None = None
+        turn = await self._open_turn(input, session, options, stream=False)
         # Drained to the end (not left suspended), so no generator is left
         # for the event loop to finalise.
-        async for update in self._session_run(input, session, options, bound, stream=False):
+        async for update in turn:
             if isinstance(update, RunFinished):
                 result = update.result
+                await self._finish(bound, session, result)
         if result is None:
             raise RuntimeError(f"agent {self.name!r} ended without a result")
         return result
 
-    async def _session_run(
+    async def _open_turn(
         self,
         input: MessageInput,
         session: Session | None,
         options: RunOptions | None,
-        bound: RunBound,
         *,
         stream: bool,
-    ) -> AsyncGenerator[RunUpdate, None]:
+    ) -> AsyncIterator[RunUpdate]:
+        """The turn's updates, its session loaded (the bound waits for this too)."""
         messages = to_messages(input)
         history = await session.load() if session is not None else []
         merged = self.options.merged(options)
-        turn = self._session_turn(history, messages, merged, stream=stream, session=session)
-        async for update in turn:
-            if isinstance(update, RunFinished):
-                # An answer over the bound is refused before it is saved.
-                bound.check_output(update.result.output)
-                if session is not None:
-                    # Shielded: a cancel arriving now must not leave half a turn.
-                    with bound.protected(), save_shield():
-                        await session.append(update.result.new_messages)
-            yield update
+        return self._session_turn(history, messages, merged, stream=stream, session=session)
+
+    async def _finish(self, bound: RunBound, session: Session | None, result: RunResult) -> None:
+        """A finished run's checks and save, before its result is delivered."""
+        # An answer over the bound is refused before it is saved.
+        bound.check_output(result.output)
+        if session is not None:
+            # Shielded: a cancel arriving now must not leave half a turn.
+            with bound.protected(), save_shield():
+                await session.append(result.new_messages)
 
     def lifespan(self) -> AbstractAsyncContextManager[Any]:
         return nullcontext()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import AsyncGenerator, Awaitable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
@@ -197,13 +197,22 @@ class RunBound:
         return probe
 
     async def stream(
-        self, updates: AsyncGenerator[RunUpdate, None]
+        self,
+        start: Callable[[], Awaitable[AsyncIterator[RunUpdate]]],
+        finish: Callable[[RunResult], Awaitable[None]] | None = None,
     ) -> AsyncGenerator[RunUpdate, None]:
-        """Relay ``updates`` within the bounds.
+        """The updates of the run ``start()`` opens, within the bounds; ``finish`` is
+        awaited with the result before it is delivered (the agent's checks and save).
 
-        Only the wait for the next update can be cancelled, never this
-        generator's own ``yield``: a bound that trips while the caller is busy
-        (writing an event to the socket) takes effect at the next wait.
+        One generator per run: opening the run (loading its session), the bound's
+        guard, the size count, the probe and ``finish`` are hooked in here, each
+        without a generator layer of its own around the updates (a layer costs about
+        a microsecond per streamed update).
+
+        Only the waits inside the run can be cancelled (``start``, the next update,
+        ``finish``), never this generator's own ``yield``: a bound that trips while
+        the caller is busy (writing an event to the socket) takes effect at the next
+        wait. The updates are closed however the stream ends.
         """
         probe = self._probe()
         texts = probe is not None
@@ -211,6 +220,7 @@ class RunBound:
         if loop is None:
             loop = self._loop = asyncio.get_running_loop()
         scope, limit = self._scope, self._limits.max_output_chars
+        updates: AsyncIterator[RunUpdate] | None = None
         try:
             while True:
                 # What _wait does, inline: this loop runs once per streamed update.
@@ -219,7 +229,12 @@ class RunBound:
                 self._task = asyncio.current_task(loop)
                 token = scope.attach() if scope is not None else None
                 try:
+                    if updates is None:
+                        updates = await start()
+                        continue
                     item = await anext(updates)
+                    if finish is not None and isinstance(item, RunFinished):
+                        await finish(item.result)
                 except StopAsyncIteration:
                     return
                 except asyncio.CancelledError:
@@ -256,7 +271,9 @@ class RunBound:
             if probe is not None:  # ended without its result (a broken agent)
                 probe.finished(None, RunIncomplete("the run ended without a result"))
             self._finish()
-            await updates.aclose()
+            aclose = getattr(updates, "aclose", None)
+            if aclose is not None:
+                await aclose()
 
 
 def _too_long(limit: int) -> RunLimitExceeded:

@@ -86,7 +86,7 @@ class AGUIAdapter:
         messages, options = to_run(body, await session.load())
         updates = agent.run_stream(messages, session=session, options=options)
         events = AGUIEvents(agent.name, body.thread_id, body.run_id)
-        return event_stream(events.stream(updates), SSE_HEADERS)
+        return event_stream(events.events(updates), SSE_HEADERS)
 
     def _build_router(self) -> APIRouter:
         router = APIRouter(tags=["ag-ui"])

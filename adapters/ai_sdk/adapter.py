@@ -73,7 +73,7 @@ class AISDKAdapter:
         messages, options = to_run(body)
         updates = agent.run_stream(messages, options=options)
         chunks = UIMessageChunks(agent.name, body.message_id or f"msg-{uuid.uuid4().hex}")
-        return event_stream(chunks.stream(updates), HEADERS)
+        return event_stream(chunks.events(updates), HEADERS)
 
     def _build_router(self) -> APIRouter:
         router = APIRouter(tags=["ai-sdk"])

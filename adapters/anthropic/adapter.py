@@ -92,7 +92,7 @@ class AnthropicAdapter:
         # Started at once (a slow first token behind a proxy): a run failing before its first
         # token ends the stream with Anthropic's error event, as one failing later does.
         updates = agent.run_stream(messages, options=options)
-        return sse_response(MessageEvents(agent.name, id).stream(updates))
+        return sse_response(MessageEvents(agent.name, id).events(updates))
 
     async def count_tokens(self, request: Request) -> Response:
         body = await read_body(request, CountTokensRequest)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from typing import Any, TypeVar
 
 import orjson
@@ -12,7 +12,7 @@ from starlette.responses import Response
 
 from agenthost.adapters.anthropic.errors import AnthropicError, from_validation_error, invalid
 from agenthost.adapters.body_limits import BodyProblem, current_limits, load_json, off_loop, refusal
-from agenthost.adapters.sse import event_stream
+from agenthost.adapters.sse import Events, event_stream
 from agenthost.agents import Agent
 
 Body = TypeVar("Body", bound=BaseModel)
@@ -66,6 +66,6 @@ def sse_event(data: dict[str, Any]) -> bytes:
     return b"event: " + kind.encode() + b"\ndata: " + orjson.dumps(data) + b"\n\n"
 
 
-def sse_response(events: AsyncIterator[bytes]) -> Response:
+def sse_response(events: Events) -> Response:
     """The stream, with a keep-alive comment during silences (:mod:`agenthost.adapters.sse`)."""
     return event_stream(events, SSE_HEADERS)

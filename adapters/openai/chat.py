@@ -53,7 +53,7 @@ async def create_chat_completion(request: Request, agents: Mapping[str, Agent]) 
     # The stream starts at once (a slow first token is kept alive); a run that
     # fails before its first token reports it in the stream (on_error).
     updates = agent.run_stream(messages, options=options)
-    return sse_response(_ChatChunks(agent.name, chunks).stream(updates))
+    return sse_response(_ChatChunks(agent.name, chunks).events(updates))
 
 
 class _ChatChunks(RunConsumer[bytes]):

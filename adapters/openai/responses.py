@@ -11,7 +11,7 @@ items; the next response answers them with ``function_call_output`` items.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from starlette.requests import Request
@@ -33,6 +33,7 @@ from agenthost.adapters.openai.items import new_id, page
 from agenthost.adapters.openai.responses_stream import EventEncoder, ResponseEvents
 from agenthost.adapters.openai.schemas import ResponseRequest
 from agenthost.adapters.openai.turns import Prepared, Stores, prepare
+from agenthost.adapters.runs import RunEvents
 from agenthost.agents import Agent
 
 
@@ -74,7 +75,7 @@ async def start(
 
 def stream_events(
     agent: Agent, prepared: Prepared, encode: EventEncoder = sse_event
-) -> AsyncIterator[bytes]:
+) -> RunEvents[bytes]:
     """The events of a streamed response, each made by ``encode`` (progress as SSE comments).
 
     The run starts at once; a failure before the first token is an in-stream error.
@@ -82,7 +83,7 @@ def stream_events(
     updates = agent.run_stream(
         prepared.messages, session=prepared.session, options=prepared.turn.options
     )
-    return ResponseEvents(agent.name, prepared.turn, encode=encode).stream(updates)
+    return ResponseEvents(agent.name, prepared.turn, encode=encode).events(updates)
 
 
 async def get_response(

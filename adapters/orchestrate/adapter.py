@@ -85,7 +85,7 @@ class OrchestrateAdapter:
         if body.stream:
             updates = agent.run_stream(messages, session=session, options=options)
             events = ThreadEvents(agent.name, thread)
-            return event_stream(events.stream(updates), SSE_HEADERS)
+            return event_stream(events.events(updates), SSE_HEADERS)
         result = await unless_disconnected(
             request.receive, agent.run(messages, session=session, options=options)
         )

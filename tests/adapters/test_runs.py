@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 
 import pytest
 
@@ -66,7 +66,29 @@ def finished(output: str, pending: Sequence[ToolCallPart] = ()) -> RunFinished:
     return RunFinished(RunResult(output, [], pending=list(pending)))
 
 
-async def test_hooks_run_in_order_and_the_updates_are_closed() -> None:
+async def pulled(consumer: RunConsumer[str], updates: AsyncGenerator[RunUpdate, None]) -> list[str]:
+    return [o async for o in consumer.stream(updates)]
+
+
+async def written(
+    consumer: RunConsumer[str], updates: AsyncGenerator[RunUpdate, None]
+) -> list[str]:
+    out: list[str] = []
+
+    async def write(event: str) -> None:
+        out.append(event)
+
+    await consumer.events(updates).write_to(write)
+    return out
+
+
+Outputs = Callable[[RunConsumer[str], AsyncGenerator[RunUpdate, None]], Awaitable[list[str]]]
+# The two ways a response takes a run's output: iterating it, or handing it a writer.
+BOTH_WAYS = pytest.mark.parametrize("outputs", [pulled, written], ids=["stream", "send_to"])
+
+
+@BOTH_WAYS
+async def test_hooks_run_in_order_and_the_updates_are_closed(outputs: Outputs) -> None:
     run = Updates(
         TextDelta("a"),
         ToolCallStarted(call("search", "{}")),
@@ -75,15 +97,16 @@ async def test_hooks_run_in_order_and_the_updates_are_closed() -> None:
     )
     updates = run()
     consumer = Recorder("x")
-    out = [o async for o in consumer.stream(updates)]
+    out = await outputs(consumer, updates)
     assert out == ["start", "text a", "tool search", "sub helper", "finished a"]
     assert consumer.result is not None and consumer.result.output == "a"
     assert run.closed
 
 
-async def test_a_run_waiting_for_its_client_ends_with_on_pending() -> None:
+@BOTH_WAYS
+async def test_a_run_waiting_for_its_client_ends_with_on_pending(outputs: Outputs) -> None:
     updates = Updates(finished("", [call("ask_user", '{"question": "?"}')]))()
-    assert [o async for o in Recorder("x").stream(updates)] == ["start", "pending 1"]
+    assert await outputs(Recorder("x"), updates) == ["start", "pending 1"]
 
 
 async def test_a_run_without_its_result_is_incomplete() -> None:
@@ -93,14 +116,31 @@ async def test_a_run_without_its_result_is_incomplete() -> None:
     assert run.closed
 
 
-async def test_a_failure_reaches_on_error_and_the_updates_are_closed() -> None:
-    class Reporting(Recorder):
-        async def on_error(self, exc: Exception) -> Sequence[str]:
-            return (f"error {exc}",)
+class Reporting(Recorder):
+    async def on_error(self, exc: Exception) -> Sequence[str]:
+        return (f"error {exc}",)
 
+
+@BOTH_WAYS
+async def test_a_failure_reaches_on_error_and_the_updates_are_closed(outputs: Outputs) -> None:
     run = Updates(TextDelta("a"), fail=ValueError("boom"))
-    out = [o async for o in Reporting("x").stream(run())]
+    out = await outputs(Reporting("x"), run())
     assert out == ["start", "text a", "error boom"] and run.closed
+
+
+async def test_a_writer_that_fails_stops_the_run_without_on_error() -> None:
+    # The client gone mid-stream: its error is the writer's, not the run's to report.
+    run = Updates(TextDelta("a"), TextDelta("b"), finished("ab"))
+    out: list[str] = []
+
+    async def write(event: str) -> None:
+        if event == "text a":
+            raise ConnectionResetError("gone")
+        out.append(event)
+
+    with pytest.raises(ConnectionResetError):
+        await Reporting("x").send_to(run(), write)
+    assert out == ["start"] and run.closed
 
 
 async def test_a_caller_that_stops_reading_closes_the_updates() -> None:
