@@ -26,6 +26,7 @@ from typing import Generic, TypeVar
 from agenthost.adapters.durable.events import Discarded, LoggedUpdate
 from agenthost.agents import (
     Message,
+    ReasoningDelta,
     RunFinished,
     RunIncomplete,
     RunResult,
@@ -50,7 +51,8 @@ class RunConsumer(Generic[Out]):
     """Turns one run's updates into an adapter's output through hooks.
 
     Lifecycle: :meth:`stream` (or :meth:`consume`, which sends nothing)
-    calls :meth:`on_start`, then :meth:`on_text`, :meth:`on_tool_call_delta`,
+    calls :meth:`on_start`, then :meth:`on_text`, :meth:`on_reasoning`,
+    :meth:`on_tool_call_delta`,
     :meth:`on_tool_started`, :meth:`on_tool_finished` and :meth:`on_sub_agent` as
     updates arrive, then exactly one of
     :meth:`on_finished` or :meth:`on_pending` (the run waits for its client)
@@ -71,6 +73,11 @@ class RunConsumer(Generic[Out]):
 
     async def on_text(self, text: str) -> Sequence[Out]:
         """A piece of the answer's text."""
+        return _NOTHING
+
+    async def on_reasoning(self, text: str) -> Sequence[Out]:
+        """A piece of the model's reasoning (only from a model whose upstream sends it;
+        the whole of it is ``result.reasoning`` at the end, streamed or not)."""
         return _NOTHING
 
     async def on_tool_call_delta(self, delta: ToolCallDelta) -> Sequence[Out]:
@@ -203,6 +210,8 @@ class RunConsumer(Generic[Out]):
         return RunEvents(self, updates)
 
     async def _other(self, update: LoggedUpdate) -> Sequence[Out]:
+        if isinstance(update, ReasoningDelta):
+            return await self.on_reasoning(update.text)
         if isinstance(update, ToolCallDelta):
             return await self.on_tool_call_delta(update)
         if isinstance(update, ToolCallStarted):

@@ -37,6 +37,7 @@ from agenthost.agents.messages import (
 )
 from agenthost.agents.options import ModelSettings, RunOptions
 from agenthost.agents.results import (
+    ReasoningDelta,
     RunFinished,
     RunResult,
     RunUpdate,
@@ -82,6 +83,7 @@ __all__ = [
     "ModelSettings",
     "NotFound",
     "Part",
+    "ReasoningDelta",
     "RunCancelled",
     "RunFinished",
     "RunIncomplete",

@@ -25,6 +25,7 @@ from agenthost.agents.messages import Message, ToolCallPart, ToolResultPart
 from agenthost.agents.models.base import ChatModel, ModelRequest, ModelResponse
 from agenthost.agents.options import AnyTool, ModelSettings, RunOptions, merge_tools
 from agenthost.agents.results import (
+    ReasoningDelta,
     RunFinished,
     RunResult,
     RunUpdate,
@@ -213,6 +214,7 @@ class ChatAgent(BaseAgent):
                 else:
                     yield item
         texts: list[str] = []
+        reasoning: list[str] = []  # each step's, kept out of the messages
         memory = await self._memory_context(session)
         for _ in range(options.max_steps or DEFAULT_MAX_STEPS):
             visible = await self._visible(messages, memory, session)
@@ -221,12 +223,18 @@ class ChatAgent(BaseAgent):
             response: ModelResponse | None = None
             if stream:
                 separated = not texts
+                thought_apart = not reasoning  # a later step's reasoning: separated too
                 client_calls: dict[int, int] = {}  # the model's index → the client's
                 async for event in self.model.stream(request):
                     if isinstance(event, TextDelta):
                         if not separated:
                             separated = True
                             yield TextDelta(STEP_SEPARATOR)
+                        yield event
+                    elif isinstance(event, ReasoningDelta):
+                        if not thought_apart:
+                            thought_apart = True
+                            yield ReasoningDelta(STEP_SEPARATOR)
                         yield event
                     elif isinstance(event, ToolCallDelta):
                         # Only a client tool's call is the client's to see as it streams.
@@ -243,6 +251,8 @@ class ChatAgent(BaseAgent):
             new_messages.append(response.message)
             if response.message.text:
                 texts.append(response.message.text)
+            if response.reasoning:
+                reasoning.append(response.reasoning)
             calls = response.message.tool_calls
             # Calls of client tools are the client's to run: the run ends waiting for them.
             pending = [c for c in calls if isinstance(tools.get(c.name), ClientTool)]
@@ -277,7 +287,9 @@ class ChatAgent(BaseAgent):
             if not (own or refused) or pending:
                 finish = "tool_calls" if pending else response.finish_reason
                 output = STEP_SEPARATOR.join(texts)
-                yield RunFinished(RunResult(output, new_messages, usage, finish, pending))
+                thought = STEP_SEPARATOR.join(reasoning)
+                result = RunResult(output, new_messages, usage, finish, pending, reasoning=thought)
+                yield RunFinished(result)
                 return
         raise MaxStepsExceeded(
             f"agent {self.name!r} did not finish within {options.max_steps} model steps"

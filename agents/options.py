@@ -37,8 +37,12 @@ class ModelSettings:
     response_format: dict[str, Any] | None = None
     tool_choice: ToolChoice | None = None
     parallel_tool_calls: bool | None = None
+    # How hard a reasoning model thinks ("low", "medium", "high"...): sent as
+    # ``reasoning_effort`` by a model that relays to an upstream (``openai:``);
+    # models that do not reason apart (echo, scripted, local) ignore it.
+    reasoning_effort: str | None = None
     # Chat Completions parameters an OpenAI-compatible upstream understands
-    # (``user``, ``reasoning_effort``, ...): the ``openai:`` provider sends
+    # (``user``, ``verbosity``, ...): the ``openai:`` provider sends
     # them as they are; other models ignore them (adapters refuse what would
     # change an answer for an agent whose model cannot relay it).
     upstream_params: dict[str, Any] | None = None

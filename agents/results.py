@@ -50,6 +50,9 @@ class RunResult:
     pending: list[ToolCallPart] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
     """What the run wants to show besides the answer (a workflow's state snapshots)."""
+    reasoning: str = ""
+    """What the model reasoned before answering, when its upstream sends it (each
+    step's joined by a blank line); never part of ``new_messages``."""
 
     @property
     def awaiting_client(self) -> bool:
@@ -60,6 +63,16 @@ class RunResult:
 @dataclass(frozen=True, slots=True)
 class TextDelta:
     """A piece of the answer's text."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    """A piece of the model's reasoning, as its upstream streams it (``reasoning_content``).
+
+    Shown by protocols that have a place for it; never stored in the conversation.
+    """
 
     text: str
 
@@ -119,7 +132,13 @@ class SubAgentUpdate:
 
 
 RunUpdate = (
-    TextDelta | ToolCallDelta | ToolCallStarted | ToolCallFinished | SubAgentUpdate | RunFinished
+    TextDelta
+    | ReasoningDelta
+    | ToolCallDelta
+    | ToolCallStarted
+    | ToolCallFinished
+    | SubAgentUpdate
+    | RunFinished
 )
 
 

@@ -24,6 +24,11 @@ answers by rule, so the ``openai`` provider is tested through the real SDK:
   ``retry-after: 0``;
 - otherwise → "upstream says: <last user text>".
 
+A model named "reasoner" reasons first, as vLLM and DeepSeek send it
+(``reasoning_content``: "Thinking about <last user text>." on the message,
+word by word in a stream, before the answer); "reasoner-ollama" sends the
+same in Ollama's and OpenRouter's field, ``reasoning``.
+
 Streamed, text comes word by word and a tool call as OpenAI sends it: id
 and name first, then its arguments in pieces of ``ARGUMENT_PIECE`` characters.
 """
@@ -93,6 +98,19 @@ def _reply(body: dict[str, Any]) -> dict[str, Any]:
         }
         return {"content": None, "tool_calls": [call]}
     return {"content": f"upstream says: {text}", "tool_calls": None}
+
+
+REASONING_FIELD = {"reasoner": "reasoning_content", "reasoner-ollama": "reasoning"}
+"""The models that reason, and the field each sends its reasoning in."""
+
+
+def _reasoning(body: dict[str, Any]) -> dict[str, str]:
+    """The reasoning field of a reasoning model's answer (nothing for other models)."""
+    field = REASONING_FIELD.get(body["model"])
+    if field is None:
+        return {}
+    last = body["messages"][-1]
+    return {field: f"Thinking about {_text_of(last['content'])}."}
 
 
 def _usage(body: dict[str, Any], reply: dict[str, Any]) -> dict[str, int]:
@@ -185,7 +203,7 @@ class FakeUpstream:
         finish = "tool_calls" if reply["tool_calls"] else "stop"
         head = {"id": "chatcmpl-up", "created": 1, "model": body["model"]}
         if not body.get("stream"):
-            message = {"role": "assistant", **reply}
+            message = {"role": "assistant", **_reasoning(body), **reply}
             return JSONResponse(
                 {
                     **head,
@@ -237,6 +255,10 @@ class FakeUpstream:
             return _chunk(head, delta, finish_reason)
 
         yield chunk({"role": "assistant", "content": ""})
+        for field, reasoning in _reasoning(body).items():
+            for word in reasoning.split(" "):
+                yield chunk({field: word + " "})
+                await asyncio.sleep(0)
         for word in reply["content"].split(" ") if reply["content"] else ():
             yield chunk({"content": word + " "})
             await asyncio.sleep(0)

@@ -58,7 +58,10 @@ def to_run(body: RunAgentInput, history: Sequence[Message]) -> tuple[list[Messag
 
 def new_input(body: RunAgentInput, history: Sequence[Message]) -> list[Message]:
     """What this run adds to the thread: answers to its interrupts, then new messages."""
-    given = [(i, m) for i, m in enumerate(body.messages) if m.role not in ("system", "developer")]
+    # Reasoning messages are the model's thought the UI shows (REASONING_* events): a
+    # client sends them back, and no model takes them as input.
+    skipped = ("system", "developer", "reasoning")
+    given = [(i, m) for i, m in enumerate(body.messages) if m.role not in skipped]
     if history:
         known = {m.id for m in history if m.id}
         last = max((n for n, (_, m) in enumerate(given) if m.role == "assistant"), default=-1)
@@ -84,7 +87,7 @@ def new_input(body: RunAgentInput, history: Sequence[Message]) -> list[Message]:
 
 
 def to_message(message: AGUIMessage, index: int, names: dict[str, str]) -> Message:
-    """One AG-UI message as the runtime's (text parts only; reasoning and activity refused)."""
+    """One AG-UI message as the runtime's (text parts only; activity refused)."""
     if isinstance(message, UserMessage):
         return Message(
             role="user", parts=[TextPart(text=_text(message.content, index))], id=message.id

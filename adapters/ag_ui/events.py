@@ -1,6 +1,8 @@
 """A run as AG-UI events, on the shared :class:`~agenthost.adapters.runs.RunConsumer`.
 
-``RUN_STARTED`` (with ``protocolVersion``) opens the stream; the answer's text
+``RUN_STARTED`` (with ``protocolVersion``) opens the stream; the model's
+reasoning (when its upstream sends it) is ``REASONING_START``,
+``REASONING_MESSAGE_START``/``CONTENT``/``END`` and ``REASONING_END``; the answer's text
 is ``TEXT_MESSAGE_START``/``CONTENT``/``END`` (a new message after each tool
 call, as the model's turns are); the agent's own tools are
 ``TOOL_CALL_START``/``ARGS``/``END`` then ``TOOL_CALL_RESULT``; a call of a
@@ -22,6 +24,11 @@ from ag_ui.core import (
     PROTOCOL_VERSION,
     BaseEvent,
     Interrupt,
+    ReasoningEndEvent,
+    ReasoningMessageContentEvent,
+    ReasoningMessageEndEvent,
+    ReasoningMessageStartEvent,
+    ReasoningStartEvent,
     RunErrorEvent,
     RunFinishedCancelledOutcome,
     RunFinishedEvent,
@@ -77,6 +84,7 @@ class AGUIEvents(RunConsumer[bytes]):
         self.thread_id = thread_id
         self.run_id = run_id
         self.message_id: str | None = None  # the text message open now
+        self.reasoning: tuple[str, str] | None = None  # the open reasoning: (phase, message)
         self.calls: dict[str, str] = {}  # client-tool calls streamed: id → arguments sent
         self.ended: set[str] = set()
         self._content_head = self._content_tail = b""
@@ -90,6 +98,9 @@ class AGUIEvents(RunConsumer[bytes]):
     async def on_text(self, text: str) -> Sequence[bytes]:
         if not text:
             return ()
+        closing = self._close_reasoning()
+        if closing:
+            return (*closing, *await self.on_text(text))
         if self.message_id is not None:
             # == encode(TextMessageContentEvent(message_id=..., delta=text)), at a
             # twentieth of the cost per token: the event's bytes split once per message.
@@ -101,10 +112,22 @@ class AGUIEvents(RunConsumer[bytes]):
         started = TextMessageStartEvent(message_id=message_id, role="assistant")
         return (encode(started), self._content_head + orjson.dumps(text) + self._content_tail)
 
+    async def on_reasoning(self, text: str) -> Sequence[bytes]:
+        if not text:
+            return ()
+        out = self._close_text()
+        if self.reasoning is None:
+            self.reasoning = phase, message = str(uuid.uuid4()), str(uuid.uuid4())
+            out.append(encode(ReasoningStartEvent(message_id=phase)))
+            out.append(encode(ReasoningMessageStartEvent(message_id=message, role="reasoning")))
+        content = ReasoningMessageContentEvent(message_id=self.reasoning[1], delta=text)
+        out.append(encode(content))
+        return out
+
     async def on_tool_call_delta(self, delta: ToolCallDelta) -> Sequence[bytes]:
         if delta.name == ASK_USER.name:
             return ()  # ask_user: an interrupt at the end, not a call shown to the UI
-        out = self._close_text()
+        out = self._close_parts()
         if delta.id not in self.calls:
             self.calls[delta.id] = ""
             out.append(encode(ToolCallStartEvent(tool_call_id=delta.id, tool_call_name=delta.name)))
@@ -114,7 +137,7 @@ class AGUIEvents(RunConsumer[bytes]):
         return out
 
     async def on_tool_started(self, call: ToolCallPart) -> Sequence[bytes]:
-        out = self._close_text()
+        out = self._close_parts()
         out += self._whole_call(call, None)
         return out
 
@@ -128,12 +151,12 @@ class AGUIEvents(RunConsumer[bytes]):
         return (encode(event),)
 
     async def on_finished(self, result: RunResult) -> Sequence[bytes]:
-        out = self._close_text()
+        out = self._close_parts()
         out.append(self._finished(result, None))
         return out
 
     async def on_pending(self, result: RunResult) -> Sequence[bytes]:
-        out = self._close_text()
+        out = self._close_parts()
         interrupts, calls = [], []
         for call in result.pending:
             question = question_of(call)
@@ -162,7 +185,7 @@ class AGUIEvents(RunConsumer[bytes]):
     async def on_error(self, exc: Exception) -> Sequence[bytes]:
         # The status line is gone: the stream ends with the error, or (a run its agent or
         # a tool cancelled, the client still reading) with the cancelled outcome.
-        out = self._close_text()
+        out = self._close_parts()
         kind = kind_of(exc)
         if kind is ErrorKind.CANCELLED:
             finished = RunFinishedEvent(
@@ -202,12 +225,26 @@ class AGUIEvents(RunConsumer[bytes]):
         self.ended.add(call.id)
         return out
 
+    def _close_parts(self) -> list[bytes]:
+        """Ends the open text message or reasoning."""
+        return self._close_reasoning() + self._close_text()
+
     def _close_text(self) -> list[bytes]:
         if self.message_id is None:
             return []
         event = TextMessageEndEvent(message_id=self.message_id)
         self.message_id = None
         return [encode(event)]
+
+    def _close_reasoning(self) -> list[bytes]:
+        if self.reasoning is None:
+            return []
+        phase, message = self.reasoning
+        self.reasoning = None
+        return [
+            encode(ReasoningMessageEndEvent(message_id=message)),
+            encode(ReasoningEndEvent(message_id=phase)),
+        ]
 
 
 def to_usage(usage: Usage) -> list[TokenUsage] | None:

@@ -1,8 +1,9 @@
 """A run as the AI SDK's UI message stream, on the shared
 :class:`~agenthost.adapters.runs.RunConsumer`.
 
-``start`` (the message id), ``start-step``; the answer's text as
-``text-start``/``text-delta``/``text-end``; the agent's own tools as
+``start`` (the message id), ``start-step``; the model's reasoning (when its
+upstream sends it) as ``reasoning-start``/``reasoning-delta``/``reasoning-end``;
+the answer's text as ``text-start``/``text-delta``/``text-end``; the agent's own tools as
 ``tool-input-start``/``tool-input-available`` then ``tool-output-available``
 (``tool-output-error`` when it failed), each model step after a tool closed
 by ``finish-step`` and opened by ``start-step``; a call the client must
@@ -45,6 +46,7 @@ class UIMessageChunks(RunConsumer[bytes]):
         super().__init__(agent)
         self.message_id = message_id
         self.text_id: str | None = None
+        self.reasoning_id: str | None = None
         self.step_done = False  # a tool returned: the next output is a new step
         self.calls: dict[str, str] = {}  # client calls streamed: id → arguments sent
 
@@ -57,15 +59,25 @@ class UIMessageChunks(RunConsumer[bytes]):
     async def on_text(self, text: str) -> Sequence[bytes]:
         if not text:
             return ()
-        out = self._next_step()
+        out = self._next_step() + self._close_reasoning()
         if self.text_id is None:
             self.text_id = uuid.uuid4().hex
             out.append(chunk({"type": "text-start", "id": self.text_id}))
         out.append(chunk({"type": "text-delta", "id": self.text_id, "delta": text}))
         return out
 
-    async def on_tool_call_delta(self, delta: ToolCallDelta) -> Sequence[bytes]:
+    async def on_reasoning(self, text: str) -> Sequence[bytes]:
+        if not text:
+            return ()
         out = self._next_step() + self._close_text()
+        if self.reasoning_id is None:
+            self.reasoning_id = uuid.uuid4().hex
+            out.append(chunk({"type": "reasoning-start", "id": self.reasoning_id}))
+        out.append(chunk({"type": "reasoning-delta", "id": self.reasoning_id, "delta": text}))
+        return out
+
+    async def on_tool_call_delta(self, delta: ToolCallDelta) -> Sequence[bytes]:
+        out = self._next_step() + self._close_parts()
         if delta.id not in self.calls:
             self.calls[delta.id] = ""
             start = {"type": "tool-input-start", "toolCallId": delta.id, "toolName": delta.name}
@@ -84,7 +96,7 @@ class UIMessageChunks(RunConsumer[bytes]):
         return out
 
     async def on_tool_started(self, call: ToolCallPart) -> Sequence[bytes]:
-        out = self._next_step() + self._close_text()
+        out = self._next_step() + self._close_parts()
         start = {"type": "tool-input-start", "toolCallId": call.id, "toolName": call.name}
         out += [chunk(start), chunk(_available(call))]
         return out
@@ -106,7 +118,7 @@ class UIMessageChunks(RunConsumer[bytes]):
         return (chunk(output),)
 
     async def on_finished(self, result: RunResult) -> Sequence[bytes]:
-        out = self._close_text()
+        out = self._close_parts()
         for call in result.pending:
             if call.id not in self.calls:
                 out.append(
@@ -126,7 +138,7 @@ class UIMessageChunks(RunConsumer[bytes]):
 
     async def on_error(self, exc: Exception) -> Sequence[bytes]:
         # The status line is gone: the stream ends with the error.
-        out = self._close_text()
+        out = self._close_parts()
         out += [chunk({"type": "error", "errorText": message_of(exc)}), DONE]
         return out
 
@@ -136,11 +148,22 @@ class UIMessageChunks(RunConsumer[bytes]):
         self.step_done = False
         return [chunk({"type": "finish-step"}), chunk({"type": "start-step"})]
 
+    def _close_parts(self) -> list[bytes]:
+        """Ends the open text or reasoning part."""
+        return self._close_reasoning() + self._close_text()
+
     def _close_text(self) -> list[bytes]:
         if self.text_id is None:
             return []
         out = [chunk({"type": "text-end", "id": self.text_id})]
         self.text_id = None
+        return out
+
+    def _close_reasoning(self) -> list[bytes]:
+        if self.reasoning_id is None:
+            return []
+        out = [chunk({"type": "reasoning-end", "id": self.reasoning_id})]
+        self.reasoning_id = None
         return out
 
 

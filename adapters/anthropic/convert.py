@@ -215,13 +215,22 @@ def to_input(arguments: str) -> dict[str, Any]:
 
 
 def to_content(result: RunResult) -> list[dict[str, Any]]:
-    """The answer's text, then the calls the run waits on the client for."""
+    """The model's reasoning, the answer's text, then the calls the run waits on the
+    client for."""
     content: list[dict[str, Any]] = []
+    if result.reasoning:
+        content.append(thinking_block(result.reasoning))
     if result.output:
         content.append({"type": "text", "text": result.output})
     for call in result.pending:
         content.append(tool_use(call, to_input(call.arguments)))
     return content
+
+
+def thinking_block(thinking: str) -> dict[str, Any]:
+    """An upstream's reasoning as a ``thinking`` block. The SDKs' type requires a
+    ``signature``; it is empty: nothing verifies a thinking block sent back here."""
+    return {"type": "thinking", "thinking": thinking, "signature": ""}
 
 
 def tool_use(call: ToolCallPart, input: dict[str, Any]) -> dict[str, Any]:

@@ -8,7 +8,10 @@ usage, and ``message_stop``. A failure once the stream has begun is an
 ``error`` event, which ends it.
 
 Text is one block until the agent runs one of its own tools: the next
-step's text is a new block. A client tool's call is a ``tool_use`` block,
+step's text is a new block. An upstream's reasoning is a ``thinking`` block
+(``thinking_delta`` s) before the text it led to; its ``signature`` is empty
+(no ``signature_delta``): nothing here verifies a thinking block sent back,
+which the agent's model never reads. A client tool's call is a ``tool_use`` block,
 its arguments streamed as the model writes them.
 """
 
@@ -17,13 +20,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agenthost.adapters.anthropic.convert import STOP_REASONS, to_message, to_usage, tool_use
+from agenthost.adapters.anthropic.convert import (
+    STOP_REASONS,
+    thinking_block,
+    to_message,
+    to_usage,
+    tool_use,
+)
 from agenthost.adapters.anthropic.errors import from_exception
 from agenthost.adapters.anthropic.http import sse_event
 from agenthost.adapters.runs import RunConsumer
 from agenthost.agents import RunResult, ToolCallDelta, ToolCallPart
 
 _TEXT = object()  # the open block is text (otherwise: the id of the open tool_use block)
+_THINKING = object()  # the open block is thinking
 
 
 class MessageEvents(RunConsumer[bytes]):
@@ -67,6 +77,14 @@ class MessageEvents(RunConsumer[bytes]):
             return ()
         events = [] if self.open is _TEXT else self._start({"type": "text", "text": ""}, _TEXT)
         events.append(self._delta({"type": "text_delta", "text": text}))
+        return events
+
+    async def on_reasoning(self, text: str) -> Sequence[bytes]:
+        if not text:
+            return ()
+        opening = self.open is not _THINKING
+        events = self._start(thinking_block(""), _THINKING) if opening else []
+        events.append(self._delta({"type": "thinking_delta", "thinking": text}))
         return events
 
     async def on_tool_started(self, call: ToolCallPart) -> Sequence[bytes]:

@@ -18,6 +18,7 @@ import orjson
 
 from agenthost.agents import (
     Message,
+    ReasoningDelta,
     RunCancelled,
     RunFinished,
     RunResult,
@@ -74,6 +75,8 @@ def encode(update: LoggedUpdate) -> bytes:
 def _event(update: LoggedUpdate) -> dict[str, Any]:
     if isinstance(update, TextDelta):
         return {"t": "text", "x": update.text}
+    if isinstance(update, ReasoningDelta):
+        return {"t": "reasoning", "x": update.text}
     if isinstance(update, ToolCallDelta):
         return {
             "t": "call_delta",
@@ -102,6 +105,7 @@ def result_json(result: RunResult) -> dict[str, Any]:
         "finish_reason": result.finish_reason,
         "pending": [c.model_dump(mode="json") for c in result.pending],
         "metadata": result.metadata,
+        **({"reasoning": result.reasoning} if result.reasoning else {}),
     }
 
 
@@ -113,6 +117,7 @@ def result_of(data: dict[str, Any]) -> RunResult:
         data["finish_reason"],
         [ToolCallPart.model_validate(c) for c in data["pending"]],
         data.get("metadata") or {},
+        data.get("reasoning") or "",
     )
 
 
@@ -136,6 +141,8 @@ def _update(event: dict[str, Any]) -> LoggedUpdate:
     kind = event["t"]
     if kind == "text":
         return TextDelta(event["x"])
+    if kind == "reasoning":
+        return ReasoningDelta(event["x"])
     if kind == "call_delta":
         return ToolCallDelta(event["index"], event["id"], event["name"], event["arguments"])
     if kind == "tool_started":

@@ -75,6 +75,10 @@ class _ChatChunks(RunConsumer[bytes]):
         # == sse_event(self.chunks.chunk({"content": text}))
         return (self._text_head + orjson.dumps(text) + self._text_tail,)
 
+    async def on_reasoning(self, text: str) -> Sequence[bytes]:
+        # The de-facto field of vLLM, DeepSeek and llama.cpp for a delta's reasoning.
+        return (sse_event(self.chunks.chunk({"reasoning_content": text})),)
+
     async def on_tool_call_delta(self, delta: ToolCallDelta) -> Sequence[bytes]:
         sent = self.calls.get(delta.id)
         if sent is not None and not delta.arguments:

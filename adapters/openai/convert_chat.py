@@ -78,6 +78,9 @@ def to_run(request: ChatCompletionRequest) -> tuple[list[Message], RunOptions]:
         else None,
         tool_choice=tool_choice(request.tool_choice, tools),
         parallel_tool_calls=request.parallel_tool_calls if tools else None,
+        # OpenAI's field, or the ``reasoning`` object of OpenRouter and LiteLLM.
+        reasoning_effort=request.reasoning_effort
+        or (request.reasoning.effort if request.reasoning else None),
     )
     options = RunOptions(
         instructions="\n\n".join(instructions) or None,
@@ -182,6 +185,8 @@ def to_assistant_message(result: RunResult) -> dict[str, Any]:
         "refusal": None,
         "annotations": [],
     }
+    if result.reasoning:  # vLLM's and DeepSeek's field: the openai SDKs keep it as an extra
+        message["reasoning_content"] = result.reasoning
     if result.pending:
         message["tool_calls"] = [
             {

@@ -81,6 +81,7 @@ def to_options(request: ResponseRequest, instructions: list[str]) -> RunOptions:
         response_format=to_response_format(format.model_dump()) if format else None,
         tool_choice=tool_choice(request.tool_choice, tools),
         parallel_tool_calls=request.parallel_tool_calls if tools else None,
+        reasoning_effort=request.reasoning.effort if request.reasoning else None,
     )
     return RunOptions(
         instructions="\n\n".join(instructions) or None,
@@ -210,8 +211,9 @@ def to_response(
         "background": bool(request.background),
     }
     # What the request set of these is shown as it was relayed (defaults otherwise).
-    if request.reasoning is not None and request.reasoning.effort is not None:
-        response["reasoning"] = {"effort": request.reasoning.effort, "summary": None}
+    if (reasoning := request.reasoning) is not None:
+        summary = reasoning.summary or reasoning.generate_summary
+        response["reasoning"] = {"effort": reasoning.effort, "summary": summary}
     if request.service_tier not in (None, "auto"):
         response["service_tier"] = request.service_tier
     for name in ("safety_identifier", "prompt_cache_key", "user"):

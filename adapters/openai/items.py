@@ -27,7 +27,12 @@ from agenthost.agents import (
 Item = dict[str, Any]
 
 _ROLES = {"assistant": "assistant", "system": "system", "developer": "system"}
-_PREFIXES = {"message": "msg", "function_call": "fc", "function_call_output": "fco"}
+_PREFIXES = {
+    "message": "msg",
+    "function_call": "fc",
+    "function_call_output": "fco",
+    "reasoning": "rs",
+}
 
 
 def new_id(prefix: str) -> str:
@@ -64,6 +69,9 @@ def to_item(
             "output": item.output or "",
             "status": "completed",
         }
+    if item.type == "reasoning":
+        # Kept as sent (a client sends back the output it got); never shown to a model.
+        return _reasoning(item, id, f"{param}[{index}]")
     if item.type != "message" or item.role is None:
         raise OpenAIError(
             400,
@@ -89,6 +97,15 @@ def to_item(
     return message
 
 
+def _reasoning(item: ResponseInputItem, id: str, param: str) -> Item:
+    parts = item.content if isinstance(item.content, list) else []
+    if isinstance(item.content, str) or any(p.type != "reasoning_text" for p in parts):
+        raise _invalid(f"{param}.content", "a reasoning item's content is reasoning_text parts")
+    summary = [{"type": "summary_text", "text": p.text} for p in item.summary or ()]
+    content = [reasoning_text(p.text or "") for p in parts]
+    return reasoning_item(id, {"summary": summary, "content": content})
+
+
 def _text(text: str, *, output: bool) -> dict[str, Any]:
     if output:
         return {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
@@ -97,6 +114,8 @@ def _text(text: str, *, output: bool) -> dict[str, Any]:
 
 def _content(part: ResponseContentPart, param: str) -> dict[str, Any]:
     """One content part, checked for what its type needs."""
+    if part.type == "reasoning_text":
+        raise _invalid(param, "a reasoning_text part belongs in a reasoning item")
     if part.type in ("input_text", "output_text", "refusal"):
         text = part.refusal if part.type == "refusal" else part.text
         if text is None:
@@ -135,6 +154,8 @@ def to_messages(items: Iterable[Item]) -> list[Message]:
     messages: list[Message] = []
     for item in items:
         kind = item["type"]
+        if kind == "reasoning":  # the model's own thought: an upstream takes none back
+            continue
         if kind == "message":
             role = _ROLES.get(item["role"], "user")
             parts = [p for c in item["content"] if (p := _part(c)) is not None]
@@ -183,13 +204,16 @@ def mime_of(url: str | None) -> str | None:
 
 
 def output_items(result: RunResult, turn: str) -> list[Item]:
-    """The visible output of a run: its answer, then any calls it waits on the client for.
+    """The visible output of a run: its reasoning (if its upstream sent any), its answer,
+    then any calls it waits on the client for.
 
     Ids carry ``turn`` (the response id's hex: ``msg_<turn>``,
     ``fc_<turn>_<n>``) so that an ``item_reference`` finds them. The agent's
     own tool calls stay inside the agent: they are not items.
     """
     items: list[Item] = []
+    if result.reasoning:
+        items.append(reasoning_item(f"rs_{turn}", {"content": [reasoning_text(result.reasoning)]}))
     if result.output or not result.pending:
         items.append(message_item(f"msg_{turn}", result.output))
     items.extend(
@@ -201,6 +225,22 @@ def output_items(result: RunResult, turn: str) -> list[Item]:
 def message_item(id: str, text: str | None, *, status: str = "completed") -> Item:
     content = [] if text is None else [_text(text, output=True)]
     return {"type": "message", "id": id, "status": status, "role": "assistant", "content": content}
+
+
+def reasoning_item(id: str, fields: dict[str, Any], *, status: str = "completed") -> Item:
+    """A ``reasoning`` item: an upstream's reasoning is raw text (``content``), never a
+    ``summary`` (no model here writes one)."""
+    return {
+        "type": "reasoning",
+        "id": id,
+        "summary": fields.get("summary") or [],
+        "content": fields.get("content") or [],
+        "status": status,
+    }
+
+
+def reasoning_text(text: str) -> dict[str, str]:
+    return {"type": "reasoning_text", "text": text}
 
 
 def function_call_item(

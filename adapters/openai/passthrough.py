@@ -6,15 +6,17 @@ silently dropped (the table is in ``docs/protocols/openai.md``):
 - **Relayed, harmless**: ``user``, ``safety_identifier`` and
   ``prompt_cache_key`` identify the caller or hint a cache; they are sent to
   an ``openai:`` upstream as they are and change no answer elsewhere.
-- **Relayed or refused**: ``reasoning_effort``, ``verbosity``,
+- **Run options**: ``reasoning_effort`` (``reasoning.effort``) is a model
+  setting any agent takes: relayed by an ``openai:`` model, ignored by models
+  that do not reason apart (echo, scripted, local).
+- **Relayed or refused**: ``verbosity``,
   ``logit_bias``, ``prediction`` and a ``service_tier`` other than
   ``auto``/``default`` change what an upstream does; they reach an
   ``openai:`` upstream, and an agent whose model cannot relay them answers
   400 naming the param.
 - **Refused** (400 naming the param): what no agent here does — audio
-  output, web search, Chat ``store: true``, reasoning summaries,
-  ``truncation: "auto"``, ``max_tool_calls``, and ``include`` values that
-  would add content.
+  output, web search, Chat ``store: true``, ``truncation: "auto"``,
+  ``max_tool_calls``, and ``include`` values that would add content.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from agenthost.agents import Agent, ModelSettings, RunOptions
 
 HARMLESS = ("user", "safety_identifier", "prompt_cache_key")
 DEFAULT_TIERS = (None, "auto", "default")
-# ``include`` values with nothing to add: no reasoning items are ever output.
+# ``include`` values with nothing to add: reasoning items carry no encrypted content
+# (an upstream's reasoning is shown as it is, and never needs to be sent back).
 INCLUDABLE = frozenset({"reasoning.encrypted_content"})
 
 
@@ -63,7 +66,7 @@ def upstream_params(
     return params or None
 
 
-RESPONSES_PARAMS = {"reasoning_effort": "reasoning.effort", "verbosity": "text.verbosity"}
+RESPONSES_PARAMS = {"verbosity": "text.verbosity"}
 """Where the Responses API names the Chat Completions fields it relays."""
 
 
@@ -77,15 +80,12 @@ def chat_fields(request: Any) -> dict[str, Any]:
         raise refuse("modalities", "modalities other than text are")
     if request.audio is not None:
         raise refuse("audio", "audio output is")
-    names = (*HARMLESS, "service_tier", "reasoning_effort", "verbosity", "logit_bias", "prediction")
+    names = (*HARMLESS, "service_tier", "verbosity", "logit_bias", "prediction")
     return {name: getattr(request, name) for name in names}
 
 
 def responses_fields(request: Any) -> dict[str, Any]:
     """Responses: refuse what no agent does; the fields to relay (as Chat names them)."""
-    reasoning = request.reasoning
-    if reasoning is not None and (reasoning.summary or reasoning.generate_summary):
-        raise refuse("reasoning.summary", "reasoning summaries are")
     if request.truncation not in (None, "disabled"):
         raise refuse("truncation", f"truncation {request.truncation!r} is")
     if request.max_tool_calls is not None:
@@ -96,7 +96,6 @@ def responses_fields(request: Any) -> dict[str, Any]:
     text = request.text
     return {
         **{name: getattr(request, name) for name in (*HARMLESS, "service_tier")},
-        "reasoning_effort": reasoning.effort if reasoning is not None else None,
         "verbosity": text.verbosity if text is not None else None,
     }
 

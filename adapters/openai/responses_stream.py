@@ -8,6 +8,13 @@ streamed as the model streams them (whole at the end when the model does
 not stream them). Items take their ``output_index`` in the order they open,
 and the completed response lists them in that order.
 
+An upstream's reasoning (``reasoning_content``) is a ``reasoning`` item whose
+``content`` is one ``reasoning_text`` part, streamed with
+``response.reasoning_text.delta``: it is the model's raw thought, which the
+Responses API keeps apart from a ``summary`` (a summariser's text that no
+model here writes). The item stays open until the response completes, later
+steps' reasoning joining it.
+
 The agent's own tool calls and its sub-agents' steps (handoffs, pipeline and
 workflow steps) have no place in OpenAI's events; they are sent as SSE
 comments, ``: agenthost {...}``, which every SSE client ignores and the
@@ -24,7 +31,13 @@ import orjson
 from agenthost.adapters.durable import Discarded
 from agenthost.adapters.openai.errors import OpenAIError, from_exception
 from agenthost.adapters.openai.http import sse_event
-from agenthost.adapters.openai.items import Item, function_call_item, message_item
+from agenthost.adapters.openai.items import (
+    Item,
+    function_call_item,
+    message_item,
+    reasoning_item,
+    reasoning_text,
+)
 from agenthost.adapters.runs import RunConsumer
 from agenthost.agents import (
     RunCancelled,
@@ -94,6 +107,7 @@ class ResponseEvents(RunConsumer[bytes]):
         self.worker: tuple[str, ...] = ()
         self.items: list[str] = []  # the items opened, in order: the message's id, call ids
         self.calls: dict[str, tuple[str, str]] = {}  # call id → (item id, arguments sent)
+        self.reasoning: dict[str, Any] | None = None  # where the open reasoning item is
 
     @property
     def message_id(self) -> str:
@@ -132,6 +146,26 @@ class ResponseEvents(RunConsumer[bytes]):
         self.texts.append(text)
         delta = self.event("response.output_text.delta", **self.where, delta=text, logprobs=[])
         return (*opening, delta) if opening else (delta,)
+
+    async def on_reasoning(self, text: str) -> Sequence[bytes]:
+        opening = self._open_reasoning(len(self.items)) if self.reasoning is None else []
+        delta = self.event("response.reasoning_text.delta", **self._reasoning_at, delta=text)
+        return [*opening, delta]
+
+    @property
+    def _reasoning_at(self) -> dict[str, Any]:
+        assert self.reasoning is not None, "the reasoning item is open"
+        return self.reasoning
+
+    def _open_reasoning(self, index: int) -> list[bytes]:
+        id = f"rs_{self.turn.hex}"
+        self.reasoning = {"item_id": id, "output_index": index, "content_index": 0}
+        self.items.append(id)
+        item = reasoning_item(id, {}, status="in_progress")
+        return [
+            self.event("response.output_item.added", output_index=index, item=item),
+            self.event("response.content_part.added", **self.reasoning, part=reasoning_text("")),
+        ]
 
     async def on_tool_call_delta(self, delta: ToolCallDelta) -> Sequence[bytes]:
         events: list[bytes] = []
@@ -191,7 +225,9 @@ class ResponseEvents(RunConsumer[bytes]):
             await self.turn.save(response)
         events: list[bytes] = []
         for index, item in enumerate(output):
-            if item["type"] == "message":
+            if item["type"] == "reasoning":
+                events += self._reasoning_done(index, item)
+            elif item["type"] == "message":
                 if not self.opened:
                     events += self._open_message()
                 text = result.output
@@ -205,6 +241,18 @@ class ResponseEvents(RunConsumer[bytes]):
         events.append(event(f"response.{response['status']}", response=response))
         return events
 
+    def _reasoning_done(self, index: int, item: Item) -> list[bytes]:
+        """The end of the reasoning item (opened now if no delta opened it)."""
+        part = item["content"][0]
+        events = self._open_reasoning(index) if self.reasoning is None else []
+        where = self._reasoning_at
+        if events:  # opened now: its whole text in one delta
+            delta = part["text"]
+            events.append(self.event("response.reasoning_text.delta", **where, delta=delta))
+        events.append(self.event("response.reasoning_text.done", **where, text=part["text"]))
+        events.append(self.event("response.content_part.done", **where, part=part))
+        return events
+
     def _in_stream_order(self, output: list[Item]) -> list[Item]:
         """The items in the order they were opened (those never opened after them);
         a streamed call keeps the item id it was streamed with."""
@@ -214,7 +262,7 @@ class ResponseEvents(RunConsumer[bytes]):
 
         def opened_at(pair: tuple[int, Item]) -> int:
             index, item = pair
-            key = item["id"] if item["type"] == "message" else item.get("call_id")
+            key = item.get("call_id") if item["type"] == "function_call" else item["id"]
             return self.items.index(key) if key in self.items else len(self.items) + index
 
         return [item for _, item in sorted(enumerate(output), key=opened_at)]

@@ -84,6 +84,12 @@ class ChatTool(_Body):
     function: FunctionDefinition | None = None
 
 
+class Reasoning(_Body):
+    effort: str | None = None
+    summary: str | None = None
+    generate_summary: str | None = None
+
+
 class ChatCompletionRequest(_Body):
     model: str
     messages: list[ChatMessage] = Field(min_length=1)
@@ -112,6 +118,7 @@ class ChatCompletionRequest(_Body):
     store: bool | None = None
     service_tier: str | None = None
     reasoning_effort: str | None = None
+    reasoning: Reasoning | None = None
     verbosity: str | None = None
     logit_bias: dict[str, int] | None = None
     prediction: dict[str, Any] | None = None
@@ -122,7 +129,13 @@ class ChatCompletionRequest(_Body):
 
 class ResponseContentPart(_Body):
     type: Literal[
-        "input_text", "output_text", "input_image", "input_file", "input_audio", "refusal"
+        "input_text",
+        "output_text",
+        "input_image",
+        "input_file",
+        "input_audio",
+        "refusal",
+        "reasoning_text",  # a reasoning item's only
     ]
     text: str | None = None
     image_url: str | None = None
@@ -134,8 +147,15 @@ class ResponseContentPart(_Body):
     refusal: str | None = None
 
 
+class ReasoningPart(_Body):
+    type: Literal["summary_text", "reasoning_text"]
+    text: str
+
+
 class ResponseInputItem(_Body):
-    type: Literal["message", "function_call", "function_call_output", "item_reference"] = "message"
+    type: Literal[
+        "message", "function_call", "function_call_output", "item_reference", "reasoning"
+    ] = "message"
     id: str | None = None
     role: Literal["system", "developer", "user", "assistant"] | None = None
     content: str | list[ResponseContentPart] | None = None
@@ -146,6 +166,9 @@ class ResponseInputItem(_Body):
     name: str | None = None
     arguments: str | None = None
     output: str | None = None
+    # reasoning items (sent back as they were output)
+    summary: list[ReasoningPart] | None = None
+    encrypted_content: str | None = None
 
 
 class ConversationRef(_Body):
@@ -159,12 +182,6 @@ class ResponseTextFormat(_Body):
 class ResponseText(_Body):
     format: ResponseTextFormat | None = None
     verbosity: str | None = None
-
-
-class Reasoning(_Body):
-    effort: str | None = None
-    summary: str | None = None
-    generate_summary: str | None = None
 
 
 class ResponseTool(_Body):

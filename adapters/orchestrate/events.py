@@ -13,8 +13,10 @@ args}]}``, and its result one whose ``step_details`` is ``{"type":
 Orchestrate's chain of thought pairs them by). A question the run ends on
 (``ask_user``) is text the user answers in the next turn. The stream ends
 with ``data: [DONE]``; a failure once it has begun is a last text delta
-naming it (the status line is gone). The runtime streams no reasoning, so no
-``thinking`` step is sent.
+naming it (the status line is gone). The model's reasoning (when its
+upstream sends it) is a ``thinking`` step (``{"type": "thinking", content}``),
+one step for each stretch of reasoning, sent whole when it ends: a step is
+an entry of Orchestrate's chain of thought, not a stream of tokens.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ class ThreadEvents(RunConsumer[bytes]):
         super().__init__(agent)
         self.thread_id = thread_id
         self.message_id = f"run-{os.urandom(8).hex()}"
+        self.thought: list[str] = []  # the reasoning not sent yet
 
     def _event(self, object: str, id: str, delta: dict[str, Any]) -> bytes:
         data = {
@@ -66,12 +69,23 @@ class ThreadEvents(RunConsumer[bytes]):
     def _step(self, details: dict[str, Any]) -> bytes:
         return self._event(STEP_DELTA, f"step-{os.urandom(8).hex()}", {"step_details": details})
 
+    def _thinking(self) -> list[bytes]:
+        """The reasoning streamed since the last step, as one ``thinking`` step."""
+        if not self.thought:
+            return []
+        content, self.thought = "".join(self.thought).strip(), []
+        return [self._step({"type": "thinking", "content": content})] if content else []
+
+    async def on_reasoning(self, text: str) -> Sequence[bytes]:
+        self.thought.append(text)
+        return ()
+
     async def on_text(self, text: str) -> Sequence[bytes]:
-        return (self._text(text),) if text else ()
+        return (*self._thinking(), self._text(text)) if text else ()
 
     async def on_tool_started(self, call: ToolCallPart) -> Sequence[bytes]:
         step = {"id": call.id, "name": call.name, "args": to_args(call.arguments)}
-        return (self._step({"type": "tool_calls", "tool_calls": [step]}),)
+        return (*self._thinking(), self._step({"type": "tool_calls", "tool_calls": [step]}))
 
     async def on_tool_finished(self, result: ToolResultPart) -> Sequence[bytes]:
         details = {
@@ -83,12 +97,15 @@ class ThreadEvents(RunConsumer[bytes]):
         return (self._step(details),)
 
     async def on_finished(self, result: RunResult) -> Sequence[bytes]:
-        return (DONE,)
+        return (*self._thinking(), DONE)
 
     async def on_pending(self, result: RunResult) -> Sequence[bytes]:
         # What was streamed is the output; the questions come after it.
         rest = answer_text(result)[len(result.output) :].lstrip("\n")
-        return (self._text(("\n\n" if result.output else "") + rest), DONE) if rest else (DONE,)
+        thinking = self._thinking()
+        if not rest:
+            return (*thinking, DONE)
+        return (*thinking, self._text(("\n\n" if result.output else "") + rest), DONE)
 
     async def on_error(self, exc: Exception) -> Sequence[bytes]:
         if kind_of(exc) is ErrorKind.CANCELLED:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from agenthost.agents.errors import UserError
 from agenthost.agents.messages import FilePart, Message
 from agenthost.agents.options import ModelSettings
-from agenthost.agents.results import FinishReason, TextDelta, ToolCallDelta, Usage
+from agenthost.agents.results import FinishReason, ReasoningDelta, TextDelta, ToolCallDelta, Usage
 from agenthost.agents.tools.base import ToolDefinition
 
 if TYPE_CHECKING:
@@ -42,9 +42,12 @@ class ModelResponse:
     message: Message
     usage: Usage
     finish_reason: FinishReason = "stop"
+    reasoning: str = ""
+    """The model's reasoning before this answer, when its upstream sends it apart
+    (``reasoning_content``); not part of ``message``, so never stored."""
 
 
-ModelStreamEvent = TextDelta | ToolCallDelta | ModelResponse
+ModelStreamEvent = TextDelta | ReasoningDelta | ToolCallDelta | ModelResponse
 
 
 @runtime_checkable

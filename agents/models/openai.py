@@ -44,6 +44,7 @@ from agenthost.agents.models.openai_errors import (
 from agenthost.agents.models.openai_format import (
     ChatStreamAccumulator,
     from_chat_message,
+    from_chat_reasoning,
     from_chat_usage,
     from_finish_reason,
     to_chat_messages,
@@ -54,7 +55,7 @@ from agenthost.agents.models.openai_format import (
 from agenthost.agents.models.openai_http import ChatClient
 from agenthost.agents.models.openai_keys import missing_key
 from agenthost.agents.observe import ModelCallProbe, UpstreamObserver
-from agenthost.agents.results import TextDelta
+from agenthost.agents.results import ReasoningDelta, TextDelta
 
 T = TypeVar("T")
 logger = logging.getLogger("agenthost.upstream")
@@ -187,6 +188,7 @@ class OpenAIModel(BaseChatModel):
                     from_chat_message(choice["message"]),
                     from_chat_usage(completion.get("usage")),
                     from_finish_reason(choice.get("finish_reason")),
+                    from_chat_reasoning(choice["message"]),
                 )
         except BaseException as exc:
             if call is not None:
@@ -251,6 +253,8 @@ class OpenAIModel(BaseChatModel):
                         f"upstream model {self.name!r} failed: the upstream's stream broke "
                         f"({type(exc).__name__})"
                     ) from exc
+                if accumulator.reasoning_delta:
+                    yield ReasoningDelta(accumulator.take_reasoning())
                 if text:
                     yield TextDelta(text)
                 if accumulator.call_deltas:

@@ -26,6 +26,9 @@ from agenthost.agents.options import ModelSettings
 from agenthost.agents.results import FinishReason, ToolCallDelta, Usage
 from agenthost.agents.tools.base import ToolDefinition
 
+REASONING_FIELDS = ("reasoning_content", "reasoning")
+"""Where OpenAI-compatible servers put a message's (or a delta's) reasoning text."""
+
 _FINISH: dict[str, FinishReason] = {"length": "length", "content_filter": "content_filter"}
 
 
@@ -129,6 +132,7 @@ def to_chat_settings(settings: ModelSettings) -> dict[str, Any]:
         "frequency_penalty": settings.frequency_penalty,
         "presence_penalty": settings.presence_penalty,
         "response_format": settings.response_format,
+        "reasoning_effort": settings.reasoning_effort,
         **(settings.upstream_params or {}),
     }
     return {k: v for k, v in params.items() if v is not None}
@@ -149,6 +153,15 @@ def from_chat_message(message: Mapping[str, Any]) -> Message:
     return Message(role="assistant", parts=parts)
 
 
+def from_chat_reasoning(message: Mapping[str, Any]) -> str:
+    """The reasoning an upstream sends beside the answer: ``reasoning_content`` (vLLM,
+    DeepSeek, llama.cpp) or ``reasoning`` (Ollama, OpenRouter), a string."""
+    for name in REASONING_FIELDS:
+        if isinstance(value := message.get(name), str) and value:
+            return value
+    return ""
+
+
 def from_chat_usage(usage: Mapping[str, Any] | None) -> Usage:
     if not usage:
         return Usage(requests=1)
@@ -162,7 +175,8 @@ def from_finish_reason(reason: str | None) -> FinishReason:
 class ChatStreamAccumulator:
     """Folds streamed Chat Completions chunks (as dicts) into one response.
 
-    ``add`` returns the chunk's text, if any, for the caller to stream on;
+    ``add`` returns the chunk's text, if any, for the caller to stream on,
+    and keeps its reasoning in ``reasoning_delta`` (see :meth:`take_reasoning`);
     tool call fragments are joined by ``index``, and each new piece of a
     call's arguments waits in ``call_deltas`` (see :meth:`take_call_deltas`)
     once the call's name is known.
@@ -170,6 +184,8 @@ class ChatStreamAccumulator:
 
     def __init__(self) -> None:
         self._text: list[str] = []
+        self._reasoning: list[str] = []
+        self.reasoning_delta = ""
         self._calls: dict[int, dict[str, str]] = {}
         self._relayed: dict[int, int] = {}  # characters of arguments passed on, per call
         self._usage = Usage(requests=1)
@@ -185,6 +201,9 @@ class ChatStreamAccumulator:
             delta = choice.get("delta") or {}
             if content := delta.get("content"):
                 self._text.append(content)
+            if reasoning := from_chat_reasoning(delta):
+                self._reasoning.append(reasoning)
+                self.reasoning_delta += reasoning
             for fragment in delta.get("tool_calls") or ():
                 self._add_call(fragment)
         return content
@@ -204,6 +223,11 @@ class ChatStreamAccumulator:
             id = call["id"] or f"call_{index}"
             self.call_deltas.append(ToolCallDelta(index, id, call["name"], piece))
 
+    def take_reasoning(self) -> str:
+        """The reasoning added since the last take."""
+        reasoning, self.reasoning_delta = self.reasoning_delta, ""
+        return reasoning
+
     def take_call_deltas(self) -> list[ToolCallDelta]:
         """The pieces of tool calls added since the last take."""
         deltas, self.call_deltas = self.call_deltas, []
@@ -218,4 +242,5 @@ class ChatStreamAccumulator:
             for i, c in sorted(self._calls.items())
         )
         message = Message(role="assistant", parts=parts)
-        return ModelResponse(message, self._usage, from_finish_reason(self._finish))
+        reasoning = "".join(self._reasoning)
+        return ModelResponse(message, self._usage, from_finish_reason(self._finish), reasoning)

@@ -21,6 +21,7 @@ from agenthost.adapters.durable.events import CANCELLED, decode, encode, failed
 from agenthost.adapters.durable.steps import Progress
 from agenthost.agents import (
     Message,
+    ReasoningDelta,
     RunCancelled,
     RunFinished,
     RunResult,
@@ -48,12 +49,14 @@ def test_every_update_comes_back_from_its_event() -> None:
     result = RunResult("hi", [Message.user("x"), Message.assistant("hi")], Usage(1, 2, 1))
     for update in (
         TextDelta('a "quoted" é'),
+        ReasoningDelta("Thinking about x."),
         ToolCallDelta(0, "c1", "add", '{"a"'),
         ToolCallStarted(CALL),
         ToolCallFinished(RESULT),
         SubAgentUpdate("helper", ToolCallStarted(CALL)),
         Discarded("partial", ("c2",)),
         RunFinished(result),
+        RunFinished(RunResult("hi", [Message.user("x")], reasoning="Thinking about x.")),
     ):
         assert decode(encode(update)) == update
 

@@ -62,7 +62,6 @@ async def test_harmless_fields_are_relayed_and_accepted_everywhere(
 
 
 CHAT_RELAYED = {
-    "reasoning_effort": "low",
     "verbosity": "low",
     "logit_bias": {"50256": -100},
     "prediction": {"type": "content", "content": "hi"},
@@ -85,7 +84,6 @@ async def test_chat_fields_that_change_answers_reach_the_upstream_or_are_refused
 @pytest.mark.parametrize(
     ("fields", "name", "value", "param"),
     [
-        ({"reasoning": {"effort": "high"}}, "reasoning_effort", "high", "reasoning.effort"),
         ({"text": {"verbosity": "low"}}, "verbosity", "low", "text.verbosity"),
         ({"service_tier": "priority"}, "service_tier", "priority", "service_tier"),
     ],
@@ -132,7 +130,6 @@ async def test_chat_fields_no_agent_honours_are_refused(
 @pytest.mark.parametrize(
     ("fields", "param"),
     [
-        ({"reasoning": {"effort": "low", "summary": "auto"}}, "reasoning.summary"),
         ({"truncation": "auto"}, "truncation"),
         ({"max_tool_calls": 3}, "max_tool_calls"),
         ({"include": ["message.output_text.logprobs"]}, "include"),
@@ -144,6 +141,31 @@ async def test_responses_fields_no_agent_honours_are_refused(
     with pytest.raises(openai.BadRequestError) as caught:
         await respond(client, "relay", **fields)
     assert caught.value.param == param
+
+
+EFFORTS = [
+    (chat, {"reasoning_effort": "low"}),
+    (chat, {"reasoning": {"effort": "medium"}}),  # OpenRouter's and LiteLLM's object
+    (respond, {"reasoning": {"effort": "high", "summary": "auto"}}),
+]
+
+
+@pytest.mark.parametrize(("ask", "fields"), EFFORTS)
+async def test_reasoning_effort_reaches_the_upstream_and_other_models_ignore_it(
+    client: openai.AsyncOpenAI, upstream: tuple[FakeUpstream, str], ask: Any, fields: Any
+) -> None:
+    fake, _ = upstream
+    effort = fields.get("reasoning_effort") or fields["reasoning"]["effort"]
+    await ask(client, "relay", **fields)
+    assert fake.requests[-1]["reasoning_effort"] == effort
+    assert "reasoning" not in fake.requests[-1]
+    # A model that does not reason apart answers as it always does.
+    sent = len(fake.requests)
+    answer = await ask(client, "echo", **fields)
+    text = answer.output_text if ask is respond else answer.choices[0].message.content
+    assert text == "hi" and len(fake.requests) == sent
+    if ask is respond:  # shown as asked for, as OpenAI shows it
+        assert answer.reasoning.effort == effort and answer.reasoning.summary == "auto"
 
 
 async def test_defaults_and_empty_includes_are_accepted(client: openai.AsyncOpenAI) -> None:
