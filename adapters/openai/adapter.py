@@ -4,7 +4,8 @@ The app mounts the router (at ``/v1`` by default). Chat Completions is
 stateless; the Responses API keeps stored responses in this adapter's
 memory manager and conversations in a second bounded store of their own
 (:mod:`adapters.openai.store`); ``/responses`` also takes a WebSocket (the
-Responses API's WebSocket mode, :mod:`adapters.openai.websocket`). Endpoints
+Responses API's WebSocket mode, :mod:`adapters.openai.websocket`), and
+``/responses/compact`` summarises a conversation (:mod:`adapters.openai.compact`). Endpoints
 of OpenAI's API that are not served answer a 404 that says so, in the
 OpenAI envelope.
 """
@@ -24,7 +25,7 @@ from starlette.websockets import WebSocket
 
 from agenthost.adapters.base import AdapterContext, RequestRules, principal_of
 from agenthost.adapters.endpoints import asgi_endpoint
-from agenthost.adapters.openai import background, chat, conversations, responses
+from agenthost.adapters.openai import background, chat, compact, conversations, responses
 from agenthost.adapters.openai import request_bodies as bodies
 from agenthost.adapters.openai import websocket as websocket_mode
 from agenthost.adapters.openai.errors import OpenAIError, OpenAIRoute, from_exception
@@ -38,7 +39,6 @@ CONVERSATIONS_NAMESPACE = "openai-conversations"
 
 # OpenAI endpoints people call that agenthost does not serve: a clear 404 each.
 NOT_SERVED = {
-    "/responses/compact": "response compaction",
     "/responses/input_tokens": "input token counting",
     "/completions": "the legacy Completions API",
     "/embeddings": "embeddings",
@@ -163,6 +163,16 @@ class OpenAIAdapter:
         )
         async def create_response(request: Request) -> Response:
             return await self._create_response(request)
+
+        @router.post(
+            "/responses/compact",
+            summary="Compact a conversation into a summary item",
+            openapi_extra=bodies.json_body(bodies.COMPACT),
+        )
+        async def compact_conversation(request: Request) -> Response:
+            principal = principal_of(request)
+            agents = context.agents_for(principal)
+            return await compact.compact_conversation(request, agents, stores, principal)
 
         @router.websocket("/responses")
         async def responses_websocket(websocket: WebSocket) -> None:

@@ -1,9 +1,9 @@
 """Responses API items ↔ agent messages (pure mapping, no HTTP).
 
 Items are what the Responses and Conversations APIs show and store:
-``message``, ``function_call`` and ``function_call_output``, each with an
-id. The transcript a model sees is rebuilt from stored items, so each item
-is stored once, as compact JSON.
+``message``, ``function_call``, ``function_call_output`` and ``compaction``
+(:mod:`.compaction`), each with an id. The transcript a model sees is
+rebuilt from stored items, so each item is stored once, as compact JSON.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from agenthost.adapters.openai import compaction
 from agenthost.adapters.openai.errors import OpenAIError
 from agenthost.adapters.openai.schemas import ResponseContentPart, ResponseInputItem
 from agenthost.agents import (
@@ -27,7 +28,12 @@ from agenthost.agents import (
 Item = dict[str, Any]
 
 _ROLES = {"assistant": "assistant", "system": "system", "developer": "system"}
-_PREFIXES = {"message": "msg", "function_call": "fc", "function_call_output": "fco"}
+_PREFIXES = {
+    "message": "msg",
+    "function_call": "fc",
+    "function_call_output": "fco",
+    compaction.COMPACTION: "cmp",
+}
 
 
 def new_id(prefix: str) -> str:
@@ -64,6 +70,8 @@ def to_item(
             "output": item.output or "",
             "status": "completed",
         }
+    if item.type == compaction.COMPACTION:
+        return compaction.stored_compaction(id, item.encrypted_content, param=f"{param}[{index}]")
     if item.type != "message" or item.role is None:
         raise OpenAIError(
             400,
@@ -139,6 +147,9 @@ def to_messages(items: Iterable[Item]) -> list[Message]:
             role = _ROLES.get(item["role"], "user")
             parts = [p for c in item["content"] if (p := _part(c)) is not None]
             messages.append(Message(role=role, parts=parts))
+            continue
+        if kind == compaction.COMPACTION:
+            messages.append(compaction.to_message(item))
             continue
         if kind == "function_call":
             part: Part = ToolCallPart(
