@@ -33,6 +33,7 @@ from agenthost.adapters.openai.http import find_agent, json_response
 from agenthost.adapters.openai.shared import SharedConversationStore
 from agenthost.adapters.openai.store import ConversationStore, ResponseStore
 from agenthost.adapters.openai.turns import Stores
+from agenthost.adapters.openai.websocket_checks import MessageChecks
 from agenthost.agents import Agent
 
 CONVERSATIONS_NAMESPACE = "openai-conversations"
@@ -181,7 +182,7 @@ class OpenAIAdapter:
                 websocket,
                 context.agents_for(principal),
                 stores,
-                principal,
+                MessageChecks.of(websocket, principal, context),
                 max_bytes=context.max_body_bytes,
             )
 
