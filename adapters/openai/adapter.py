@@ -18,6 +18,7 @@ from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any
 
 from fastapi import APIRouter
+from starlette.convertors import StringConvertor, register_url_convertor
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp
@@ -53,6 +54,17 @@ NOT_SERVED = {
     "/threads": "the Assistants API",
     "/realtime/{path:path}": "the Realtime API",
 }
+
+
+class ResponseIdConvertor(StringConvertor):
+    """A response id: any path segment but ``compact``, which is the compaction endpoint
+    (so that ``GET /responses/compact`` is a 405 allowing ``POST``, not a missing response)."""
+
+    regex = "(?!compact(?:/|$))[^/]+"
+
+
+register_url_convertor("openai_response_id", ResponseIdConvertor())
+RESPONSE = "/responses/{response_id:openai_response_id}"
 
 
 class OpenAIAdapter:
@@ -186,7 +198,7 @@ class OpenAIAdapter:
                 max_bytes=context.max_body_bytes,
             )
 
-        @router.api_route("/responses/{response_id}", methods=readable, summary="A response")
+        @router.api_route(RESPONSE, methods=readable, summary="A response")
         async def get_response(request: Request, response_id: str) -> Response:
             return await responses.get_response(
                 request, response_id, stores, principal_of(request), context.durable
@@ -198,7 +210,7 @@ class OpenAIAdapter:
                 response_id, stores, principal_of(request), context.durable
             )
 
-        @router.delete("/responses/{response_id}", summary="Delete a stored response")
+        @router.delete(RESPONSE, summary="Delete a stored response")
         async def delete_response(request: Request, response_id: str) -> Response:
             return await responses.delete_response(response_id, stores, principal_of(request))
 
