@@ -224,7 +224,7 @@ class Host:
             max_body_bytes=settings.max_body_bytes,
             keepalive_seconds=settings.stream_keepalive_seconds,
             durable=self.durable,
-            quota=self.quotas.admit_call if self.quotas is not None and self.principals else None,
+            quota=self.quotas.admit_call if self.quotas is not None and self.auth else None,
         )
 
     def adapter(self, protocol: str) -> Adapter:

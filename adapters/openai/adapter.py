@@ -4,7 +4,8 @@ The app mounts the router (at ``/v1`` by default). Chat Completions is
 stateless; the Responses API keeps stored responses in this adapter's
 memory manager and conversations in a second bounded store of their own
 (:mod:`adapters.openai.store`); ``/responses`` also takes a WebSocket (the
-Responses API's WebSocket mode, :mod:`adapters.openai.websocket`). Endpoints
+Responses API's WebSocket mode, :mod:`adapters.openai.websocket`), and
+``/responses/compact`` summarises a conversation (:mod:`adapters.openai.compact`). Endpoints
 of OpenAI's API that are not served answer a 404 that says so, in the
 OpenAI envelope.
 """
@@ -17,6 +18,7 @@ from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any
 
 from fastapi import APIRouter
+from starlette.convertors import StringConvertor, register_url_convertor
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp
@@ -24,7 +26,7 @@ from starlette.websockets import WebSocket
 
 from agenthost.adapters.base import AdapterContext, RequestRules, principal_of
 from agenthost.adapters.endpoints import asgi_endpoint
-from agenthost.adapters.openai import background, chat, conversations, responses
+from agenthost.adapters.openai import background, chat, compact, conversations, responses
 from agenthost.adapters.openai import request_bodies as bodies
 from agenthost.adapters.openai import websocket as websocket_mode
 from agenthost.adapters.openai.errors import OpenAIError, OpenAIRoute, from_exception
@@ -32,13 +34,13 @@ from agenthost.adapters.openai.http import find_agent, json_response
 from agenthost.adapters.openai.shared import SharedConversationStore
 from agenthost.adapters.openai.store import ConversationStore, ResponseStore
 from agenthost.adapters.openai.turns import Stores
+from agenthost.adapters.openai.websocket_checks import MessageChecks
 from agenthost.agents import Agent
 
 CONVERSATIONS_NAMESPACE = "openai-conversations"
 
 # OpenAI endpoints people call that agenthost does not serve: a clear 404 each.
 NOT_SERVED = {
-    "/responses/compact": "response compaction",
     "/responses/input_tokens": "input token counting",
     "/completions": "the legacy Completions API",
     "/embeddings": "embeddings",
@@ -52,6 +54,17 @@ NOT_SERVED = {
     "/threads": "the Assistants API",
     "/realtime/{path:path}": "the Realtime API",
 }
+
+
+class ResponseIdConvertor(StringConvertor):
+    """A response id: any path segment but ``compact``, which is the compaction endpoint
+    (so that ``GET /responses/compact`` is a 405 allowing ``POST``, not a missing response)."""
+
+    regex = "(?!compact(?:/|$))[^/]+"
+
+
+register_url_convertor("openai_response_id", ResponseIdConvertor())
+RESPONSE = "/responses/{response_id:openai_response_id}"
 
 
 class OpenAIAdapter:
@@ -164,6 +177,16 @@ class OpenAIAdapter:
         async def create_response(request: Request) -> Response:
             return await self._create_response(request)
 
+        @router.post(
+            "/responses/compact",
+            summary="Compact a conversation into a summary item",
+            openapi_extra=bodies.json_body(bodies.COMPACT),
+        )
+        async def compact_conversation(request: Request) -> Response:
+            principal = principal_of(request)
+            agents = context.agents_for(principal)
+            return await compact.compact_conversation(request, agents, stores, principal)
+
         @router.websocket("/responses")
         async def responses_websocket(websocket: WebSocket) -> None:
             principal = principal_of(websocket)
@@ -171,11 +194,11 @@ class OpenAIAdapter:
                 websocket,
                 context.agents_for(principal),
                 stores,
-                principal,
+                MessageChecks.of(websocket, principal, context),
                 max_bytes=context.max_body_bytes,
             )
 
-        @router.api_route("/responses/{response_id}", methods=readable, summary="A response")
+        @router.api_route(RESPONSE, methods=readable, summary="A response")
         async def get_response(request: Request, response_id: str) -> Response:
             return await responses.get_response(
                 request, response_id, stores, principal_of(request), context.durable
@@ -187,7 +210,7 @@ class OpenAIAdapter:
                 response_id, stores, principal_of(request), context.durable
             )
 
-        @router.delete("/responses/{response_id}", summary="Delete a stored response")
+        @router.delete(RESPONSE, summary="Delete a stored response")
         async def delete_response(request: Request, response_id: str) -> Response:
             return await responses.delete_response(response_id, stores, principal_of(request))
 

@@ -1,9 +1,9 @@
 """Responses API items ↔ agent messages (pure mapping, no HTTP).
 
 Items are what the Responses and Conversations APIs show and store:
-``message``, ``function_call`` and ``function_call_output``, each with an
-id. The transcript a model sees is rebuilt from stored items, so each item
-is stored once, as compact JSON.
+``message``, ``function_call``, ``function_call_output`` and ``compaction``
+(:mod:`.compaction`), each with an id. The transcript a model sees is
+rebuilt from stored items, so each item is stored once, as compact JSON.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from agenthost.adapters.openai import compaction
 from agenthost.adapters.openai.errors import OpenAIError
 from agenthost.adapters.openai.schemas import ResponseContentPart, ResponseInputItem
 from agenthost.agents import (
@@ -32,6 +33,7 @@ _PREFIXES = {
     "function_call": "fc",
     "function_call_output": "fco",
     "reasoning": "rs",
+    compaction.COMPACTION: "cmp",
 }
 
 
@@ -72,6 +74,8 @@ def to_item(
     if item.type == "reasoning":
         # Kept as sent (a client sends back the output it got); never shown to a model.
         return _reasoning(item, id, f"{param}[{index}]")
+    if item.type == compaction.COMPACTION:
+        return compaction.stored_compaction(id, item.encrypted_content, param=f"{param}[{index}]")
     if item.type != "message" or item.role is None:
         raise OpenAIError(
             400,
@@ -160,6 +164,9 @@ def to_messages(items: Iterable[Item]) -> list[Message]:
             role = _ROLES.get(item["role"], "user")
             parts = [p for c in item["content"] if (p := _part(c)) is not None]
             messages.append(Message(role=role, parts=parts))
+            continue
+        if kind == compaction.COMPACTION:
+            messages.append(compaction.to_message(item))
             continue
         if kind == "function_call":
             part: Part = ToolCallPart(

@@ -55,6 +55,16 @@ RESPONSE = {
     },
     "additionalProperties": False,
 }
+COMPACT = {
+    "type": "object",
+    "required": ["model", "input"],
+    "properties": {
+        "model": {"type": "string"},
+        "input": {"type": "string", "minLength": 1},
+        "instructions": {"type": "string"},
+    },
+    "additionalProperties": False,
+}
 NEW_CONVERSATION = {  # other fields are ignored, as OpenAI's API ignores them
     "type": "object",
     "properties": {

@@ -154,7 +154,12 @@ class ReasoningPart(_Body):
 
 class ResponseInputItem(_Body):
     type: Literal[
-        "message", "function_call", "function_call_output", "item_reference", "reasoning"
+        "message",
+        "function_call",
+        "function_call_output",
+        "item_reference",
+        "reasoning",
+        "compaction",
     ] = "message"
     id: str | None = None
     role: Literal["system", "developer", "user", "assistant"] | None = None
@@ -168,6 +173,7 @@ class ResponseInputItem(_Body):
     output: str | None = None
     # reasoning items (sent back as they were output)
     summary: list[ReasoningPart] | None = None
+    # compaction items (adapters/openai/compaction.py)
     encrypted_content: str | None = None
 
 
@@ -241,3 +247,15 @@ class ConversationUpdate(_Body):
 
 class ItemsCreate(_Body):
     items: list[ResponseInputItem] = Field(min_length=1, max_length=20)
+
+
+class CompactRequest(_Body):
+    """``POST /responses/compact``: the conversation to compact (its input items, the chain
+    ending with ``previous_response_id``, or both) and the model (agent) that summarises it."""
+
+    model: str
+    input: str | list[ResponseInputItem] | None = None
+    instructions: str | None = None
+    previous_response_id: str | None = None
+    # Accepted and ignored (no prompt cache, one service tier): prompt_cache_key,
+    # prompt_cache_retention, service_tier, image.

@@ -122,7 +122,7 @@ async def prepare(
         history = await _history(body, stores, principal)
         session = InMemorySession(to_messages(history))
     if items is None:
-        items = await resolve(raw_items, _Lookup(stores, principal, history))
+        items = await resolve(raw_items, StoredItems(stores, principal, history))
     turn = Turn(body, options, agent, stores, principal, items, id=id, shared=shared is not None)
     if created_at is not None:
         turn.created_at = created_at
@@ -140,7 +140,7 @@ async def _history(body: ResponseRequest, stores: Stores, principal: str) -> lis
 
 
 @dataclass(frozen=True, slots=True)
-class _Lookup:
+class StoredItems:
     """The caller's stored items, for :func:`references.resolve`."""
 
     stores: Stores

@@ -18,6 +18,11 @@ the SDK's ``ResponseWsError`` shape (``error`` with the envelope's fields,
 ``status`` the HTTP status it would have had) and the connection stays open.
 A client that closes the socket mid-response cancels its run, as an HTTP
 client that disconnects does.
+
+Each ``response.create`` is admitted as an HTTP request would be
+(:mod:`.websocket_checks`): its principal's quotas count it, and the
+upgrade's key or token must still hold (an expired token closes the
+connection with an ``error`` event and close code 1008).
 """
 
 from __future__ import annotations
@@ -35,6 +40,11 @@ from agenthost.adapters.openai.http import parse_body
 from agenthost.adapters.openai.responses import start, stream_events
 from agenthost.adapters.openai.schemas import ResponseRequest
 from agenthost.adapters.openai.turns import Stores
+from agenthost.adapters.openai.websocket_checks import (
+    POLICY_VIOLATION,
+    CredentialExpired,
+    MessageChecks,
+)
 from agenthost.agents import Agent
 
 QUEUED = 4
@@ -66,12 +76,13 @@ async def serve_responses(
     websocket: WebSocket,
     agents: Mapping[str, Agent],
     stores: Stores,
-    principal: str,
+    checks: MessageChecks,
     *,
     max_bytes: int,
 ) -> None:
     """Accept the upgrade and answer its ``response.create`` messages until it closes;
-    ``max_bytes`` bounds a message as the app bounds a request body."""
+    ``checks`` admits each (:mod:`.websocket_checks`), ``max_bytes`` bounds a message
+    as the app bounds a request body."""
     await websocket.accept()
     send, receive = anyio.create_memory_object_stream[bytes](QUEUED)
     async with anyio.create_task_group() as tasks:
@@ -80,9 +91,9 @@ async def serve_responses(
             async with receive:
                 try:
                     async for raw in receive:
-                        await _answer(websocket, raw, agents, stores, principal)
-                except (WebSocketDisconnect, OSError):
-                    # The socket closed under a send: the connection is over.
+                        await _answer(websocket, raw, agents, stores, checks)
+                except (WebSocketDisconnect, OSError, CredentialExpired):
+                    # The socket closed under a send, or was closed: the connection is over.
                     tasks.cancel_scope.cancel()
 
         tasks.start_soon(respond)
@@ -108,11 +119,13 @@ async def _answer(
     raw: bytes,
     agents: Mapping[str, Agent],
     stores: Stores,
-    principal: str,
+    checks: MessageChecks,
 ) -> None:
     """Run one message's response, its events sent as they come; an ``error`` event
-    when it cannot run."""
+    when it cannot run; the connection closed (:class:`CredentialExpired` raised) when
+    its credential no longer holds."""
     try:
+        await checks.admit()
         event = await parse_body(raw, ClientEvent)
         if event.type != CREATE:
             raise OpenAIError(
@@ -127,7 +140,11 @@ async def _answer(
                 400, "background responses are not served over WebSocket", param="background"
             )
         body.stream = True  # implicit over WebSocket
-        agent, prepared = await start(body, agents, stores, principal)
+        agent, prepared = await start(body, agents, stores, checks.principal)
+    except CredentialExpired as expired:
+        await websocket.send_text(error_event(expired.error))
+        await websocket.close(POLICY_VIOLATION, "credential expired")
+        raise
     except Exception as exc:
         await websocket.send_text(error_event(from_exception(exc)))
         return

@@ -110,7 +110,7 @@ class Summarize:
         self, previous: str | None, units: list[list[Message]], context: HistoryContext
     ) -> str:
         lines = [f"{SUMMARY_HEADING}\n{previous}\n"] if previous else []
-        lines += [_render(m) for unit in units for m in unit]
+        lines.append(transcript_text([m for unit in units for m in unit]))
         # Bounded: a summary must leave most of the budget to the conversation.
         settings = ModelSettings(max_tokens=max(32, self.budget // 4), temperature=0)
         prompt = (Message.system(SUMMARIZE_INSTRUCTIONS), Message.user("\n".join(lines)))
@@ -150,6 +150,12 @@ def _with_summary(head: list[Message], summary: str | None) -> list[Message]:
         return [Message.system(text)]
     last = head[-1]
     return [*head[:-1], Message.system(f"{last.text}\n\n{text}")]
+
+
+def transcript_text(messages: Sequence[Message]) -> str:
+    """``messages`` as the plain text a summariser reads: one ``role: text`` line each,
+    tool calls and results in brackets."""
+    return "\n".join(_render(m) for m in messages)
 
 
 def _render(message: Message) -> str:

@@ -37,7 +37,7 @@ def chat(**extra: Any) -> dict[str, Any]:
         ("GET", "/v1/chat/completions", 405),
         ("PUT", "/v1/responses", 405),
         ("GET", "/v1/no/such/thing", 404),
-        ("POST", "/v1/responses/compact", 404),
+        ("POST", "/v1/responses/input_tokens", 404),
         ("POST", "/v1/embeddings", 404),
         ("POST", "/v1/completions", 404),
     ],

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,14 +18,20 @@ import openai
 import orjson
 import pytest
 import websockets
+from jwt.algorithms import RSAAlgorithm
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
 
 from agenthost.agents import Agent, ChatAgent, ToolResultPart
 from agenthost.agents.models import EchoModel, FunctionModel, ModelRequest
 from agenthost.agents.models.testing import call
 from agenthost.app.server import create_app
 from agenthost.app.settings import Settings
+from tests.app.identity.provider import SigningKey
 from tests.commands import serving
-from tests.principals import KEYS, transcript_model
+from tests.principals import KEYS, keyed_settings, transcript_model
 from tests.upstream import serve_in_thread
 
 pytestmark = pytest.mark.anyio
@@ -265,3 +272,122 @@ async def test_a_page_of_another_site_cannot_open_it(open_server: str) -> None:
         message = await socket.recv()
     assert isinstance(message, str)  # events are text messages
     assert orjson.loads(message)["type"] == "response.created"
+
+
+# Each response.create is admitted as an HTTP request is (adapters/openai/websocket_checks.py).
+
+RATE = 3
+
+
+@pytest.fixture(scope="module")
+def quota_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """API keys with quotas: ``RATE`` requests a minute each; bob also 5 model tokens a day."""
+    quotas = tmp_path_factory.mktemp("quotas") / "quotas.yaml"
+    quotas.write_text("principals:\n  bob: {requests_per_minute: 100, tokens_per_day: 5}\n")
+    settings = keyed_settings(quota_requests_per_minute=RATE, quotas_file=quotas)
+    with serve_in_thread(create_app(settings, agents()), lifespan=True) as url:
+        yield url
+
+
+async def test_each_message_counts_against_the_request_rate(quota_server: str) -> None:
+    async with client(quota_server, KEYS["alice"]) as sdk, sdk.responses.connect() as connection:
+        for n in range(RATE):
+            await connection.response.create(model="echo", input=f"turn {n}")
+            assert (await events_of(connection))[-1].type == "response.completed"
+        # Past the rate: an error event per message, and the connection stays open.
+        for _ in range(2):
+            await connection.response.create(model="echo", input="one more")
+            refused: Any = await connection.recv()
+            assert refused.type == "error" and refused.status == 429
+            assert refused.error.code == "rate_limit_exceeded"
+            assert "3 requests a minute" in refused.error.message
+    # The messages counted with alice's HTTP requests: one rate for both.
+    async with httpx.AsyncClient() as http:
+        answer = await http.post(
+            f"{quota_server}/v1/responses",
+            json={"model": "echo", "input": "over HTTP"},
+            headers={"Authorization": f"Bearer {KEYS['alice']}"},
+        )
+        assert answer.status_code == 429
+        # Another key has a rate of its own.
+        other = await http.post(
+            f"{quota_server}/v1/responses",
+            json={"model": "echo", "input": "hi"},
+            headers={"Authorization": f"Bearer {KEYS['t1/alice']}"},
+        )
+    assert other.status_code == 200
+
+
+async def test_a_message_run_spends_the_day_s_tokens(quota_server: str) -> None:
+    async with client(quota_server, KEYS["bob"]) as sdk, sdk.responses.connect() as connection:
+        await connection.response.create(model="echo", input="one two three four five six")
+        assert (await events_of(connection))[-1].type == "response.completed"
+        # Its 12 tokens counted against bob's 5: the next run is refused until midnight.
+        refused: Any = None
+        for _ in range(50):  # the count is written just after the run ends
+            await connection.response.create(model="echo", input="again")
+            first: Any = await connection.recv()
+            if first.type == "error":
+                refused = first
+                break
+            await events_of(connection)
+            await asyncio.sleep(0.1)
+        assert refused is not None and refused.status == 429
+        assert "model tokens of the day" in refused.error.message
+
+
+AUDIENCE = "https://agenthost.test/"
+SIGNER = SigningKey("k1")
+
+
+def issuer_app() -> Starlette:
+    """A real HTTP OpenID issuer of discovery and signing keys only (tokens are signed here)."""
+
+    async def discovery(request: Request) -> JSONResponse:
+        issuer = str(request.base_url).rstrip("/")
+        return JSONResponse({"issuer": issuer, "jwks_uri": f"{issuer}/jwks"})
+
+    async def jwks(request: Request) -> JSONResponse:
+        public = orjson.loads(RSAAlgorithm.to_jwk(SIGNER.private.public_key()))
+        return JSONResponse({"keys": [{**public, "kid": SIGNER.kid, "alg": "RS256"}]})
+
+    return Starlette(
+        routes=[Route("/.well-known/openid-configuration", discovery), Route("/jwks", jwks)]
+    )
+
+
+@pytest.fixture(scope="module")
+def token_server() -> Iterator[tuple[str, str]]:
+    """OIDC tokens on (no clock skew), with the issuer; yields (server URL, issuer)."""
+    with serve_in_thread(issuer_app()) as issuer:
+        settings = keyed_settings(
+            oidc_issuer=issuer, oidc_audience=AUDIENCE, oidc_clock_skew_seconds=0
+        )
+        with serve_in_thread(create_app(settings, agents()), lifespan=True) as url:
+            yield url, issuer
+
+
+async def test_a_token_that_expires_closes_the_connection(token_server: tuple[str, str]) -> None:
+    url, issuer = token_server
+    now = int(time.time())
+    token = SIGNER.sign({"iss": issuer, "aud": AUDIENCE, "sub": "svc", "iat": now, "exp": now + 3})
+    ws_url = url.replace("http://", "ws://") + "/v1/responses"
+    create = orjson.dumps({"type": "response.create", "model": "echo", "input": "hi"}).decode()
+    headers = {"Authorization": f"Bearer {token}"}
+    async with websockets.connect(ws_url, additional_headers=headers) as socket:
+        await socket.send(create)
+        while orjson.loads(await socket.recv())["type"] != "response.completed":
+            pass
+        await asyncio.sleep(max(0.0, now + 3.5 - time.time()))  # past exp
+        await socket.send(create)
+        error = orjson.loads(await socket.recv())
+        assert error["type"] == "error" and error["status"] == 401
+        assert error["error"]["code"] == "invalid_token"
+        with pytest.raises(websockets.ConnectionClosed) as closed:
+            await socket.recv()
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008
+    # An API key on the same server keeps its connection: nothing of it expires.
+    async with client(url, KEYS["alice"]) as sdk, sdk.responses.connect() as connection:
+        for text in ("first", "second"):
+            await connection.response.create(model="echo", input=text)
+            assert (await events_of(connection))[-1].response.output_text == text
