@@ -26,7 +26,12 @@ from starlette.routing import Match
 from starlette.types import ASGIApp, Scope
 
 from agenthost.adapters.anthropic.convert import to_message, to_run
-from agenthost.adapters.anthropic.errors import AnthropicError, AnthropicRoute, from_exception
+from agenthost.adapters.anthropic.errors import (
+    AnthropicError,
+    AnthropicRoute,
+    from_exception,
+    invalid,
+)
 from agenthost.adapters.anthropic.http import find_agent, json_response, read_body, sse_response
 from agenthost.adapters.anthropic.schemas import (
     COUNT_TOKENS_BODY,
@@ -83,6 +88,8 @@ class AnthropicAdapter:
         body = await read_body(request, MessagesRequest)
         agent = find_agent(self.context.agents_for(principal_of(request)), body.model)
         messages, options = to_run(body)
+        if body.output_config and body.output_config.format and not agent.supports_response_format:
+            raise invalid(f"output_config.format: agent {agent.name!r} cannot constrain its output")
         id = f"msg_{os.urandom(12).hex()}"
         if not body.stream:
             result = await unless_disconnected(

@@ -2,7 +2,8 @@
 
 ``system`` (and any ``system`` turn) becomes extra instructions; each message its parts. A user
 message's ``tool_result`` blocks become a ``tool`` message answering the
-``tool_use`` blocks of the assistant turn before it, so the client's tools
+``tool_use`` blocks of the assistant turn before it (their images and documents a
+user message after it, :mod:`.media`), so the client's tools
 work as ``/v1``'s do: the model sees them beside the agent's own tools, a
 call of one ends the run with ``stop_reason: "tool_use"``, and the client's
 next request carries the results. The agent's own tools run on the server
@@ -17,6 +18,7 @@ from typing import Any
 import orjson
 
 from agenthost.adapters.anthropic.errors import invalid
+from agenthost.adapters.anthropic.media import attachments, to_part, tool_result_content
 from agenthost.adapters.anthropic.schemas import (
     Block,
     CountTokensRequest,
@@ -24,6 +26,7 @@ from agenthost.adapters.anthropic.schemas import (
     ImageBlock,
     MessageParam,
     MessagesRequest,
+    OutputConfig,
     TextBlock,
     ToolChoice,
     ToolParam,
@@ -55,8 +58,7 @@ STOP_REASONS = {
 
 def to_run(request: MessagesRequest) -> tuple[list[Message], RunOptions]:
     """The run's input and options; what the agent cannot honour is a 400."""
-    if request.top_k is not None:
-        raise invalid("top_k: not supported (the agent's model takes temperature and top_p)")
+    refuse_unserved(request)
     messages, tools = to_messages(request), to_tools(request.tools)
     stop = request.stop_sequences
     choice = request.tool_choice
@@ -65,6 +67,7 @@ def to_run(request: MessagesRequest) -> tuple[list[Message], RunOptions]:
         top_p=request.top_p,
         max_tokens=request.max_tokens,
         stop=tuple(stop) if stop else None,
+        response_format=to_response_format(request.output_config),
         tool_choice=to_tool_choice(choice, tools),
         parallel_tool_calls=(
             not choice.disable_parallel_tool_use
@@ -76,6 +79,26 @@ def to_run(request: MessagesRequest) -> tuple[list[Message], RunOptions]:
         instructions=instructions(request), tools=tools or None, model_settings=settings
     )
     return messages, options
+
+
+def refuse_unserved(request: MessagesRequest) -> None:
+    """Fields whose meaning the server cannot honour: a 400 naming them, never dropped."""
+    if request.top_k is not None:
+        raise invalid("top_k: not supported (the agent's model takes temperature and top_p)")
+    if request.mcp_servers:
+        raise invalid(
+            "mcp_servers: the MCP connector is not served; give the agent MCP tools in its config"
+        )
+    if request.container is not None:
+        raise invalid("container: containers (code execution) are not served")
+
+
+def to_response_format(config: OutputConfig | None) -> dict[str, Any] | None:
+    """``output_config.format`` as the runtime's (Chat Completions') ``response_format``."""
+    if config is None or config.format is None:
+        return None
+    schema = {"name": "output", "schema": config.format.schema_}
+    return {"type": "json_schema", "json_schema": schema}
 
 
 def instructions(request: CountTokensRequest) -> str | None:
@@ -117,10 +140,12 @@ def _message(message: MessageParam, where: str, names: dict[str, str]) -> list[M
         ]
         return [Message(role="assistant", parts=parts)]
     results: list[Part] = []
-    parts = []
+    parts = []  # a tool_result's files first (:mod:`.media`), then the turn's own parts
     for n, block in enumerate(blocks):
         if isinstance(block, ToolResultBlock):
-            results.append(_tool_result(block, f"{where}.content.{n}", names))
+            result, files = _tool_result(block, f"{where}.content.{n}", names)
+            results.append(result)
+            parts += attachments(result.call_id, result.name, files)
         elif (part := _user_part(block, f"{where}.content.{n}")) is not None:
             parts.append(part)
     if not results and not parts:
@@ -144,36 +169,26 @@ def _user_part(block: Block, where: str) -> Part | None:
     if isinstance(block, TextBlock):
         return TextPart(text=block.text) if block.text else None
     if isinstance(block, ImageBlock | DocumentBlock):
-        source = block.source
-        if source.type == "text":
-            if source.data is None:
-                raise invalid(f"{where}.source.data: a text source needs its data")
-            return TextPart(text=source.data)
-        if source.type == "url" and source.url:
-            name = block.title if isinstance(block, DocumentBlock) else None
-            return FilePart(url=source.url, mime_type=source.media_type, name=name)
-        if source.type == "base64" and source.data and source.media_type:
-            name = block.title if isinstance(block, DocumentBlock) else None
-            return FilePart(data=source.data, mime_type=source.media_type, name=name)
-        raise invalid(f"{where}.source: a {source.type} source needs its data and media_type")
+        return to_part(block, where)
     if isinstance(block, ToolUseBlock):
         raise invalid(f"{where}: tool_use blocks belong in assistant messages")
     return None  # thinking: the agent's model does not read a client's reasoning blocks
 
 
-def _tool_result(block: ToolResultBlock, where: str, names: dict[str, str]) -> ToolResultPart:
+def _tool_result(
+    block: ToolResultBlock, where: str, names: dict[str, str]
+) -> tuple[ToolResultPart, list[FilePart]]:
     name = names.get(block.tool_use_id)
     if name is None:
         raise invalid(
             f"{where}.tool_use_id: {block.tool_use_id!r} answers no tool_use block of an "
             "earlier assistant message"
         )
-    content = block.content
-    if isinstance(content, list):
-        content = "\n\n".join(b.text for b in content if isinstance(b, TextBlock))
-    return ToolResultPart(
+    content, files = tool_result_content(block.content, f"{where}.content")
+    part = ToolResultPart(
         call_id=block.tool_use_id, name=name, content=content, is_error=block.is_error
     )
+    return part, files
 
 
 def to_tools(tools: list[ToolParam] | None) -> list[ClientTool]:

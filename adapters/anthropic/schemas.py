@@ -23,9 +23,10 @@ class TextBlock(_Model):
 
 
 class Source(_Model):
-    """Where an image's or a document's bytes are: ``base64``, ``url`` or ``text``."""
+    """Where an image's or a document's bytes are: ``base64``, ``url`` or ``text``
+    (``file`` and ``content`` are read to be refused by name)."""
 
-    type: Literal["base64", "url", "text"]
+    type: Literal["base64", "url", "text", "file", "content"]
     media_type: str | None = None
     data: str | None = None
     url: str | None = None
@@ -52,7 +53,9 @@ class ToolUseBlock(_Model):
 class ToolResultBlock(_Model):
     type: Literal["tool_result"]
     tool_use_id: str = Field(min_length=1)
-    content: str | list[Annotated[TextBlock | ImageBlock, Field(discriminator="type")]] = ""
+    content: (
+        str | list[Annotated[TextBlock | ImageBlock | DocumentBlock, Field(discriminator="type")]]
+    ) = ""
     is_error: bool = False
 
 
@@ -90,6 +93,19 @@ class ToolChoice(_Model):
     disable_parallel_tool_use: bool | None = None
 
 
+class OutputFormat(_Model):
+    """``output_config.format``: structured outputs, a JSON schema the answer follows."""
+
+    type: Literal["json_schema"]
+    schema_: dict[str, Any] = Field(alias="schema")
+
+
+class OutputConfig(_Model):
+    """``output_config``; its ``effort`` is not read here."""
+
+    format: OutputFormat | None = None
+
+
 class CountTokensRequest(_Model):
     """``POST /v1/messages/count_tokens``."""
 
@@ -110,6 +126,10 @@ class MessagesRequest(CountTokensRequest):
     top_p: float | None = Field(None, ge=0, le=1)
     top_k: int | None = Field(None, ge=0)
     stop_sequences: list[str] | None = None
+    output_config: OutputConfig | None = None
+    # Read to be refused by name (:func:`.convert.refuse_unserved`).
+    mcp_servers: list[Any] | None = None
+    container: Any = None
 
 
 _MESSAGES = {

@@ -226,6 +226,12 @@ BAD: dict[str, Any] = {
     ),
     "temperature-3": message(temperature=3),
     "top-k": message(top_k=5),
+    "mcp-servers": message(mcp_servers=[{"type": "url", "url": "https://x", "name": "x"}]),
+    "container": message(container="container_1"),
+    "file-source": user({"type": "image", "source": {"type": "file", "file_id": "file_1"}}),
+    # The echo agent's model cannot constrain its output.
+    "output-format": message(output_config={"format": {"type": "json_schema", "schema": {}}}),
+    "output-format-type": message(output_config={"format": {"type": "regex"}}),
     "stop-sequences-text": message(stop_sequences="END"),
     "system-number": message(system=5),
     "tools-object": message(tools={"name": "x"}),

@@ -1,13 +1,15 @@
 """``POST /v1/messages`` and ``count_tokens`` with the official anthropic SDK."""
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import anthropic
 import orjson
 import pytest
 
-from agenthost.agents import Agent, ChatAgent
+from agenthost.agents import Agent, ChatAgent, Message, TextDelta, Usage
 from agenthost.agents.models import EchoModel, FunctionModel, ModelRequest
+from agenthost.agents.models.base import BaseChatModel, ModelResponse, ModelStreamEvent
 from tests.adapters.anthropic.clients import running, sdk
 
 pytestmark = pytest.mark.anyio
@@ -183,3 +185,27 @@ async def test_system_turns_are_instructions_too(client: anthropic.AsyncAnthropi
     assert seen == [("system:Agent rules.\n\nFirst.\n\nSecond.", "user:question")]
     counted = await client._client.post("/v1/messages/count_tokens", json=body)
     assert counted.json()["input_tokens"] > 4
+
+
+class _Truncated(BaseChatModel):
+    """Answers ``max_tokens`` words of a longer text and stops there, as a model cut short."""
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
+        words = ["word"] * (request.settings.max_tokens or 1)
+        for word in words:
+            yield TextDelta(f"{word} ")
+        text = " ".join(words) + " "
+        usage = Usage(input_tokens=1, output_tokens=len(words))
+        yield ModelResponse(Message.assistant(text), usage, finish_reason="length")
+
+
+async def test_an_answer_cut_at_max_tokens_says_so() -> None:
+    async with running({"cut": ChatAgent("cut", _Truncated())}) as http:
+        client = sdk(http)
+        hi: Any = [{"role": "user", "content": "talk"}]
+        message = await client.messages.create(model="cut", max_tokens=3, messages=hi)
+        async with client.messages.stream(model="cut", max_tokens=2, messages=hi) as stream:
+            final = await stream.get_final_message()
+    assert message.stop_reason == "max_tokens" and message.usage.output_tokens == 3
+    assert final.stop_reason == "max_tokens" and final.content[0].type == "text"
+    assert final.content[0].text == "word word "

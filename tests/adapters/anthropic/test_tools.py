@@ -197,3 +197,78 @@ async def test_a_tool_result_must_answer_a_tool_use(client: anthropic.AsyncAnthr
         await client.messages.create(
             model="relay", max_tokens=100, messages=[{"role": "user", "content": [block]}]
         )
+
+
+SCHEMA: Any = {"type": "object", "properties": {"city": {"type": "string"}}}
+
+
+async def test_request_fields_that_map_reach_the_upstream(
+    client: anthropic.AsyncAnthropic, upstream: tuple[FakeUpstream, str]
+) -> None:
+    fake, _ = upstream
+    cache: Any = {
+        "type": "ephemeral"
+    }  # cache_control: accepted and ignored, as Claude Code sends it
+    message = await client.messages.create(
+        model="relay",
+        max_tokens=50,
+        stop_sequences=["END"],
+        metadata={"user_id": "user-1"},
+        service_tier="auto",
+        system=[{"type": "text", "text": "Be brief.", "cache_control": cache}],
+        tools=[{**WEATHER, "cache_control": cache}],
+        tool_choice={"type": "auto", "disable_parallel_tool_use": True},
+        output_config={"format": {"type": "json_schema", "schema": SCHEMA}},
+        messages=[
+            {"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": cache}]}
+        ],
+        extra_body={"temperature": 0.5, "top_p": 0.9, "cache_control": cache},
+    )
+    assert message.stop_reason == "end_turn"
+    sent = fake.requests[-1]
+    assert (sent["max_tokens"], sent["temperature"], sent["top_p"]) == (50, 0.5, 0.9)
+    assert sent["stop"] == ["END"]
+    assert (sent["tool_choice"], sent["parallel_tool_calls"]) == ("auto", False)
+    assert sent["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "output", "schema": SCHEMA},
+    }
+    assert sent["messages"][0] == {"role": "system", "content": "Be brief."}
+
+
+@pytest.mark.parametrize(("choice", "sent"), [("none", "none"), ("any", "required")])
+async def test_tool_choice_modes(
+    client: anthropic.AsyncAnthropic, upstream: tuple[FakeUpstream, str], choice: str, sent: str
+) -> None:
+    fake, _ = upstream
+    await client.messages.create(
+        model="relay",
+        max_tokens=100,
+        tools=[WEATHER],
+        tool_choice={"type": choice},  # type: ignore[misc,arg-type]
+        messages=[{"role": "user", "content": "hi"}],
+    )
+    assert fake.requests[-1]["tool_choice"] == sent
+
+
+@pytest.mark.parametrize(
+    ("extra", "says"),
+    [
+        ({"mcp_servers": [{"type": "url", "url": "https://x", "name": "x"}]}, "mcp_servers"),
+        ({"container": "container_1"}, "container"),
+        ({"top_k": 5}, "top_k"),
+    ],
+    ids=["mcp-servers", "container", "top-k"],
+)
+async def test_fields_that_cannot_be_served_are_400s(
+    client: anthropic.AsyncAnthropic, extra: dict[str, Any], says: str
+) -> None:
+    with pytest.raises(anthropic.BadRequestError) as caught:
+        await client.messages.create(
+            model="relay",
+            max_tokens=100,
+            messages=[{"role": "user", "content": "hi"}],
+            extra_body=extra,
+        )
+    error = caught.value.body["error"]  # type: ignore[index]
+    assert error["type"] == "invalid_request_error" and error["message"].startswith(f"{says}: ")
