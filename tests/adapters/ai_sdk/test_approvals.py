@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
+import orjson
 import pytest
 from asgi_lifespan import LifespanManager
 
@@ -19,6 +20,7 @@ from agenthost.app.server import create_app
 from agenthost.app.settings import Settings
 from tests.adapters.ai_sdk.test_chat import AGENTS, chat, client, kinds, text, user
 from tests.adapters.approvals import RAN, WAS_DECLINED, WAS_REFUSED, Deleter
+from tests.stores import RedisServer, redis  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.anyio
 
@@ -50,6 +52,12 @@ def asked_message(chunks: list[Any], approved: bool | None) -> dict[str, Any]:
         "role": "assistant",
         "parts": [{"type": "step-start"}, part],
     }
+
+
+def parsed(response: httpx.Response) -> list[Any]:
+    lines = [line.removeprefix("data: ") for line in response.text.split("\n\n") if line]
+    assert lines[-1] == "[DONE]", response.text
+    return [orjson.loads(line) for line in lines[:-1]]
 
 
 async def answer(
@@ -152,6 +160,36 @@ async def test_another_key_cannot_answer_the_chat(deleter: Deleter) -> None:
         by_bob = await answer(bob, asked)
         assert by_bob.status_code == 409 and deleter.deleted == []
         await chat(alice, "deleter", asked)
+    assert deleter.deleted == ["/tmp/notes.txt"]
+
+
+async def test_on_redis_another_replica_takes_the_answer_once(
+    deleter: Deleter,
+    redis: RedisServer,  # noqa: F811
+) -> None:
+    settings = Settings(adapters=["ai_sdk"], playground=False, session_store=redis.url)  # type: ignore[arg-type]
+    one, two = create_app(settings, AGENTS), create_app(settings, AGENTS)  # type: ignore[arg-type]
+
+    @asynccontextmanager
+    async def replica(manager: LifespanManager) -> AsyncIterator[httpx.AsyncClient]:
+        transport = httpx.ASGITransport(app=manager.app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost/ai-sdk") as c:
+            yield c
+
+    async with (
+        LifespanManager(one) as first_manager,
+        LifespanManager(two) as second_manager,
+        replica(first_manager) as a,
+        replica(second_manager) as b,
+    ):
+        chat_id = f"redis-{id(deleter)}"
+        body = {"id": chat_id, "messages": [hello := user("tidy up")], "trigger": "submit-message"}
+        asked = await a.post("/deleter", json=body)
+        approved = [hello, asked_message(parsed(asked), approved=True)]
+        answered = await answer(b, approved, chat_id=chat_id)
+        replayed = await answer(a, approved, chat_id=chat_id)
+    assert answered.status_code == 200 and text(parsed(answered)) == RAN
+    assert replayed.status_code == 409
     assert deleter.deleted == ["/tmp/notes.txt"]
 
 
