@@ -22,7 +22,7 @@ def create(context: AdapterContext, settings: Settings) -> AISDKAdapter:
     """The adapter the app mounts (at ``/ai-sdk``)."""
     from agenthost.adapters.ai_sdk.adapter import AISDKAdapter
 
-    return AISDKAdapter(context)
+    return AISDKAdapter(context, settings)
 
 
 __all__ = ["AgentOptions", "ConfigSection", "Settings", "create"]

@@ -1,6 +1,7 @@
 """The Vercel AI SDK's UI message stream over HTTP: ``POST /ai-sdk/{agent}`` with the body
 ``useChat``'s ``DefaultChatTransport`` sends, answered by the UI message stream (SSE with
-``x-vercel-ai-ui-message-stream: v1``). Stateless: the transport sends the whole chat.
+``x-vercel-ai-ui-message-stream: v1``). Stateless: the transport sends the whole chat;
+only a chat that waits for a tool approval is kept, until answered (``approvals.py``).
 """
 
 from __future__ import annotations
@@ -14,14 +15,17 @@ from pydantic import ValidationError
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
-from agenthost.adapters.ai_sdk.convert import to_run
+from agenthost.adapters.ai_sdk.approvals import NAMESPACE, ChatSession, claim, not_pending
+from agenthost.adapters.ai_sdk.convert import options_of, replies_in, to_run
 from agenthost.adapters.ai_sdk.errors import AISDKError, from_exception, from_validation_error
 from agenthost.adapters.ai_sdk.schemas import ChatRequest
+from agenthost.adapters.ai_sdk.settings import Settings
 from agenthost.adapters.ai_sdk.stream import UIMessageChunks
 from agenthost.adapters.base import AdapterContext, principal_of
 from agenthost.adapters.body_limits import BodyProblem, load_json, off_loop, refusal
 from agenthost.adapters.routing import allowed_methods
 from agenthost.adapters.sse import event_stream
+from agenthost.agents import SessionKey
 
 CHAT_REQUEST = {
     "type": "object",
@@ -50,8 +54,12 @@ class AISDKAdapter:
     name = "ai_sdk"
     at_bare_prefix = False
 
-    def __init__(self, context: AdapterContext) -> None:
+    def __init__(self, context: AdapterContext, settings: Settings | None = None) -> None:
         self.context = context
+        self.settings = settings or Settings()
+        new_memory = context.new_memory
+        # The chats waiting for an approval, apart from any protocol's sessions.
+        self.approvals = new_memory(NAMESPACE) if new_memory is not None else context.memory
         self._router = self._build_router()
 
     @property
@@ -66,13 +74,26 @@ class AISDKAdapter:
         return AISDKError(status, message, code=code).response()
 
     async def chat(self, request: Request, name: str) -> Response:
-        agent = self.context.find_agent(principal_of(request), name)
+        principal = principal_of(request)
+        agent = self.context.find_agent(principal, name)
         if agent is None:
             raise AISDKError(404, f"agent {name!r} not found", code="agent_not_found")
         body = await read_request(request)
-        messages, options = to_run(body)
-        updates = agent.run_stream(messages, options=options)
-        chunks = UIMessageChunks(agent.name, body.message_id or f"msg-{uuid.uuid4().hex}")
+        key = SessionKey(agent.name, body.id, principal) if body.id else None
+        resume = None
+        if replies := replies_in(body):
+            if key is None or not self.settings.approvals:
+                raise not_pending(body.id or "", replies[0].call_id)
+            resume = await claim(self.approvals, key, replies)
+            messages, options = [resume.answers], options_of(body)
+        else:
+            messages, options = to_run(body)
+        session = None
+        if key is not None and self.settings.approvals:  # a session to ask in: answers find it
+            session = ChatSession(self.approvals, key, resume.history if resume else ())
+        updates = agent.run_stream(messages, session=session, options=options)
+        message_id = body.message_id or f"msg-{uuid.uuid4().hex}"
+        chunks = UIMessageChunks(agent.name, message_id, resume)
         return event_stream(chunks.events(updates), HEADERS)
 
     def _build_router(self) -> APIRouter:

@@ -8,6 +8,17 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 
+class Approval(BaseModel):
+    """A tool part's ``approval`` (``ai`` 6+): the request's ``id`` and, once the user
+    answered (``addToolApprovalResponse``), ``approved`` and an optional ``reason``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    approved: bool | None = None
+    reason: str | None = None
+
+
 class UIPart(BaseModel):
     """One part of a ``UIMessage``: ``text``, ``reasoning``, ``tool-NAME``, ``dynamic-tool``,
     ``step-start``, ``file``, ``source-*``, ``data-*``…"""
@@ -22,6 +33,7 @@ class UIPart(BaseModel):
     input: Any = None
     output: Any = None
     error_text: str | None = Field(None, alias="errorText")
+    approval: Approval | None = None
 
 
 class UIMessage(BaseModel):

