@@ -6,18 +6,12 @@ the calls the agentstack-sdk's own self-registration makes, in the same order.""
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import unquote
 
 import httpx
 import pytest
 from pydantic import ValidationError
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 
 from agenthost.adapters.a2a import agent_stack
 from agenthost.adapters.a2a.agent_stack_registration import (
@@ -25,6 +19,7 @@ from agenthost.adapters.a2a.agent_stack_registration import (
     PlatformRegistrar,
 )
 from agenthost.app.server import create_app
+from tests.adapters.a2a.agent_stack_platform import FakePlatform, registered_card
 from tests.adapters.a2a.support import a2a_settings
 from tests.upstream import free_port, serve_in_thread
 
@@ -36,51 +31,6 @@ CONFIG = """agents:
   - {name: helper, description: Helps., model: echo, a2a: {agent_stack: true}}
   - {name: plain, model: echo}
 """
-
-
-class FakePlatform:
-    """Agent Stack's provider endpoints the SDK's self-registration calls; ``status``
-    (when set) is the answer to every call, to act a failing platform."""
-
-    def __init__(self) -> None:
-        self.providers: dict[str, dict[str, Any]] = {}
-        self.calls: list[tuple[str, str, str | None, Any]] = []
-        self.status: int | None = None
-        self.app = Starlette(
-            routes=[
-                Route("/api/v1/providers/by-location/{location:path}", self.by_location),
-                Route("/api/v1/providers", self.create, methods=["POST"]),
-                Route("/api/v1/providers/{id}", self.patch, methods=["PATCH"]),
-            ]
-        )
-
-    async def _record(self, request: Request) -> Any:
-        body = await request.json() if request.method != "GET" else None
-        path = unquote(request.url.path)
-        self.calls.append((request.method, path, request.headers.get("authorization"), body))
-        return body
-
-    async def by_location(self, request: Request) -> Response:
-        await self._record(request)
-        if self.status:
-            return JSONResponse({"detail": "down"}, self.status)
-        where = unquote(request.path_params["location"])
-        found = [p for p in self.providers.values() if p["location"] == where]
-        return JSONResponse(found[0]) if found else JSONResponse({"detail": "none"}, 404)
-
-    async def create(self, request: Request) -> Response:
-        body = await self._record(request)
-        if self.status:
-            return JSONResponse({"detail": "refused"}, self.status)
-        provider = {"id": f"p-{len(self.providers) + 1}", **body}
-        self.providers[provider["id"]] = provider
-        return JSONResponse(provider, 201)
-
-    async def patch(self, request: Request) -> Response:
-        body = await self._record(request)
-        provider = self.providers[request.path_params["id"]]
-        provider.update(body)
-        return JSONResponse(provider)
 
 
 @pytest.fixture(scope="module")
@@ -109,9 +59,7 @@ def test_the_server_registers_its_agent_stack_agents_at_start(
         a2a_agent_stack_platform_token=TOKEN,
     )
     with serve_in_thread(create_app(settings), lifespan=True) as served:
-        deadline = time.monotonic() + 30
-        while not fake.providers and time.monotonic() < deadline:
-            time.sleep(0.05)
+        registered_card(fake)
         card = httpx.get(f"{served}/a2a/helper/.well-known/agent-card.json").json()
     where = f"{PUBLIC}/a2a/helper#helper"
     assert [(m, p, auth) for m, p, auth, _ in fake.calls] == [

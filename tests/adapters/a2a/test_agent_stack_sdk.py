@@ -8,7 +8,9 @@ The SDK pins ``a2a-sdk==0.3.24``, which cannot share agenthost's lock:
 card's extensions over A2A 0.3, sends a message with an LLM fulfilment pointing
 at a fake upstream, parses the trajectory entries of the tool call, citations and error
 details, and answers an ``ask_user`` question shown as a form (one text field, or
-typed fields), and a tool call's approval request, with the SDK's own models.
+typed fields), and a tool call's approval request, with the SDK's own models; the
+card agenthost registers with a (fake) platform is read by the SDK's 0.3 card model
+and its self-registration spec.
 """
 
 from __future__ import annotations
@@ -21,7 +23,10 @@ from pathlib import Path
 
 import pytest
 
+from agenthost.app.server import create_app
+from tests.adapters.a2a.agent_stack_platform import FakePlatform, registered_card
 from tests.adapters.a2a.agent_stack_tools import SOURCES
+from tests.adapters.a2a.support import a2a_settings
 from tests.adapters.approvals import ARGUMENTS, RAN, WAS_DECLINED
 from tests.app.test_server import agenthost_serve
 from tests.upstream import FakeUpstream, serve_in_thread
@@ -215,3 +220,41 @@ def test_the_sdk_reads_the_citations_of_a_tool(
             "end_index": None,
         },
     ]
+
+
+CHECK_CARD = """
+import json, sys
+from a2a.types import AgentCard
+from agentstack_sdk.a2a.extensions import AgentDetailExtensionSpec
+from agentstack_sdk.a2a.extensions.services.platform import _PlatformSelfRegistrationExtensionSpec
+card = AgentCard.model_validate(json.load(sys.stdin))
+spec = _PlatformSelfRegistrationExtensionSpec.from_agent_card(card)
+detail = AgentDetailExtensionSpec.from_agent_card(card)
+print(json.dumps({"url": card.url, "id": spec.params.self_registration_id,
+                  "framework": detail.params.framework}))
+"""
+
+
+def test_the_registered_card_is_one_the_sdk_reads(tmp_path: Path) -> None:
+    fake = FakePlatform()
+    config = tmp_path / "agents.yaml"
+    config.write_text("agents:\n  - {name: helper, model: echo, a2a: {agent_stack: true}}\n")
+    with serve_in_thread(fake.app) as platform_url:
+        settings = a2a_settings(
+            config=config,
+            a2a_public_url="http://agents.example:9000",
+            a2a_agent_stack_register=True,
+            a2a_agent_stack_platform_url=platform_url,
+        )
+        with serve_in_thread(create_app(settings), lifespan=True):
+            card = registered_card(fake)
+    assert PYTHON is not None
+    done = subprocess.run(
+        [PYTHON, "-c", CHECK_CARD], input=json.dumps(card), capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {
+        "url": "http://agents.example:9000/a2a/helper",
+        "id": "helper",
+        "framework": "agenthost",
+    }
