@@ -49,7 +49,6 @@ from google.protobuf.struct_pb2 import Struct
 
 from agenthost.adapters.a2a import convert
 from agenthost.adapters.a2a.agent_stack_interactions import (
-    ANSWER,
     APPROVAL,
     BASE,
     FORM,
@@ -74,7 +73,6 @@ TRAJECTORY: Final = f"{BASE}/ui/trajectory/v1"
 ERROR: Final = f"{BASE}/ui/error/v1"
 LLM: Final = f"{BASE}/services/llm/v1"
 CITATION: Final = f"{BASE}/ui/citation/v1"
-__all__ = ["ANSWER", "APPROVAL", "FORM"]  # re-exported: the interactions' URIs
 DEMAND: Final = "default"
 """The name of the one LLM demand an ``agentstack``-model agent makes."""
 
