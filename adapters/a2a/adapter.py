@@ -21,6 +21,7 @@ from typing import Any
 
 import orjson
 from a2a.server.context import ServerCallContext
+from a2a.server.request_handlers.response_helpers import agent_card_to_dict
 from a2a.types import AgentCard, AgentExtension
 from fastapi import APIRouter
 from starlette.requests import HTTPConnection, Request
@@ -28,7 +29,7 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from agenthost.adapters.a2a import agent_stack, cards, push
+from agenthost.adapters.a2a import agent_stack, agent_stack_registration, cards, push
 from agenthost.adapters.a2a.cluster import ClusterRequestHandler
 from agenthost.adapters.a2a.executor import AgentRunExecutor
 from agenthost.adapters.a2a.grpc_server import GrpcServer
@@ -116,6 +117,8 @@ class A2AAdapter:
             self.runs = TaskRuns(context.durable, context.memory, context.agents)
             context.durable.handle(TASK_RUNS, self.runs)
         self._push_client = push.new_client()
+        self._registered: dict[str, dict[str, Any]] = {}
+        """The cards registered with Agent Stack at start-up, by location."""
         self.services: dict[str, AgentService] = {
             name: self._service(agent) for name, agent in context.agents.items()
         }
@@ -157,6 +160,15 @@ class A2AAdapter:
             if self.cancels is not None:
                 listener = asyncio.create_task(self.cancels.listen(self._cancel_here))
                 stack.callback(listener.cancel)
+            if self._registered:
+                token = self.options.agent_stack_platform_token
+                registrar = agent_stack_registration.PlatformRegistrar(
+                    self.options.agent_stack_platform_url,
+                    token.get_secret_value() if token else None,
+                )
+                await stack.enter_async_context(
+                    agent_stack_registration.registering(registrar, self._registered)
+                )
             yield
 
     async def _cancel_here(self, owner: str, task_id: str) -> None:
@@ -217,7 +229,10 @@ class A2AAdapter:
     def _extensions(self, agent: Agent) -> list[AgentExtension]:
         if not self.options.serves_agent_stack(agent.name):
             return []
-        return agent_stack.card_extensions(agent)
+        extensions = agent_stack.card_extensions(agent)
+        if self.options.agent_stack_register:
+            extensions.append(agent_stack_registration.self_registration_extension(agent.name))
+        return extensions
 
     def _default_agent(self) -> str | None:
         name = self.options.default_agent
@@ -229,6 +244,7 @@ class A2AAdapter:
         memory = self.context.memory
         push_configs = self.stores.push_configs(agent.name)
         validator = push.url_validator(private_networks=self.options.push_private_networks)
+        stack = self.options.serves_agent_stack(agent.name)
         static_card = cards.build_card(
             agent,
             (self.options.public_url or "http://localhost").rstrip("/"),
@@ -237,10 +253,13 @@ class A2AAdapter:
             skills=self.context.skills.get(agent.name, ()),
             extensions=self._extensions(agent),
         )
+        if stack and self.options.agent_stack_register and self.options.public_url:
+            url = cards.agent_url(self.options.public_url.rstrip("/"), self.options, agent.name)
+            where = agent_stack_registration.location(url, agent.name)
+            self._registered[where] = agent_card_to_dict(static_card)
         tasks = self.stores.tasks(agent.name)
         # An Agent Stack run is this request's own: the key it may be lent is never stored,
         # so no other replica could take the run over.
-        stack = self.options.serves_agent_stack(agent.name)
         turns = HeldTurns()
         hold_turns(tasks, turns)  # a run's turn is kept once its task's end is saved
         executor_type = agent_stack.AgentStackExecutor if stack else AgentRunExecutor

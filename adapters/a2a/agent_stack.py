@@ -14,10 +14,17 @@ them):
   (:mod:`agenthost.agents.models.provided`); never stored, never logged;
 - ``ui/trajectory/v1`` on the ``working`` messages of a streamed task: a
   tool call (its arguments) and its result, one entry each;
-- ``ui/form_request/v1``: an ``ask_user`` question as a form of one text
-  field; the form's response (values, no text) answers it;
+- ``interactions/approval/v1`` and ``ui/form_request/v1``: a tool call waiting
+  for approval, an ``ask_user`` question and its form, and the answers
+  (:mod:`agenthost.adapters.a2a.agent_stack_interactions`);
+- ``ui/citation/v1``: a tool result that names its sources (a JSON object with
+  ``sources``: URLs, or ``{url, title, description}`` objects) is followed by a
+  ``working`` message citing them (:func:`citations_of`);
 - ``ui/error/v1`` on the message of a failed task (the same text the task
   carries: an unexpected failure's details stay in the server log).
+
+Reasoning is not in the trajectory yet: the run's updates carry none (a
+reasoning update would be one more :class:`TrajectoryWriter` hook).
 
 The message's key is redacted before the SDK keeps the message in the task
 (:class:`AgentStackHandler`).
@@ -25,38 +32,47 @@ The message's key is redacted before the SDK keeps the message in the task
 
 from __future__ import annotations
 
-import json
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, Final
 
+import orjson
 from a2a.server.agent_execution import RequestContext
 from a2a.server.context import ServerCallContext
 from a2a.server.events import Event, EventQueue
 from a2a.server.tasks import TaskUpdater
 from a2a.types import AgentExtension, Part, SendMessageRequest, Task, TaskState
 from a2a.types import Message as A2AMessage
+from a2a.utils.errors import InvalidParamsError
 from google.protobuf.json_format import MessageToDict, ParseDict
 from google.protobuf.struct_pb2 import Struct
 
+from agenthost.adapters.a2a import convert
+from agenthost.adapters.a2a.agent_stack_interactions import (
+    APPROVAL,
+    BASE,
+    FORM,
+    BadResponse,
+    answer_text,
+    request_metadata,
+)
 from agenthost.adapters.a2a.cluster import ClusterRequestHandler
 from agenthost.adapters.a2a.errors import task_end
 from agenthost.adapters.a2a.executor import AgentRunExecutor, TaskWriter
-from agenthost.agents import Agent, BaseAgent, ChatAgent, RunResult, ToolCallPart, question_of
+from agenthost.adapters.runs import pending_in, resume_input
+from agenthost.agents import Agent, BaseAgent, ChatAgent, Message, RunResult, ToolCallPart
 from agenthost.agents.errors import kind_of
-from agenthost.agents.messages import ToolResultPart
+from agenthost.agents.messages import TextPart, ToolResultPart
 from agenthost.agents.models.provided import ProvidedLLM, ProvidedModel, current_llm
+from agenthost.agents.sessions import ManagedSession
 
 logger = logging.getLogger(__name__)
 
-BASE: Final = "https://a2a-extensions.agentstack.beeai.dev"
 AGENT_DETAIL: Final = f"{BASE}/ui/agent-detail/v1"
 TRAJECTORY: Final = f"{BASE}/ui/trajectory/v1"
 ERROR: Final = f"{BASE}/ui/error/v1"
 LLM: Final = f"{BASE}/services/llm/v1"
-FORM: Final = f"{BASE}/ui/form_request/v1"
-ANSWER: Final = "answer"
-"""The one field of the form an ``ask_user`` question is shown as."""
+CITATION: Final = f"{BASE}/ui/citation/v1"
 DEMAND: Final = "default"
 """The name of the one LLM demand an ``agentstack``-model agent makes."""
 
@@ -89,7 +105,9 @@ def card_extensions(agent: Agent) -> list[AgentExtension]:
     extensions = [
         _extension(AGENT_DETAIL, detail),
         AgentExtension(uri=TRAJECTORY),
+        AgentExtension(uri=CITATION),
         AgentExtension(uri=FORM),
+        _extension(APPROVAL, {}),
         _extension(ERROR, {"include_stacktrace": False}),
     ]
     if uses_platform_model(agent):
@@ -134,24 +152,35 @@ def redact(message: A2AMessage) -> None:
             llm.struct_value.fields["api_key"].string_value = REDACTED
 
 
-def form_answer(message: A2AMessage) -> str | None:
-    """The text of a ``ui/form_request/v1`` response's values (one per line), or None."""
-    data = MessageToDict(message.metadata).get(FORM)
-    values = data.get("values") if isinstance(data, dict) else None
-    if not isinstance(values, dict):
-        return None
-    texts = [
-        value["value"] if isinstance(value["value"], str) else json.dumps(value["value"])
-        for value in values.values()
-        if isinstance(value, dict) and value.get("value") is not None
-    ]
-    return "\n".join(texts) or None
+def citations_of(content: str) -> list[dict[str, str | None]]:
+    """The citations of a tool result that names its sources: a JSON object whose
+    ``sources`` lists URLs or ``{url, title, description}`` objects (``snippet`` is
+    read as the description); anything else cites nothing."""
+    if not content.startswith("{"):
+        return []
+    try:
+        sources = orjson.loads(content).get("sources")
+    except (orjson.JSONDecodeError, AttributeError):
+        return []
+    cited: list[dict[str, str | None]] = []
+    for source in sources if isinstance(sources, list) else ():
+        if isinstance(source, str):
+            source = {"url": source}
+        if not isinstance(source, dict) or not (source.get("url") or source.get("title")):
+            continue
+        text = source.get("description") or source.get("snippet")
+        cited.append(
+            {
+                "url": _text(source.get("url")),
+                "title": _text(source.get("title")),
+                "description": _text(text),
+            }
+        )
+    return cited
 
 
-def question_form(question: str) -> dict[str, Any]:
-    """A question as Agent Stack's form: one required text field."""
-    field = {"id": ANSWER, "label": question, "type": "text", "required": True}
-    return {FORM: {"title": question, "fields": [field]}}
+def _text(value: object) -> str | None:
+    return None if value is None else str(value)
 
 
 def trajectory(title: str, content: str, group_id: str | None = None) -> dict[str, Any]:
@@ -162,8 +191,9 @@ def trajectory(title: str, content: str, group_id: str | None = None) -> dict[st
 class AgentStackHandler(ClusterRequestHandler):
     """Takes the LLM fulfilment out of each message before the SDK keeps the message
     (in a new task's history or a continued one's): the run reads it from the call's
-    state, the task keeps the message with its key redacted. A form response's values
-    become the message's text (the answer to an ``ask_user`` question)."""
+    state, the task keeps the message with its key redacted. An approval or form
+    response is checked here (a bad one is the request's error) and, when the message
+    has no text, its answer becomes its text, so the task's history shows it."""
 
     platform_url = DEFAULT_PLATFORM_URL
 
@@ -181,19 +211,23 @@ class AgentStackHandler(ClusterRequestHandler):
             yield event
 
     def _take_metadata(self, params: SendMessageRequest, context: ServerCallContext) -> None:
-        # A form's answer (no text, the values in its metadata) is the answer's text.
-        text = any(part.text for part in params.message.parts)
-        if not text and (answer := form_answer(params.message)):
-            params.message.parts.append(Part(text=answer))
-        llm = fulfilment(params.message, self.platform_url)
+        message = params.message
+        if APPROVAL in message.metadata or FORM in message.metadata:
+            try:
+                answer = answer_text(MessageToDict(message.metadata), ())
+            except BadResponse as exc:
+                raise InvalidParamsError(str(exc)) from exc
+            if answer and not any(part.text for part in message.parts):
+                message.parts.append(Part(text=answer))
+        llm = fulfilment(message, self.platform_url)
         context.state[PROVIDED_LLM] = llm
         if llm is not None:
-            redact(params.message)
+            redact(message)
 
 
 class AgentStackExecutor(AgentRunExecutor):
-    """Runs the agent with the model the message provided, writing trajectory entries
-    and error details as Agent Stack reads them."""
+    """Runs the agent with the model the message provided, writing trajectory entries,
+    citations, approvals, forms and error details as Agent Stack reads them."""
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         token = current_llm.set(context.call_context.state.get(PROVIDED_LLM))
@@ -203,11 +237,39 @@ class AgentStackExecutor(AgentRunExecutor):
             current_llm.reset(token)
 
     def _writer(self, updater: TaskUpdater, *, whole: bool) -> TaskWriter:
-        return TrajectoryWriter(self.agent.name, updater, whole=whole)
+        return TrajectoryWriter(
+            self.agent.name, updater, whole=whole, tools=tool_descriptions(self.agent)
+        )
+
+    async def _run_input(self, message: A2AMessage, session: ManagedSession) -> Message:
+        # An approval or form response answers the question the run waits for, typed by
+        # that question's form (the handler checked its shape).
+        pending = pending_in(await session.load())
+        answer = answer_text(MessageToDict(message.metadata), pending) if pending else None
+        parts = [TextPart(text=answer)] if answer is not None else None
+        reply = Message(
+            role="user",
+            parts=parts or await convert.from_parts_off_loop(message.parts),
+            id=message.message_id or None,
+        )
+        return resume_input(pending, reply)
+
+
+def tool_descriptions(agent: Agent) -> dict[str, str]:
+    """The agent's tools' descriptions by name (an approval request shows them)."""
+    tools = (agent.options.tools or ()) if isinstance(agent, BaseAgent) else ()
+    return {tool.name: tool.description for tool in tools}
 
 
 class TrajectoryWriter(TaskWriter):
-    """A task's updates with Agent Stack's trajectory entries and error details."""
+    """A task's updates with Agent Stack's trajectory entries, citations, approvals,
+    forms and error details."""
+
+    def __init__(
+        self, agent: str, updater: TaskUpdater, *, whole: bool, tools: Mapping[str, str]
+    ) -> None:
+        super().__init__(agent, updater, whole=whole)
+        self.tools = tools
 
     async def on_tool_started(self, call: ToolCallPart) -> Sequence[None]:
         await self._entry(call.name, call.arguments, call.id)
@@ -215,13 +277,17 @@ class TrajectoryWriter(TaskWriter):
 
     async def on_tool_finished(self, result: ToolResultPart) -> Sequence[None]:
         await self._entry(result.name, result.content[:RESULT_CHARS], result.call_id)
+        if cited := citations_of(result.content):
+            await self._status({CITATION: {"citations": cited}})
         return ()
 
     async def on_pending(self, result: RunResult) -> Sequence[None]:
         await self.chunks.close(result)
-        questions = [q for call in result.pending if (q := question_of(call))]
-        text = "\n".join(questions) or "the agent needs input"
-        message = self.updater.new_agent_message([Part(text=text)], metadata=question_form(text))
+        calls = {
+            c.id: c for m in result.new_messages if m.role == "assistant" for c in m.tool_calls
+        }
+        text, metadata = request_metadata(result.pending, calls, self.tools)
+        message = self.updater.new_agent_message([Part(text=text)], metadata=metadata)
         await self.updater.requires_input(message)
         return ()
 
@@ -233,7 +299,10 @@ class TrajectoryWriter(TaskWriter):
         await self.updater.update_status(state, message)
 
     async def _entry(self, tool: str, content: str, group: str) -> None:
-        # No text part, as the SDK's own trajectory messages: Agent Stack's UI shows the
-        # entry, and would add a note's text to the answer.
-        note = self.updater.new_agent_message([], metadata=trajectory(tool, content, group))
+        await self._status(trajectory(tool, content, group))
+
+    async def _status(self, metadata: dict[str, Any]) -> None:
+        # No text part, as the SDK's own trajectory and citation messages: Agent Stack's
+        # UI shows the metadata, and would add a note's text to the answer.
+        note = self.updater.new_agent_message([], metadata=metadata)
         await self.updater.update_status(TaskState.TASK_STATE_WORKING, note)

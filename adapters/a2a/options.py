@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pydantic import SecretStr
+
 from agenthost.adapters.a2a.users import PrincipalForKey
 from agenthost.adapters.base import PrincipalForToken
 
@@ -39,6 +41,8 @@ class A2AOptions:
     agent_stack: bool = False
     agent_stack_platform_url: str = "http://127.0.0.1:8333"
     agent_stack_agents: frozenset[str] = frozenset()
+    agent_stack_register: bool = False
+    agent_stack_platform_token: SecretStr | None = None
 
     def serves_agent_stack(self, agent: str) -> bool:
         """Whether ``agent`` is served with Agent Stack's extensions."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -85,6 +85,27 @@ class Settings(BaseSettings):
         description="A2A: Agent Stack's API URL, put for `{platform_url}` in the LLM endpoint "
         "the platform provides (as its PLATFORM_URL is for its own agents).",
     )
+    agent_stack_register: bool = Field(
+        False,
+        description="A2A: register each Agent Stack agent with the platform at "
+        "AGENTHOST_A2A_AGENT_STACK_PLATFORM_URL when the server starts (created, or updated "
+        "when already there), as the agentstack-sdk's own agents self-register; needs "
+        "AGENTHOST_A2A_PUBLIC_URL, the URL the platform reaches this server at.",
+    )
+    agent_stack_platform_token: SecretStr | None = Field(
+        None,
+        description="A2A: bearer token for Agent Stack's API when registering (unset: a "
+        "platform without auth, as a local one).",
+    )
+
+    @model_validator(mode="after")
+    def _registration_needs_a_public_url(self) -> Settings:
+        if self.agent_stack_register and not self.public_url:
+            raise ValueError(
+                "AGENTHOST_A2A_AGENT_STACK_REGISTER needs AGENTHOST_A2A_PUBLIC_URL: the URL "
+                "Agent Stack reaches this server's agents at"
+            )
+        return self
 
     def site_hosts(self) -> list[str]:
         """The public URL's host: every surface accepts it (DNS-rebinding check)."""

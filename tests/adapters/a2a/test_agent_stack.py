@@ -1,12 +1,16 @@
 """IBM Agent Stack's extensions on the A2A surface, with the a2a-sdk agenthost uses:
 the card's extensions, the platform's LLM used per request, trajectory entries for a
-tool call, error details on a failure (the agentstack-sdk client side is
+tool call, citations of a tool's sources, approvals and typed forms, error details on a
+failure (the agentstack-sdk client side is
 ``test_agent_stack_sdk.py``, in a venv of its own)."""
 
 from __future__ import annotations
 
+import json
 import logging
+import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -15,6 +19,7 @@ from google.protobuf.json_format import MessageToDict, ParseDict
 
 from agenthost.adapters.a2a import agent_stack
 from agenthost.app.server import create_app
+from tests.adapters.a2a.agent_stack_tools import SOURCES
 from tests.adapters.a2a.support import (
     a2a_settings,
     artifact_text,
@@ -23,7 +28,7 @@ from tests.adapters.a2a.support import (
     sdk_client,
     user_message,
 )
-from tests.adapters.approvals import QUESTION, RAN, STACKER, WAS_DECLINED
+from tests.adapters.approvals import ARGUMENTS, QUESTION, RAN, STACKER, WAS_DECLINED
 from tests.upstream import FakeUpstream, serve_in_thread
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -45,7 +50,7 @@ CONFIG = """agents:
   - name: asker
     model: openai:relay
     model_settings: {base_url: "UPSTREAM/v1", api_key: AGENTHOST_KEY}
-    tools: [ask_user]
+    tools: [ask_user, "tests.adapters.a2a.agent_stack_tools:search"]
     a2a: {agent_stack: true}
   - {name: stacker, import: "tests.adapters.approvals:stacker", a2a: {agent_stack: true}}
   - {name: plain, model: echo}
@@ -98,8 +103,11 @@ async def test_the_card_carries_agent_stack_extensions(server: str) -> None:
         agent_stack.TRAJECTORY,
         agent_stack.ERROR,
         agent_stack.FORM,
+        agent_stack.APPROVAL,
+        agent_stack.CITATION,
         agent_stack.LLM,
     }
+    assert extensions[agent_stack.APPROVAL] == {}  # the SDK's ApprovalExtensionParams
     detail = extensions[agent_stack.AGENT_DETAIL]
     assert detail["framework"] == "agenthost"
     assert detail["interaction_mode"] == "multi-turn"
@@ -200,22 +208,194 @@ async def test_a_question_is_a_form_and_its_response_answers_it(server: str) -> 
     assert artifact_text(task).strip() == "The result is Paris."
 
 
-@pytest.mark.parametrize(("reply", "answer", "runs"), [("yes", RAN, 1), ("no", WAS_DECLINED, 0)])
-async def test_an_approval_is_a_form_and_its_response_decides(
-    server: str, reply: str, answer: str, runs: int
+BOOKING = {
+    "type": "object",
+    "description": "Where and when.",
+    "properties": {
+        "city": {"type": "string", "title": "City", "description": "Where to eat."},
+        "guests": {"type": "integer", "title": "Guests", "default": 2},
+        "day": {"type": "string", "format": "date", "title": "Day"},
+        "seating": {"type": "string", "enum": ["in", "out"], "enumNames": ["Inside", "Outside"]},
+        "extras": {"type": "array", "items": {"enum": ["wine", "cake"]}},
+        "vegan": {"type": "boolean", "description": "Vegan menu"},
+    },
+    "required": ["city", "guests"],
+}
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+def form_response(task: Any, values: dict[str, Any], uri: str = agent_stack.FORM) -> Any:
+    """The client's response in the task: no text, the values in its metadata."""
+    reply = user_message("", task_id=task.id, context_id=task.context_id, message_id=new_id())
+    del reply.message.parts[:]
+    ParseDict({uri: values}, reply.message.metadata)
+    return reply
+
+
+async def test_a_question_with_a_form_is_a_typed_form_its_values_answer(server: str) -> None:
+    question = {"question": "Book a table?", "schema": BOOKING}
+    client = await sdk_client(f"{server}/a2a/asker", "JSONRPC", streaming=False)
+    async with client:
+        task = final_task(
+            await collect(client, user_message(f"use ask_user with {json.dumps(question)}"))
+        )
+        assert task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+        form = MessageToDict(task.status.message.metadata)[agent_stack.FORM]
+        assert form["title"] == "Book a table?" and form["description"] == "Where and when."
+        fields = {f["id"]: f for f in form["fields"]}
+        assert {name: f["type"] for name, f in fields.items()} == {
+            "city": "text",
+            "guests": "text",
+            "day": "date",
+            "seating": "singleselect",
+            "extras": "multiselect",
+            "vegan": "checkbox",
+        }
+        assert fields["city"] == {
+            "id": "city", "label": "City", "required": True, "type": "text",
+            "placeholder": "Where to eat.",
+        }  # fmt: skip
+        assert fields["guests"]["default_value"] == "2" and fields["guests"]["required"]
+        assert fields["seating"]["options"] == [
+            {"id": "in", "label": "Inside"},
+            {"id": "out", "label": "Outside"},
+        ]
+        assert [o["id"] for o in fields["extras"]["options"]] == ["wine", "cake"]
+        assert fields["vegan"]["content"] == "Vegan menu" and not fields["vegan"]["required"]
+        values = {
+            "city": {"type": "text", "value": "Paris"},
+            "guests": {"type": "text", "value": "4"},
+            "day": {"type": "date", "value": "2026-12-24"},
+            "seating": {"type": "singleselect", "value": "out"},
+            "extras": {"type": "multiselect", "value": ["cake"]},
+            "vegan": {"type": "checkbox", "value": True},
+        }
+        task = final_task(await collect(client, form_response(task, {"values": values})))
+    assert task.status.state == TaskState.TASK_STATE_COMPLETED
+    answer = artifact_text(task).strip().removeprefix("The result is ").removesuffix(".")
+    assert json.loads(answer) == {
+        "action": "accept",
+        "content": {
+            "city": "Paris",
+            "guests": 4,  # typed by the schema: the SDK has no number field
+            "day": "2026-12-24",
+            "seating": "out",
+            "extras": ["cake"],
+            "vegan": True,
+        },
+    }
+
+
+async def test_a_tool_naming_its_sources_is_cited(server: str) -> None:
+    async with await sdk_client(f"{server}/a2a/asker", "JSONRPC") as client:
+        events = await collect(client, user_message('use search with {"query": "agenthost"}'))
+    statuses = [e.status_update.status for e in events if e.HasField("status_update")]
+    assert statuses[-1].state == TaskState.TASK_STATE_COMPLETED
+    cited = [
+        MessageToDict(s.message.metadata)[agent_stack.CITATION]
+        for s in statuses
+        if agent_stack.CITATION in s.message.metadata
+    ]
+    assert cited == [
+        {
+            "citations": [
+                {
+                    "url": "https://example.org/agenthost",
+                    "title": "agenthost",
+                    "description": SOURCES[0]["snippet"],  # type: ignore[index]
+                },
+                {
+                    "url": "https://example.org/a2a",
+                    "title": None,
+                    "description": None,
+                },
+            ]
+        }
+    ]
+
+
+def test_only_a_result_naming_sources_cites() -> None:
+    assert agent_stack.citations_of("42") == []
+    assert agent_stack.citations_of('{"sources": "https://x"}') == []
+    assert agent_stack.citations_of('{"sources": [{"description": "no url"}, 3]}') == []
+    assert agent_stack.citations_of('{"sources": [{"title": "t"}]}')[0]["title"] == "t"
+
+
+@pytest.mark.parametrize(
+    ("decision", "answer", "runs"), [("approve", RAN, 1), ("reject", WAS_DECLINED, 0)]
+)
+async def test_an_approval_is_asked_with_the_approval_extension(
+    server: str, decision: str, answer: str, runs: int
 ) -> None:
     STACKER.deleted.clear()
     client = await sdk_client(f"{server}/a2a/stacker", "JSONRPC", streaming=False)
     async with client:
         task = final_task(await collect(client, user_message("tidy up")))
         assert task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
-        form = MessageToDict(task.status.message.metadata)[agent_stack.FORM]
-        assert form["title"] == QUESTION and STACKER.deleted == []
-        response = user_message("", task_id=task.id, context_id=task.context_id)
-        del response.message.parts[:]
-        values = {"values": {"answer": {"type": "text", "value": reply}}}
-        ParseDict({agent_stack.FORM: values}, response.message.metadata)
+        metadata = MessageToDict(task.status.message.metadata)
+        assert agent_stack.FORM not in metadata
+        assert metadata[agent_stack.APPROVAL] == {
+            "action": "tool-call",
+            "title": "delete_file",
+            "description": "Delete a file.",
+            "name": "delete_file",
+            "input": json.loads(ARGUMENTS),
+            "server": None,
+        }
+        assert task.status.message.parts[0].text == QUESTION  # for a client without it
+        assert STACKER.deleted == []
+        response = form_response(task, {"decision": decision}, agent_stack.APPROVAL)
         task = final_task(await collect(client, response))
     assert task.status.state == TaskState.TASK_STATE_COMPLETED
     assert artifact_text(task).strip() == answer
     assert STACKER.deleted == ["/tmp/notes.txt"] * runs
+
+
+@pytest.mark.parametrize(("reply", "answer", "runs"), [("yes", RAN, 1), ("no", WAS_DECLINED, 0)])
+async def test_an_approval_is_answered_by_text_or_a_one_field_form(
+    server: str, reply: str, answer: str, runs: int
+) -> None:
+    STACKER.deleted.clear()
+    client = await sdk_client(f"{server}/a2a/stacker", "JSONRPC", streaming=False)
+    async with client:
+        task = final_task(await collect(client, user_message("tidy up")))
+        values = {"values": {"answer": {"type": "text", "value": reply}}}
+        task = final_task(await collect(client, form_response(task, values)))
+        assert artifact_text(task).strip() == answer
+        task = final_task(
+            await collect(client, user_message("tidy up", context_id=task.context_id))
+        )
+        assert task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+        text = user_message(reply, task_id=task.id, context_id=task.context_id, message_id=new_id())
+        task = final_task(await collect(client, text))
+    assert artifact_text(task).strip() == answer
+    assert STACKER.deleted == ["/tmp/notes.txt"] * runs * 2
+
+
+@pytest.mark.parametrize(
+    ("uri", "data"),
+    [
+        (agent_stack.APPROVAL, {"decision": "maybe"}),
+        (agent_stack.FORM, {"values": {"answer": "Paris"}}),
+        (agent_stack.FORM, {"values": []}),
+    ],
+)
+def test_a_bad_response_is_the_requests_error(
+    server: str, uri: str, data: dict[str, object]
+) -> None:
+    message = {
+        "kind": "message",
+        "role": "user",
+        "messageId": "bad-1",
+        "parts": [{"kind": "text", "text": "x"}],
+        "metadata": {uri: data},
+    }
+    body = {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": message}}
+    response = httpx.post(f"{server}/a2a/asker", json=body)
+    error = response.json()["error"]
+    assert error["code"] == -32602
+    assert uri in error["message"]
+    assert httpx.get(f"{server}/a2a/asker/.well-known/agent-card.json").status_code == 200
