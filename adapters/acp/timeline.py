@@ -65,8 +65,8 @@ async def read_timeline(
     runs = []
     for _, run in sorted(conversation.meta.items()):
         if isinstance(run, str):
-            count, _, agent = run.partition(":")
-            runs.append((agent, int(count)))
+            kept_count, _, agent = run.partition(":")
+            runs.append((agent, int(kept_count)))
     kept: dict[str, list[Message | None]] = {}  # each agent's messages of the runs, in order
     for agent in {agent for agent, _ in runs if agent in agents}:
         stored = await memory.get(SessionKey(agent, session, principal))

@@ -19,6 +19,7 @@ manager's TTL is idle time).
 
 from __future__ import annotations
 
+import base64
 import re
 import secrets
 import zlib
@@ -29,6 +30,7 @@ from typing import Any
 
 import orjson
 
+from agenthost.adapters.cancels import is_shared
 from agenthost.adapters.openai.convert_responses import compact, expand
 from agenthost.adapters.openai.errors import OpenAIError
 from agenthost.adapters.openai.items import Item, new_id
@@ -59,19 +61,25 @@ _SKELETON = (
 )
 
 
-def pack(value: Any) -> str:
-    """``value`` as deflated JSON in a latin-1 string.
+def pack(value: Any, *, ascii: bool = False) -> str:
+    """``value`` as deflated JSON in a latin-1 string, or with ``ascii`` in base64.
 
     A latin-1 string costs one byte per character in CPython and is still a
-    string for a store that serialises metadata as JSON.
+    string for a store that serialises metadata as JSON. In JSON (Redis) it
+    is ~2.1x that (a byte over 127 is two bytes of UTF-8, a control byte six
+    of ``\\u00XX``): base64's 1.33x is the smaller there.
     """
     deflate = zlib.compressobj(zdict=_SKELETON)
-    return (deflate.compress(orjson.dumps(value)) + deflate.flush()).decode("latin-1")
+    packed = deflate.compress(orjson.dumps(value)) + deflate.flush()
+    return base64.b64encode(packed).decode() if ascii else packed.decode("latin-1")
 
 
 def unpack(text: str) -> Any:
+    """What :func:`pack` packed, in either form: a deflate stream starts with the byte
+    ``x`` (0x78), its base64 with ``e``."""
+    packed = text.encode("latin-1") if text.startswith("x") else base64.b64decode(text)
     inflate = zlib.decompressobj(zdict=_SKELETON)
-    return orjson.loads(inflate.decompress(text.encode("latin-1")) + inflate.flush())
+    return orjson.loads(inflate.decompress(packed) + inflate.flush())
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,13 +124,15 @@ class ResponseStore:
 
     def __init__(self, memory: MemoryManager) -> None:
         self.memory = memory
+        self.ascii = is_shared(memory)  # packed texts in base64 (see pack)
 
     async def save(self, principal: str, response: dict[str, Any], input: Sequence[Item]) -> None:
         parent = response.get("previous_response_id")
         # One text per response: the fewest Python objects per stored turn.
-        turn = pack({"response": compact(response), "input": input, "parent": parent})
+        turn = {"response": compact(response), "input": input, "parent": parent}
+        packed = pack(turn, ascii=self.ascii)
         root, field = _locate(response["id"])
-        await self.memory.append(SessionKey(RESPONSES, root, principal), (), meta={field: turn})
+        await self.memory.append(SessionKey(RESPONSES, root, principal), (), meta={field: packed})
 
     async def _chain(self, principal: str, root: str) -> dict[str, Any]:
         stored = await self.memory.get(SessionKey(RESPONSES, root, principal))
@@ -199,6 +209,7 @@ class ConversationStore:
 
     def __init__(self, memory: MemoryManager) -> None:
         self.memory = memory
+        self.ascii = is_shared(memory)  # packed texts in base64 (see pack)
 
     async def shared_session(self, principal: str, agent: str, id: str) -> ManagedSession | None:
         """The session of ``agent`` every protocol shares for conversation ``id``, when the
@@ -206,7 +217,8 @@ class ConversationStore:
         return None
 
     async def create(self, principal: str, resource: dict[str, Any], items: Sequence[Item]) -> None:
-        await self._write(principal, resource, _Chunks([pack(items)] if items else [], False))
+        packed = [pack(items, ascii=self.ascii)] if items else []
+        await self._write(principal, resource, _Chunks(packed, False))
 
     async def get(self, principal: str, id: str) -> tuple[dict[str, Any], list[Item]]:
         """The conversation and its items; a 404 when it does not exist (or expired)."""
@@ -216,7 +228,7 @@ class ConversationStore:
     async def append(self, principal: str, id: str, items: Sequence[Item]) -> None:
         async with self._locked(principal, id):
             resource, chunks = await self._read(principal, id)
-            chunks.packed.append(pack(items))
+            chunks.packed.append(pack(items, ascii=self.ascii))
             await self._write(principal, resource, chunks)
 
     async def update(self, principal: str, id: str, metadata: dict[str, str]) -> dict[str, Any]:
@@ -233,7 +245,8 @@ class ConversationStore:
             kept = [i for i in items if i["id"] != item_id]
             if len(kept) == len(items):
                 raise item_not_found(item_id)
-            await self._write(principal, resource, _Chunks([pack(kept)], chunks.legacy))
+            packed = [pack(kept, ascii=self.ascii)]
+            await self._write(principal, resource, _Chunks(packed, chunks.legacy))
         return resource
 
     def _locked(self, principal: str, id: str) -> AbstractAsyncContextManager[Any]:
@@ -247,7 +260,7 @@ class ConversationStore:
         stored = await self.memory.get(key)
         if stored is None or "conversation" not in stored.meta:
             raise self._not_found(id)
-        return stored.meta["conversation"], chunks_of(stored.meta)
+        return stored.meta["conversation"], chunks_of(stored.meta, ascii=self.ascii)
 
     def _not_found(self, id: str) -> OpenAIError:
         """The 404 of ``id``; a name of the caller's own (not a ``conv_`` id) was perhaps
@@ -281,14 +294,14 @@ class _Chunks:
         return [item for chunk in self.packed for item in unpack(chunk)]
 
 
-def chunks_of(meta: dict[str, Any]) -> _Chunks:
+def chunks_of(meta: dict[str, Any], *, ascii: bool = False) -> _Chunks:
     """The items of a stored conversation's ``meta``, in either layout, as chunks.
 
     Items in the layout before chunks come first (every later write packed
     them into its chunks), packed here into one chunk.
     """
     legacy = meta.get(LEGACY_ITEMS) or []
-    first = [pack([_loads(i) for i in legacy])] if legacy else []
+    first = [pack([_loads(i) for i in legacy], ascii=ascii)] if legacy else []
     return _Chunks([*first, *meta.get(PACKED, ())], LEGACY_ITEMS in meta)
 
 

@@ -4,7 +4,8 @@ Before chains, each stored response was an entry of its own (its turn in the
 field ``turn``, its parent a link to another entry); before packed chunks, a
 conversation kept its items as one JSON text each (``items``). Both are
 written here as they were, straight into the Redis the app uses, and then
-read, continued and changed through the SDK.
+read, continued and changed through the SDK. (A packed text was latin-1 then,
+base64 now in Redis: :func:`~agenthost.adapters.openai.store.unpack` reads both.)
 """
 
 from __future__ import annotations
@@ -57,6 +58,9 @@ async def test_responses_and_conversations_stored_before_keep_working(
         assert fourth.output_text.endswith("two | three | " + third.output_text + " | four")
         kept = await responses.get(key)
         assert kept is not None and len(kept.meta) == 3  # second, third and fourth
+        # In Redis a turn is base64 (ASCII); the one written as before, latin-1, still reads.
+        assert kept.meta[third.id.rpartition("x")[2]].isascii()
+        assert not kept.meta["turn"].isascii()
         await client.responses.delete(second.id)
         with pytest.raises(Exception, match="earlier turn"):
             await client.responses.create(model="t", input="five", previous_response_id=fourth.id)
