@@ -126,13 +126,12 @@ class LRUMemoryManager:
             if isinstance(entry.messages, tuple):
                 entry.messages = []
             entry.messages.extend(encode_message(m) for m in messages)
+        old = entry.message_bytes + entry.meta_bytes
         if meta:
+            entry.meta_bytes += _meta_change(entry.meta, meta)
             entry.meta.update(meta)
         self._store(key, entry, now)
-        old = entry.message_bytes + entry.meta_bytes
         entry.message_bytes += sum(message_bytes(m) for m in messages)
-        if meta:
-            entry.meta_bytes = json_bytes(entry.meta)
         self.bytes += entry.message_bytes + entry.meta_bytes - old
         if entry.message_bytes + entry.meta_bytes > self.max_bytes:  # alone over budget
             del self._cache[key]
@@ -180,6 +179,19 @@ def message_bytes(message: Message) -> int:
         elif isinstance(part, DataPart):
             size += len(orjson.dumps(part.data, default=str))
     return size
+
+
+def _meta_change(meta: dict[str, Any], update: dict[str, Any]) -> int:
+    """How :func:`json_bytes` of ``meta`` changes with ``update`` merged into it, without
+    walking the fields it keeps (a Responses chain adds one field per turn)."""
+    change = 0 if meta else 2
+    for name, value in update.items():
+        if name in meta:
+            change -= json_bytes(meta[name])
+        else:
+            change += len(str(name)) + 3
+        change += json_bytes(value)
+    return change
 
 
 def json_bytes(value: Any) -> int:

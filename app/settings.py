@@ -213,7 +213,12 @@ class Settings(BaseSettings):
     )
 
     session_max: int = Field(
-        10_000, ge=1, description="Sessions and stored responses kept per protocol (LRU)."
+        10_000,
+        ge=1,
+        description=(
+            "Sessions and stored response chains (a response and those continuing it) "
+            "kept per protocol (LRU)."
+        ),
     )
     session_max_bytes: int = Field(
         64 * 1024 * 1024,

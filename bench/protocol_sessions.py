@@ -16,7 +16,10 @@ measures what they left behind:
   ``MEMORY USAGE`` of every key, per session, and the traced memory left
   in the process.
 
-    .venv/bin/python bench/protocol_sessions.py [--sessions 200] [--turns 10] [--redis]
+    .venv/bin/python bench/protocol_sessions.py [--sessions 200] [--turns 10] [--redis] [--top N]
+
+``--top N`` also prints, per protocol in process, the N source lines whose
+allocations grew most (``tracemalloc``), in bytes per session: what holds it.
 
 The issue's goal: at most 8 KiB per 10-turn session on every protocol.
 """
@@ -150,7 +153,20 @@ async def _settle() -> None:
         await asyncio.sleep(0.05)
 
 
-async def _measure(protocol: str, sessions: int, turns: int, store: str) -> dict[str, Any]:
+def _top(before: Any, after: Any, count: int, sessions: int) -> list[str]:
+    """The ``count`` source lines whose allocations grew most, in bytes per session."""
+    lines = []
+    for stat in after.compare_to(before, "lineno")[:count]:
+        frame = stat.traceback[0]
+        where = f"{frame.filename.split('site-packages/')[-1].split('/src/')[-1]}:{frame.lineno}"
+        size, blocks = stat.size_diff / sessions, stat.count_diff / sessions
+        lines.append(f"{size:>8.0f} B {blocks:>6.1f} blocks  {where}")
+    return lines
+
+
+async def _measure(
+    protocol: str, sessions: int, turns: int, store: str, top: int = 0
+) -> dict[str, Any]:
     import httpx
     from asgi_lifespan import LifespanManager
 
@@ -169,16 +185,19 @@ async def _measure(protocol: str, sessions: int, turns: int, store: str) -> dict
             await _settle()
             tracemalloc.start()
             before = tracemalloc.get_traced_memory()[0]
+            first = tracemalloc.take_snapshot() if top else None
             started = time.perf_counter()
             await _sessions(client, protocol, sessions, turns)
             elapsed = time.perf_counter() - started
             await _settle()
             after = tracemalloc.get_traced_memory()[0]
+            lines = _top(first, tracemalloc.take_snapshot(), top, sessions) if top else []
             tracemalloc.stop()
     return {
         "protocol": protocol,
         "bytes_per_session": (after - before) / sessions,
         "ms_per_turn": elapsed / (sessions * turns) * 1e3,
+        "top": lines,
     }
 
 
@@ -224,9 +243,9 @@ async def _redis_bytes(url: str) -> int:
     return total
 
 
-def _child(protocol: str, sessions: int, turns: int, store: str) -> dict[str, Any]:
+def _child(protocol: str, sessions: int, turns: int, store: str, top: int = 0) -> dict[str, Any]:
     command = [sys.executable, __file__, "--child", protocol, "--sessions", str(sessions)]
-    command += ["--turns", str(turns), "--store", store]
+    command += ["--turns", str(turns), "--store", store, "--top", str(top)]
     out = subprocess.run(command, capture_output=True, text=True, timeout=1800)
     if out.returncode != 0:
         raise RuntimeError(f"{protocol} on {store} failed:\n{out.stderr[-3000:]}")
@@ -240,11 +259,15 @@ def main() -> int:
     parser.add_argument("--turns", type=int, default=10)
     parser.add_argument("--protocols", default=",".join(PROTOCOLS))
     parser.add_argument("--redis", action="store_true", help="also with sessions in Redis")
+    parser.add_argument(
+        "--top", type=int, default=0, help="print the N source lines that hold the most"
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--store", default="memory", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(asyncio.run(_measure(args.child, args.sessions, args.turns, args.store))))
+        measured = _measure(args.child, args.sessions, args.turns, args.store, args.top)
+        print(json.dumps(asyncio.run(measured)))
         return 0
     print(
         f"{args.sessions} sessions x {args.turns} turns per protocol "
@@ -255,9 +278,11 @@ def main() -> int:
         f"{'protocol':14} {'store':6} {'KiB/session':>11} {'redis KiB/session':>17} {'ms/turn':>8}"
     )
     for protocol in args.protocols.split(","):
-        result = _child(protocol, args.sessions, args.turns, "memory")
+        result = _child(protocol, args.sessions, args.turns, "memory", args.top)
         kib = result["bytes_per_session"] / 1024
         print(f"{protocol:14} {'memory':6} {kib:>11.1f} {'':>17} {result['ms_per_turn']:>8.2f}")
+        for line in result["top"]:
+            print("    " + line)
     if args.redis:
         with _redis() as url:
             for protocol in args.protocols.split(","):

@@ -29,9 +29,10 @@ from agenthost.adapters.openai.http import (
     sse_event,
     sse_response,
 )
-from agenthost.adapters.openai.items import new_id, page
+from agenthost.adapters.openai.items import page
 from agenthost.adapters.openai.responses_stream import EventEncoder, ResponseEvents
 from agenthost.adapters.openai.schemas import ResponseRequest
+from agenthost.adapters.openai.store import response_id
 from agenthost.adapters.openai.turns import Prepared, Stores, prepare
 from agenthost.adapters.runs import RunEvents
 from agenthost.agents import Agent
@@ -70,7 +71,8 @@ async def start(
     """The agent ``body`` names and its turn, checked and prepared (its history loaded)."""
     agent = find_agent(agents, body.model)
     check_supported(body, agent)
-    return agent, await prepare(body, agent, stores, principal, id=new_id("resp"))
+    id = response_id(body.previous_response_id)
+    return agent, await prepare(body, agent, stores, principal, id=id)
 
 
 def stream_events(

@@ -21,13 +21,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import orjson
-
 from agenthost.adapters.openai.errors import OpenAIError
 from agenthost.adapters.openai.items import Item, message_item, to_messages
 from agenthost.adapters.openai.store import (
     CONVERSATIONS,
+    PACKED,
     ConversationStore,
+    chunks_of,
     conversation_not_found,
     item_not_found,
 )
@@ -57,7 +57,7 @@ class SharedConversationStore(ConversationStore):
         if entry is None or "conversation" not in entry.meta or entry.meta.get(_AGENT):
             raise conversation_not_found(id)
         # The first response of a conversation made here: its items move to the agent.
-        await self.sessions.append(key, _messages([orjson.loads(i) for i in entry.meta["items"]]))
+        await self.sessions.append(key, _messages(chunks_of(entry.meta).items()))
         await self.memory.append(SessionKey(CONVERSATIONS, id, principal), (), meta={_AGENT: agent})
         return ManagedSession(self.sessions, key)
 
@@ -103,7 +103,7 @@ class SharedConversationStore(ConversationStore):
             return await super().update(principal, id, metadata)
         conversation = await self._conversation(principal, agent, id)
         resource = {**_resource(id, conversation), "metadata": metadata}
-        meta = {"conversation": resource, "items": [], _AGENT: agent}
+        meta = {"conversation": resource, PACKED: [], _AGENT: agent}
         await self.memory.append(SessionKey(CONVERSATIONS, id, principal), (), meta=meta)
         return resource
 

@@ -107,17 +107,35 @@ async def test_a_chain_stores_each_turn_once_and_rebuilds_the_transcript() -> No
         assert again.output_text == answer.output_text and again.usage == answer.usage
 
 
-async def test_a_chain_whose_earlier_turn_was_evicted_cannot_be_continued() -> None:
+async def test_a_chain_whose_earlier_turn_was_deleted_cannot_be_continued() -> None:
+    async with openai_client(agents()) as client:
+        first = await client.responses.create(model="t", input="one")
+        second = await client.responses.create(
+            model="t", input="two", previous_response_id=first.id
+        )
+        await client.responses.delete(first.id)
+        with pytest.raises(openai.NotFoundError):
+            await client.responses.retrieve(first.id)
+        assert (await client.responses.retrieve(second.id)).output_text == second.output_text
+        with pytest.raises(openai.BadRequestError) as lost:
+            await client.responses.create(model="t", input="three", previous_response_id=second.id)
+        assert lost.value.code == "previous_response_not_found"
+        assert first.id in lost.value.message and "earlier turn" in lost.value.message
+
+
+async def test_an_evicted_chain_cannot_be_continued() -> None:
+    # A chain is one entry of the store (bench/protocol_sessions.py): it goes whole.
     async with openai_client(agents(), Settings(session_max=2)) as client:
         first = await client.responses.create(model="t", input="one")
         second = await client.responses.create(
             model="t", input="two", previous_response_id=first.id
         )
-        await client.responses.create(model="echo", input="pushes the first out")
+        await client.responses.create(model="echo", input="a second chain")
+        await client.responses.create(model="echo", input="pushes the first chain out")
         with pytest.raises(openai.BadRequestError) as lost:
             await client.responses.create(model="t", input="three", previous_response_id=second.id)
         assert lost.value.code == "previous_response_not_found"
-        assert first.id in lost.value.message
+        assert second.id in lost.value.message
 
 
 @pytest.mark.slow
