@@ -64,21 +64,24 @@ def with_declared(context: AdapterContext) -> AdapterContext:
 
 def create(context: AdapterContext, settings: Settings) -> MCPAdapter | DeferredAdapter:
     """The adapter the app mounts (at ``/mcp``), or its stand-in until the first request
-    with stores of this process only (see the module)."""
+    with stores of this process only (see the module). The config's MCP declarations are
+    checked here either way: a bad one stops start-up."""
     require_sdk()
+    context = with_declared(context)
+    specs.check(context.config, context.agents)
     if is_shared(context.memory) or context.durable.log.shared:
-        return build(context, settings)
+        return _build(context, settings)
     return DeferredAdapter(
         "mcp",
         context.prefix,
-        lambda: build(context, settings),
+        lambda: _build(context, settings),
         error=error_response,
         at_bare_prefix=True,  # MCP clients POST to /mcp, and some refuse a redirect to /mcp/
         request_rules=REQUEST_RULES,
     )
 
 
-def build(context: AdapterContext, settings: Settings) -> MCPAdapter:
+def _build(context: AdapterContext, settings: Settings) -> MCPAdapter:
     """The adapter (imports the SDK); tool descriptions name each agent's protocols."""
     from agenthost.adapters.mcp.adapter import MCPAdapter, MCPOptions
 
@@ -88,7 +91,7 @@ def build(context: AdapterContext, settings: Settings) -> MCPAdapter:
         run_lease_seconds=context.lease_seconds,
         protocols=context.protocols,
     )
-    return MCPAdapter(with_declared(context), options)
+    return MCPAdapter(context, options)
 
 
-__all__ = ["AgentOptions", "ConfigSection", "Settings", "build", "create", "require_sdk"]
+__all__ = ["AgentOptions", "ConfigSection", "Settings", "create", "require_sdk"]
