@@ -22,8 +22,10 @@ at start-up instead (its package's ``create`` decides).
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from types import ModuleType
 
 import anyio
 import anyio.abc
@@ -142,3 +144,12 @@ def routes_of(adapter: Adapter, prefix: str) -> ASGIApp:
             methods = list(route.methods) if route.methods else None
             routes.add_route(prefix, route.endpoint, methods, include_in_schema=False)
     return routes
+
+
+async def imported(name: str) -> ModuleType:
+    """Module ``name``, imported in a worker thread (the event loop goes on serving
+    meanwhile): for an adapter that imports its SDK on its first request, and keeps what
+    this returns. Always through the thread, so that a request arriving while another
+    thread imports the module waits for the import to end (the import lock) instead of
+    finding it half done in ``sys.modules``."""
+    return await anyio.to_thread.run_sync(importlib.import_module, name)
