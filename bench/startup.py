@@ -148,6 +148,7 @@ class Run:
     cpu: float  # the process's user + system CPU until then, s
     rss_mib: float
     first: dict[str, float] = field(default_factory=dict)  # protocol -> first request, s
+    first_cpu: dict[str, float] = field(default_factory=dict)  # the server's CPU for it, s
 
 
 @dataclass(frozen=True)
@@ -240,9 +241,10 @@ def start_once(tree: Tree, workdir: Path) -> Run:
         wait_ready(process, port, log)
         run = Run(time.monotonic() - spawned, cpu_times(process.pid).total, _rss_mib(process.pid))
         for request in FIRST_REQUESTS:
-            sent = time.monotonic()
+            sent, cpu = time.monotonic(), cpu_times(process.pid).total
             status, body = _request(port, request)
             run.first[request.name] = time.monotonic() - sent
+            run.first_cpu[request.name] = cpu_times(process.pid).total - cpu
             if status != 200 or request.marker.encode() not in body:
                 raise RuntimeError(f"{tree.name} {request.name}: {status} {body[:300]!r}")
     return run
@@ -261,17 +263,42 @@ def import_profile(tree: Tree, workdir: Path) -> Counter[str]:
     return by_package
 
 
+PACKAGES = ("adapters", "agents", "app")
+"""The packages at the repository's top; ``src/agenthost/`` links to them."""
+
+
+def check_served_from(tree: Tree, workdir: Path) -> None:
+    """Fail unless ``agenthost`` imports from ``tree`` (not from the installed one)."""
+    probe = "import agenthost.app, pathlib; print(pathlib.Path(agenthost.app.__file__).resolve())"
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        env={**os.environ, "PYTHONPATH": str(tree.src)},
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    where = Path(done.stdout.strip())
+    if not where.is_relative_to(tree.src.parent.resolve()):
+        raise RuntimeError(f"{tree.name}: agenthost imports from {where}, not {tree.src}")
+
+
 def export(ref: str, into: Path) -> Path:
-    """``ref``'s ``src`` tree, from ``git archive``."""
+    """``ref``'s packages and their ``src`` links, from ``git archive``."""
     archive = subprocess.run(
-        ["git", "-C", str(REPO), "archive", ref, "src"], check=True, capture_output=True
+        ["git", "-C", str(REPO), "archive", ref, "src", *PACKAGES],
+        check=True,
+        capture_output=True,
     ).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
     return into / "src"
 
 
 def compile_tree(src: Path) -> None:
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(src)], check=True)
+    """Bytecode for every module of the tree, as an installed package has (compileall
+    does not follow ``src/agenthost/``'s links, so the packages are named)."""
+    packages = [str(src.parent / name) for name in PACKAGES]
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *packages], check=True)
 
 
 def _ms(seconds: float) -> str:
@@ -296,16 +323,22 @@ def report(runs: dict[str, list[Run]]) -> None:
         "idle RSS, median",
         [f"{statistics.median(r.rss_mib for r in runs[n]):.0f} MiB" for n in names],
     )
-    print("first request after /readyz (median):")
-    for request in FIRST_REQUESTS:
-        row(
-            f"  {request.name}",
-            [_ms(statistics.median(r.first[request.name] for r in runs[n])) for n in names],
+    print("first request after /readyz, median: wall (server CPU)")
+
+    def first(run: Run, name: str | None) -> str:
+        if name is None:
+            return f"{_ms(sum(run.first.values()))} ({sum(run.first_cpu.values()) * 1000:.0f})"
+        return f"{_ms(run.first[name])} ({run.first_cpu[name] * 1000:.0f})"
+
+    def median_run(name: str, protocol: str | None) -> Run:
+        ordered = sorted(
+            runs[name], key=lambda r: r.first[protocol] if protocol else sum(r.first.values())
         )
-    row(
-        "  all of them",
-        [_ms(statistics.median(sum(r.first.values()) for r in runs[n])) for n in names],
-    )
+        return ordered[len(ordered) // 2]
+
+    for request in FIRST_REQUESTS:
+        row(f"  {request.name}", [first(median_run(n, request.name), request.name) for n in names])
+    row("  all of them", [first(median_run(n, None), None) for n in names])
 
 
 def main() -> None:
@@ -324,6 +357,7 @@ def main() -> None:
         for tree in trees:
             compile_tree(tree.src)
             start_once(tree, workdir)  # warm-up: the OS's file cache, not measured
+            check_served_from(tree, workdir)
         load = os.getloadavg()[0]
         print(f"{args.runs} runs each, alternated; load average {load:.1f}; {os.cpu_count()} CPUs")
         runs: dict[str, list[Run]] = {tree.name: [] for tree in trees}
