@@ -87,6 +87,7 @@ class DeferredAdapter:
 
     @asynccontextmanager
     async def lifespan(self) -> AsyncIterator[None]:
+        self._stop = anyio.Event()
         async with anyio.create_task_group() as group:
             self._group = group
             try:
@@ -94,6 +95,8 @@ class DeferredAdapter:
             finally:
                 self._group = None
                 self._stop.set()  # the real adapter's lifespan, if entered, is left
+        # A lifespan entered again (an app started twice) builds a fresh adapter.
+        self._adapter = self._routes = None
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         """A request under the prefix: to the real adapter's routes, built first if need be."""
