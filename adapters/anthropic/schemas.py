@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="ignore", strict=True, defer_build=True)
+    model_config = ConfigDict(extra="ignore", strict=True)
 
 
 class TextBlock(_Model):

@@ -21,7 +21,7 @@ MaxTokens = Annotated[int, Field(ge=1, le=INT32)]
 
 
 class _Body(BaseModel):
-    model_config = ConfigDict(extra="allow", strict=True, defer_build=True)
+    model_config = ConfigDict(extra="allow", strict=True)
 
 
 class StreamOptions(_Body):
