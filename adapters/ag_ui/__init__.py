@@ -1,10 +1,12 @@
 """AG-UI 1.0, the stream web front ends speak (``pip install agenthost[ag-ui]``).
 
-Importing this package imports no SDK; :func:`create` loads ``ag-ui-protocol``.
+Importing this package imports no SDK, nor does :func:`create`: the adapter imports
+``ag-ui-protocol`` on its first run (:mod:`.turn`).
 """
 
 from __future__ import annotations
 
+import importlib.util
 from typing import TYPE_CHECKING
 
 from agenthost.adapters.ag_ui.settings import Settings
@@ -21,12 +23,8 @@ ConfigSection = None
 
 def create(context: AdapterContext, settings: Settings) -> AGUIAdapter:
     """The adapter the app mounts (at ``/ag-ui``)."""
-    try:
-        import ag_ui.core  # noqa: F401
-    except ImportError as exc:  # pragma: no cover
-        raise ImportError(
-            "the AG-UI adapter needs ag-ui-protocol: pip install 'agenthost[ag-ui]'"
-        ) from exc
+    if importlib.util.find_spec("ag_ui") is None:  # the SDK is imported on the first run
+        raise ImportError("the AG-UI adapter needs ag-ui-protocol: pip install 'agenthost[ag-ui]'")
     from agenthost.adapters.ag_ui.adapter import AGUIAdapter
 
     return AGUIAdapter(context)

@@ -9,31 +9,23 @@ it. Anything else under the prefix answers the adapter's JSON error body.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from typing import Any, cast
 
-from ag_ui.core import RunAgentInput
 from fastapi import APIRouter
-from pydantic import ValidationError
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
-from agenthost.adapters.ag_ui.convert import to_run
-from agenthost.adapters.ag_ui.errors import (
-    AGUIError,
-    from_exception,
-    from_validation_error,
-    not_found,
-)
-from agenthost.adapters.ag_ui.events import AGUIEvents
+from agenthost.adapters.ag_ui.errors import AGUIError, from_exception, not_found
 from agenthost.adapters.base import AdapterContext, principal_of
 from agenthost.adapters.body_limits import BodyProblem, load_json, off_loop, refusal
+from agenthost.adapters.deferred import imported
 from agenthost.adapters.routing import allowed_methods
-from agenthost.adapters.sse import event_stream
-from agenthost.agents import SessionKey
-from agenthost.agents.sessions import ManagedSession
+from agenthost.agents import Agent
 
-SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+Respond = Callable[[AdapterContext, Agent, str, Any], Awaitable[Response]]
+""":func:`agenthost.adapters.ag_ui.turn.respond`: the run a parsed body asks for."""
 
 RUN_AGENT_INPUT = {
     "type": "object",
@@ -61,6 +53,7 @@ class AGUIAdapter:
     def __init__(self, context: AdapterContext) -> None:
         self.context = context
         self._router = self._build_router()
+        self._respond: Respond | None = None  # the SDK's side, imported on the first run
 
     @property
     def router(self) -> APIRouter:
@@ -79,14 +72,11 @@ class AGUIAdapter:
         agent = self.context.find_agent(principal, name)
         if agent is None:
             raise not_found("agent", name)
-        body = await read_input(request)
-        session = ManagedSession(
-            self.context.memory, SessionKey(agent.name, body.thread_id, principal)
-        )
-        messages, options = to_run(body, await session.load())
-        updates = agent.run_stream(messages, session=session, options=options)
-        events = AGUIEvents(agent.name, body.thread_id, body.run_id)
-        return event_stream(events.events(updates), SSE_HEADERS)
+        value = await read_input(request)
+        if self._respond is None:
+            turn = await imported("agenthost.adapters.ag_ui.turn")
+            self._respond = cast(Respond, turn.respond)
+        return await self._respond(self.context, agent, principal, value)
 
     def _build_router(self) -> APIRouter:
         router = APIRouter(tags=["ag-ui"])
@@ -125,9 +115,9 @@ class AGUIAdapter:
         return router
 
 
-async def read_input(request: Request) -> RunAgentInput:
-    """The body as a ``RunAgentInput``: 415 for a body not declared JSON, 400 for bad
-    JSON or one past the limits, 422 for one that does not validate."""
+async def read_input(request: Request) -> Any:
+    """The body's JSON value: 415 for a body not declared JSON, 400 for bad JSON or one
+    past the limits (:mod:`.turn` validates it as a ``RunAgentInput``)."""
     declared = request.headers.get("content-type")
     media = (declared or "application/json").split(";", 1)[0].strip().lower()
     if media != "application/json":
@@ -141,10 +131,7 @@ async def read_input(request: Request) -> RunAgentInput:
     except ClientDisconnect:
         raise AGUIError(400, "the request body was cut short", code="incomplete_body") from None
     try:
-        value = await off_loop(len(raw), load_json, raw)
-        return RunAgentInput.model_validate(value)
+        return await off_loop(len(raw), load_json, raw)
     except BodyProblem as problem:
         code = "invalid_json" if problem.limit is None else "body_too_complex"
         raise AGUIError(400, refusal(problem), code=code) from None
-    except ValidationError as exc:
-        raise from_validation_error(exc) from None

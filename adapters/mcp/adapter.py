@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 import anyio
-import mcp_types as types
 from fastapi import APIRouter
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
@@ -28,10 +27,11 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from agenthost.adapters.base import AdapterContext, RequestRules, principal_of
+from agenthost.adapters.base import AdapterContext, principal_of
 from agenthost.adapters.bodies import send_jsonrpc_error
 from agenthost.adapters.cancels import CancelChannel, SharedMemory, is_shared
 from agenthost.adapters.leases import DEFAULT_LEASE_SECONDS
+from agenthost.adapters.mcp import REQUEST_RULES, error_response
 from agenthost.adapters.mcp.backchannel import (
     CallStream,
     Introductions,
@@ -90,8 +90,7 @@ class MCPAdapter:
     root_router: APIRouter | None = None
 
     name = "mcp"
-    # The MCP SDK's transport answers any type but application/json with a plain-text 400.
-    request_rules = RequestRules(strict_json=True)
+    request_rules = REQUEST_RULES
     # MCP clients POST to /mcp, and some refuse to follow a redirect to /mcp/.
     at_bare_prefix = True
 
@@ -167,17 +166,7 @@ class MCPAdapter:
 
     def error_response(self, status: int, message: str, *, code: str) -> Response:
         """A JSON-RPC error without an id, as the SDK answers transport-level refusals."""
-        error = types.ErrorData(
-            code=types.INTERNAL_ERROR if status >= 500 else types.INVALID_REQUEST,
-            message=message,
-            data={"code": code},
-        )
-        body = types.JSONRPCError(jsonrpc="2.0", id=None, error=error)
-        return Response(
-            body.model_dump_json(by_alias=True, exclude_unset=True),
-            status,
-            media_type="application/json",
-        )
+        return error_response(status, message, code)
 
 
 class _Endpoint:

@@ -29,6 +29,7 @@ from agenthost.adapters.mcp.cancels import RunningCalls
 from agenthost.adapters.mcp.declared import Declared
 from agenthost.adapters.mcp.inputs import ToolInput, tool_inputs
 from agenthost.adapters.mcp.logs import LogLevels, RunLog
+from agenthost.adapters.mcp.specs import check
 from agenthost.adapters.mcp.task_runs import DECLARED, TaskRuns, declared_needs
 from agenthost.adapters.mcp.tasks import (
     PROTOCOL,
@@ -84,8 +85,7 @@ class Handlers:
         self.levels = LogLevels(options.max_sessions, options.session_idle_timeout)
         self.declared = Declared(context.config)
         self.inputs = tool_inputs(context.config)
-        if clash := sorted(set(self.declared.prompts) & set(context.agents)):
-            raise ValueError(f"mcp.prompts: {', '.join(clash)} is also an agent's prompt")
+        check(context.config, context.agents)
         tasks = options.tasks
         if tasks is not None and tasks.runs is not None:
             # A task's run goes on (or resumes) on any replica with the agents of this server.

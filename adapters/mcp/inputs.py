@@ -24,6 +24,7 @@ from mcp.shared.exceptions import MCPError
 
 from agenthost.adapters.mcp import convert
 from agenthost.adapters.mcp.declared import substitute
+from agenthost.adapters.mcp.specs import check_input_schema
 from agenthost.agents import DataPart, Message, MessageInput
 
 TaskSupport = Literal["optional", "required", "forbidden"]
@@ -53,15 +54,7 @@ class ToolInput:
             return cls()
         schema = spec.get("input_schema")
         if schema is not None:
-            # jsonschema only for typed tools: ~45 modules of start-up otherwise.
-            from jsonschema import validators
-            from jsonschema.exceptions import SchemaError
-
-            try:
-                validators.validator_for(schema).check_schema(schema)
-            except SchemaError as exc:
-                message = f"mcp.input_schema is not a valid JSON Schema: {exc.message}"
-                raise ValueError(message) from None
+            check_input_schema(schema)
         return cls(
             schema,
             spec.get("message"),

@@ -15,7 +15,7 @@ the agents' options into the JSON its server reads (:func:`declared`).
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal, Self
 
@@ -227,6 +227,29 @@ def declared(section: MCPConfigSpec | None, agents: Mapping[str, MCPAgentSpec]) 
             name: spec.model_dump() for name, spec in agents.items() if spec != MCPAgentSpec()
         },
     }
+
+
+def check(config: Mapping[str, Any], agents: Iterable[str]) -> None:
+    """The start-up checks of what the MCP server reads (:func:`declared`), made before its
+    SDK is imported: ValueError for a declared prompt named like an agent (every agent is a
+    prompt too) or a typed tool whose input schema is not a valid JSON Schema."""
+    if clash := sorted({p["name"] for p in config.get("prompts", ())} & set(agents)):
+        raise ValueError(f"mcp.prompts: {', '.join(clash)} is also an agent's prompt")
+    for spec in (config.get("tools") or {}).values():
+        if spec and spec.get("input_schema") is not None:
+            check_input_schema(spec["input_schema"])
+
+
+def check_input_schema(schema: Any) -> None:
+    """ValueError unless ``schema`` is a valid JSON Schema (of the dialect it names)."""
+    # jsonschema only for typed tools: ~45 modules of start-up otherwise.
+    from jsonschema import validators
+    from jsonschema.exceptions import SchemaError
+
+    try:
+        validators.validator_for(schema).check_schema(schema)
+    except SchemaError as exc:
+        raise ValueError(f"mcp.input_schema is not a valid JSON Schema: {exc.message}") from None
 
 
 AgentOptions = MCPAgentSpec

@@ -129,5 +129,64 @@ def test_the_command_leaves_out_httpx_command_line_client(tmp_path: Path) -> Non
     # httpx imports click, rich and pygments for its CLI whenever they are
     # installed (acp-sdk installs them); `agenthost` never runs it.
     imported, main_type, _ = run_protocols(tmp_path, "openai,a2a,mcp,acp")
-    assert imported.split(",") == ["mcp", "mcp_types", "a2a", "acp_sdk"]
+    assert imported.split(",") == ["a2a", "acp_sdk"]  # MCP: on its first request
     assert main_type == "function"  # httpx's stub; its CLI is a click Command
+
+
+FIRST_USE = """
+import asyncio
+import sys
+
+import httpx
+
+from agenthost.app.server import create_app
+from agenthost.app.settings import Settings
+
+SDKS = ("mcp", "mcp_types", "ag_ui")
+MCP_CALL = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "tools/call",
+    "params": {"name": "echo", "arguments": {"message": "hello"}},
+}
+MCP_HEADERS = {
+    "Accept": "application/json, text/event-stream",
+    "MCP-Protocol-Version": "2025-06-18",
+}
+RUN = {"threadId": "t", "runId": "r", "messages": [{"id": "u", "role": "user", "content": "hi"}]}
+
+
+def imported() -> str:
+    return ",".join(name for name in SDKS if sys.modules.get(name) is not None)
+
+
+async def main() -> None:
+    app = create_app(Settings(config=sys.argv[1]))
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
+            ready = await client.get("/readyz")
+            print(ready.status_code, imported())
+            # Two first calls at once: both wait for the one build.
+            calls = [client.post("/mcp", json=MCP_CALL, headers=MCP_HEADERS) for _ in range(2)]
+            answers = await asyncio.gather(*calls)
+            run = await client.post("/ag-ui/echo", json=RUN)
+            print(*(a.status_code for a in answers), run.status_code, imported())
+            print(all('"isError":false' in a.text for a in answers), "RUN_FINISHED" in run.text)
+            unknown = await client.post("/mcp/nowhere", json=MCP_CALL, headers=MCP_HEADERS)
+            print(unknown.status_code, unknown.json()["error"]["code"])
+
+
+asyncio.run(main())
+"""
+
+
+def test_mcp_and_ag_ui_import_their_sdks_on_their_first_request(tmp_path: Path) -> None:
+    # The MCP SDK (two protocol revisions of pydantic models) and ag-ui-protocol
+    # are about 40 % of a start-up's CPU (bench/startup.py): /readyz answers
+    # before either is imported; each protocol's first request imports it.
+    ready, first, answered, unknown = run_fresh(tmp_path, FIRST_USE, "")
+    assert ready == "200 ", f"/readyz, then imported before any request: {ready}"
+    assert first == "200 200 200 mcp,mcp_types,ag_ui"
+    assert answered == "True True"
+    assert unknown == "404 -32600"  # MCP's own error shape, from the built adapter's routes
