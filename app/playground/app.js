@@ -1,5 +1,5 @@
-// agenthost playground: the agent list, a chat over /v1/responses or the AI SDK UI
-// message stream (ai-sdk.js), connect snippets.
+// agenthost playground: the agent list, a chat over /v1/responses, the AI SDK UI
+// message stream (ai-sdk.js) or AG-UI, connect snippets.
 // Plain JavaScript, no dependencies; talks only to the server that served it.
 "use strict";
 
@@ -109,13 +109,14 @@ function select(name) {
   $("run-events").replaceChildren();
   $("run-title").hidden = true;
   showTab(store.getItem("agenthost.tab") || "chat"); // a reload comes back to the same view
-  if (!served.length) add({ kind: "note", text: "This agent is not served over /v1 or /ai-sdk (see expose: in its config), so it cannot chat here: see Connect." });
+  if (!served.length) add({ kind: "note", text: "This agent is not served over /v1, /ai-sdk or /ag-ui (see expose: in its config), so it cannot chat here: see Connect." });
 }
 
 // --- chat -----------------------------------------------------------------
 
 // The protocols the page chats over; each keeps its own conversation per agent.
-const CHATS = { openai: "OpenAI Responses (/v1/responses)", ai_sdk: "AI SDK UI message stream (/ai-sdk)" };
+const CHATS = { openai: "OpenAI Responses (/v1/responses)", ai_sdk: "AI SDK UI message stream (/ai-sdk)", ag_ui: "AG-UI (/ag-ui)" };
+const PREFIXES = { openai: "agenthost.conv.", ai_sdk: "agenthost.aisdk.", ag_ui: "agenthost.agui." };
 
 function hashName() {
   try { return decodeURIComponent(location.hash.slice(1)); } catch (_) { return ""; }
@@ -123,10 +124,14 @@ function hashName() {
 
 const protocol = () => $("protocol").value;
 const canChat = () => Boolean(state.agent && state.agent.protocols.includes(protocol()));
-const convKey = () => (protocol() === "ai_sdk" ? "agenthost.aisdk." : "agenthost.conv.") + state.agent.name;
+const convKey = () => PREFIXES[protocol()] + state.agent.name;
 
 function conversation() {
-  const fresh = () => (protocol() === "ai_sdk" ? { chat: UIStream.newId("chat"), messages: [], entries: [] } : { previous: null, entries: [] });
+  const fresh = () => ({
+    openai: { previous: null, entries: [] },
+    ai_sdk: { chat: UIStream.newId("chat"), messages: [], entries: [] },
+    ag_ui: { thread: UIStream.newId("thread"), interrupts: [], entries: [] }, // the server keeps the thread
+  })[protocol()];
   try { return JSON.parse(store.getItem(convKey())) || fresh(); } catch (_) { return fresh(); }
 }
 
@@ -147,10 +152,16 @@ function entryNode(entry, pending) {
 
 function renderLog() {
   const conv = conversation();
-  const waiting = (UIStream.waiting(conv.messages || []).approvals || []).map((p) => p.toolCallId);
+  const waiting = askedCalls(conv);
   const log = $("log");
   log.replaceChildren(...conv.entries.map((e) => entryNode(e, waiting.includes(e.call))));
   log.scrollTop = log.scrollHeight;
+}
+
+// The calls this conversation waits to have approved or denied.
+function askedCalls(conv) {
+  if (conv.interrupts) return conv.interrupts.filter((i) => i.reason === "tool_approval" && i.answer === undefined).map((i) => i.id);
+  return (UIStream.waiting(conv.messages || []).approvals || []).map((p) => p.toolCallId);
 }
 
 function add(entry) {
@@ -199,6 +210,12 @@ function send(text) {
   const conv = conversation();
   const turn = newTurn(text);
   if (protocol() === "openai") return exchange(conv, turn, (signal) => chatResponses(conv, text, turn, signal));
+  if (protocol() === "ag_ui") {
+    const question = conv.interrupts.find((i) => i.reason !== "tool_approval"); // ask_user's: the text answers it
+    const input = question ? { messages: [], resume: [{ interruptId: question.id, status: "resolved", payload: text }] }
+      : { messages: [{ id: UIStream.newId("msg"), role: "user", content: text }] };
+    return exchange(conv, turn, (signal) => chatAGUI(conv, input, turn, signal));
+  }
   const messages = structuredClone(conv.messages);
   const { question } = UIStream.waiting(messages);
   if (question) Object.assign(question, { state: "output-available", output: text }); // ask_user's answer
@@ -211,6 +228,7 @@ function send(text) {
 function approve(id, approved) {
   if (state.running) return;
   const conv = conversation();
+  if (conv.interrupts) return resumeAGUI(conv, id, approved);
   const part = (UIStream.waiting(conv.messages).approvals || []).find((p) => p.toolCallId === id);
   if (!part) return;
   Object.assign(part, { state: "approval-responded", approval: { ...part.approval, approved } });
@@ -244,6 +262,21 @@ async function exchange(conv, turn, request) {
     }
     $("message").focus();
   }
+}
+
+// AG-UI answers approvals with `resume` (all the asked calls at once, as a form each).
+function resumeAGUI(conv, id, approved) {
+  const asked = conv.interrupts.find((i) => i.id === id && i.answer === undefined);
+  if (!asked) return;
+  asked.answer = approved;
+  for (const entry of conv.entries) if (entry.call === id) entry.answer = approved ? "approved" : "denied";
+  saveConversation(conv);
+  renderLog();
+  if (askedCalls(conv).length) return;
+  const resume = conv.interrupts.filter((i) => i.answer !== undefined)
+    .map((i) => ({ interruptId: i.id, status: "resolved", payload: { approve: i.answer } }));
+  const turn = newTurn(null);
+  exchange(conv, turn, (signal) => chatAGUI(conv, { messages: [], resume }, turn, signal));
 }
 
 async function refused(response, turn) {
@@ -285,6 +318,41 @@ async function chatUI(conv, messages, turn, signal) {
     if (shown) finished = showChunk(shown, turn) || finished;
   });
   if (finished) conv.messages = messages;
+}
+
+// AG-UI: a RunAgentInput with only what is new (the server keeps the thread), answered
+// by AG-UI events; a run that ends asking leaves its interrupts open.
+async function chatAGUI(conv, input, turn, signal) {
+  const body = { threadId: conv.thread, runId: UIStream.newId("run"), ...input };
+  const response = await post("ag-ui/" + encodeURIComponent(state.agent.name), body, signal);
+  if (!response.ok) { await refused(response, turn); return; }
+  const calls = {};
+  await readEvents(response.body, (line) => {
+    if (!line.startsWith("data:")) return;
+    const event = JSON.parse(line.slice(5));
+    const call = calls[event.toolCallId];
+    switch (event.type) {
+      case "TEXT_MESSAGE_START": case "TEXT_MESSAGE_END": case "REASONING_MESSAGE_END": turn.close(); break;
+      case "TEXT_MESSAGE_CONTENT": turn.text(event.delta); break;
+      case "REASONING_MESSAGE_CONTENT": turn.text(event.delta, "reasoning"); break;
+      case "TOOL_CALL_START": calls[event.toolCallId] = { name: event.toolCallName, args: "" }; break;
+      case "TOOL_CALL_ARGS": call.args += event.delta; break;
+      case "TOOL_CALL_END": turn.push("tool", `calls ${call.name}(${call.args})`); break;
+      case "TOOL_CALL_RESULT": turn.push("tool", `${call ? call.name : event.toolCallId} → ${event.content}`); break;
+      case "RUN_ERROR": turn.push("error", `${event.message} (${event.code})`); break;
+      case "RUN_FINISHED": {
+        const outcome = event.outcome || {};
+        conv.interrupts = outcome.type === "interrupt" ? outcome.interrupts : [];
+        for (const asked of conv.interrupts) {
+          if (asked.reason === "tool_approval") turn.push("approval", asked.message, { call: asked.id });
+          else turn.push("tool", `asks you: ${asked.message} (your next message answers)`);
+        }
+        const usage = (event.usage || [])[0];
+        $("usage").textContent = usage ? `Tokens: ${usage.inputTokens} in, ${usage.outputTokens} out` : "";
+        break;
+      }
+    }
+  });
 }
 
 function showChunk(shown, turn) {
@@ -438,6 +506,14 @@ const { messages, sendMessage, addToolApprovalResponse } = useChat({
       ["curl (the raw chunks)", `curl -N ${api} -H 'Content-Type: application/json' \\${auth ? "\n  -H 'Authorization: Bearer KEY' \\" : ""}
   -d '${JSON.stringify(body)}'`],
     ]]);
+  }
+  if (has("ag_ui")) {
+    out.push(["AG-UI (the Chat tab's AG-UI mode)", [["JavaScript (@ag-ui/client; CopilotKit uses it)", `import { HttpAgent } from "@ag-ui/client";
+
+// A page on another origin needs it in AGENTHOST_CORS_ORIGINS.
+const agent = new HttpAgent({ url: "${url("ag_ui")}/${encodeURIComponent(name)}"${auth ? ', headers: { Authorization: "Bearer KEY" }' : ""} });
+agent.addMessage({ id: crypto.randomUUID(), role: "user", content: "hello" });
+await agent.runAgent({}, { onTextMessageContentEvent: ({ event }) => console.log(event.delta) });`]]]);
   }
   if (has("anthropic")) {
     out.push(["Anthropic Messages API", [

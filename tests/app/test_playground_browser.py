@@ -25,7 +25,7 @@ from agenthost.agents.models.openai import OpenAIModel
 from agenthost.agents.tools.builtin import calculator
 from agenthost.app.server import create_app
 from agenthost.app.settings import Settings
-from tests.adapters.approvals import ARGUMENTS, RAN, WAS_DECLINED, Deleter
+from tests.adapters.approvals import ARGUMENTS, QUESTION, RAN, WAS_DECLINED, Deleter
 from tests.principals import KEYS, keyed_settings
 from tests.upstream import FakeUpstream, serve_in_thread
 
@@ -240,6 +240,7 @@ def test_connect_snippets_use_the_servers_urls(browser: Any, server: str) -> Non
     assert f"ANTHROPIC_BASE_URL={server} " in text
     assert f'api: "{server}/ai-sdk/echo",' in text and "new DefaultChatTransport({" in text
     assert f"curl -N {server}/ai-sdk/echo " in text
+    assert f'new HttpAgent({{ url: "{server}/ag-ui/echo" }});' in text
     shot(browser, "connect")
 
 
@@ -339,7 +340,7 @@ def test_an_agent_not_served_over_v1_cannot_chat_but_connects(
         open_page(browser, url)
         pick(browser, "echo")
         assert not browser.find_element(By.ID, "send").is_enabled()
-        assert any("not served over /v1 or /ai-sdk" in t for t in entries(browser, "note"))
+        assert any("not served over /v1, /ai-sdk or /ag-ui" in t for t in entries(browser, "note"))
         browser.find_element(By.ID, "tab-connect").click()
         text = browser.find_element(By.ID, "connect").text
     assert "OpenAI(" not in text and "acp_sdk" not in text
@@ -512,3 +513,34 @@ def test_the_ai_sdk_stream_with_keys_on(browser: Any, keyed_server: str) -> None
     browser.execute_script("sessionStorage.setItem('agenthost.key', 'revoked')")
     say(browser, "again")
     wait(browser, lambda b: any("401" in t for t in entries(b, "error")))
+
+
+def test_ag_ui_shows_a_tool_call_and_asks_for_approval(
+    browser: Any, server: str, deleter: Deleter
+) -> None:
+    open_page(browser, server)
+    pick(browser, "calc")
+    use(browser, "ag_ui")
+    say(browser, "calculate 6*7")
+    wait(browser, lambda b: entries(b, "assistant") == ["The result is 42."])
+    assert entries(browser, "tool") == [
+        'calls calculator({"expression": "6*7"})',
+        "calculator → 42",
+    ]
+    seen = wire(browser)
+    assert seen.startswith("POST /ag-ui/calc\n")
+    for event in ("RUN_STARTED", "TOOL_CALL_START", "TOOL_CALL_RESULT", "RUN_FINISHED"):
+        assert f'data: {{"type":"{event}"' in seen, event
+    pick(browser, "deleter")
+    before = len(deleter.deleted)
+    say(browser, "tidy up")
+    wait(browser, lambda b: b.find_elements(By.CSS_SELECTOR, "#log li.approval button"))
+    idle(browser)  # the log is drawn again as the run ends: find the button after
+    assert entries(browser, "approval")[0].startswith(QUESTION)
+    assert len(deleter.deleted) == before
+    approve = browser.find_element(By.XPATH, "//li[@class='approval']//button[text()='Approve']")
+    approve.click()
+    wait(browser, lambda b: entries(b, "assistant") == [RAN])
+    assert len(deleter.deleted) == before + 1
+    assert '"resume": [' in wire(browser) and '"approve": true' in wire(browser)
+    shot(browser, "ag-ui-approved")
