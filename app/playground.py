@@ -3,9 +3,11 @@
 Plain HTML, CSS and JavaScript from the package (``app/playground/``), no
 build step and nothing fetched from another host. The page chats over
 ``/v1/responses`` (streamed, stored, continued with ``previous_response_id``)
-and builds each protocol's connect snippets from ``/playground/agents.json``:
-the agents the caller's key may see, and the server's own URLs. The page and
-its files are public (like ``/docs``); the JSON needs a key when keys are on.
+or the AI SDK UI message stream (``/ai-sdk/{agent}``, as ``useChat`` does it,
+tool approvals included: ``ai-sdk.js``), showing the raw wire; it builds each
+protocol's connect snippets from ``/playground/agents.json``: the agents the
+caller's key may see, and the server's own URLs. The page and its files are
+public (like ``/docs``); the JSON needs a key when keys are on.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from agenthost.app.protocols import ADAPTERS
 
 _STATIC = Path(__file__).parent / "playground"
 # The only files served (by name: no directory listing, no path to walk).
-ASSETS = {"app.js": "text/javascript", "style.css": "text/css"}
+ASSETS = {"app.js": "text/javascript", "ai-sdk.js": "text/javascript", "style.css": "text/css"}
 PAGE_PATHS = ("/", "/playground", *(f"/playground/{name}" for name in ASSETS))
 """Public like /docs: a browser sends no API key for the page itself."""
 _HEADERS = {"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"}
@@ -41,7 +43,7 @@ _CSP = (
 
 
 def build_router() -> APIRouter:
-    """``/``, ``/playground``, its two files and ``/playground/agents.json``."""
+    """``/``, ``/playground``, its files and ``/playground/agents.json``."""
     router = APIRouter(include_in_schema=False)
 
     async def page() -> FileResponse:

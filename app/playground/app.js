@@ -1,4 +1,5 @@
-// agenthost playground: the agent list, a chat over /v1/responses, connect snippets.
+// agenthost playground: the agent list, a chat over /v1/responses, the AI SDK UI
+// message stream (ai-sdk.js) or AG-UI, connect snippets.
 // Plain JavaScript, no dependencies; talks only to the server that served it.
 "use strict";
 
@@ -97,46 +98,74 @@ function select(name) {
   if (agent.steps.length) fact("steps", agent.steps.join(" → "));
   fact("tools", ...(agent.tools.length ? agent.tools.map((t) => el("span", { class: "badge" }, t)) : ["none"]));
   fact("protocols", ...agent.protocols.map((p) => el("span", { class: "badge" }, LABELS[p] || p)));
-  renderLog();
+  const served = Object.keys(CHATS).filter((p) => agent.protocols.includes(p));
+  for (const option of $("protocol").options) option.disabled = !served.includes(option.value);
+  const wanted = store.getItem("agenthost.protocol");
+  $("protocol").value = served.includes(wanted) ? wanted : served[0] || "openai";
+  showProtocol();
   renderConnect();
   if (state.following) state.following.abort();
   state.followed = null;
   $("run-events").replaceChildren();
   $("run-title").hidden = true;
   showTab(store.getItem("agenthost.tab") || "chat"); // a reload comes back to the same view
-  const chat = agent.protocols.includes("openai");
-  $("message").disabled = !chat;
-  $("send").disabled = !chat;
-  if (!chat) add("note", "This agent is not served over /v1 (see expose: in its config), so it cannot chat here: see Connect.");
+  if (!served.length) add({ kind: "note", text: "This agent is not served over /v1, /ai-sdk or /ag-ui (see expose: in its config), so it cannot chat here: see Connect." });
 }
 
 // --- chat -----------------------------------------------------------------
+
+// The protocols the page chats over; each keeps its own conversation per agent.
+const CHATS = { openai: "OpenAI Responses (/v1/responses)", ai_sdk: "AI SDK UI message stream (/ai-sdk)", ag_ui: "AG-UI (/ag-ui)" };
+const PREFIXES = { openai: "agenthost.conv.", ai_sdk: "agenthost.aisdk.", ag_ui: "agenthost.agui." };
 
 function hashName() {
   try { return decodeURIComponent(location.hash.slice(1)); } catch (_) { return ""; }
 }
 
-const convKey = () => "agenthost.conv." + state.agent.name;
+const protocol = () => $("protocol").value;
+const canChat = () => Boolean(state.agent && state.agent.protocols.includes(protocol()));
+const convKey = () => PREFIXES[protocol()] + state.agent.name;
 
 function conversation() {
-  try { return JSON.parse(store.getItem(convKey())) || { previous: null, entries: [] }; } catch (_) { return { previous: null, entries: [] }; }
+  const fresh = () => ({
+    openai: { previous: null, entries: [] },
+    ai_sdk: { chat: UIStream.newId("chat"), messages: [], entries: [] },
+    ag_ui: { thread: UIStream.newId("thread"), interrupts: [], entries: [] }, // the server keeps the thread
+  })[protocol()];
+  try { return JSON.parse(store.getItem(convKey())) || fresh(); } catch (_) { return fresh(); }
 }
 
 function saveConversation(conv, key) { store.setItem(key || convKey(), JSON.stringify(conv)); }
 
-function entryNode(entry) {
-  return el("li", { class: entry.kind }, entry.text);
+// An approval shows Approve/Deny while the chat waits for it, else how it was answered.
+function entryNode(entry, pending) {
+  const node = el("li", { class: entry.kind }, entry.text);
+  if (entry.kind !== "approval") return node;
+  if (entry.answer) node.append(el("span", { class: "answer" }, " · " + entry.answer));
+  else if (pending) {
+    node.append(el("span", { class: "actions" },
+      el("button", { type: "button", class: "primary", onclick: () => approve(entry.call, true) }, "Approve"),
+      el("button", { type: "button", onclick: () => approve(entry.call, false) }, "Deny")));
+  } else node.append(el("span", { class: "answer" }, " · not answered"));
+  return node;
 }
 
 function renderLog() {
+  const conv = conversation();
+  const waiting = askedCalls(conv);
   const log = $("log");
-  log.replaceChildren(...conversation().entries.map(entryNode));
+  log.replaceChildren(...conv.entries.map((e) => entryNode(e, waiting.includes(e.call))));
   log.scrollTop = log.scrollHeight;
-  $("usage").textContent = "";
 }
 
-function add(kind, text) {
-  const node = entryNode({ kind, text });
+// The calls this conversation waits to have approved or denied.
+function askedCalls(conv) {
+  if (conv.interrupts) return conv.interrupts.filter((i) => i.reason === "tool_approval" && i.answer === undefined).map((i) => i.id);
+  return (UIStream.waiting(conv.messages || []).approvals || []).map((p) => p.toolCallId);
+}
+
+function add(entry) {
+  const node = entryNode(entry, true);
   $("log").append(node);
   $("log").scrollTop = $("log").scrollHeight;
   return node;
@@ -153,98 +182,261 @@ function progress(event, turn) {
   }
 }
 
-// One turn: its entries as shown, saved once the server has stored the response.
+// One turn: its entries as shown (the user's text first, if any), saved when it ends.
 function newTurn(text) {
-  const entries = [{ kind: "user", text }];
-  add("user", text);
-  let answer = null;
-  return {
+  const entries = [];
+  let open = null; // the answer or reasoning streaming now
+  const turn = {
     entries,
-    push(kind, value) { entries.push({ kind, text: value }); answer = null; return add(kind, value); },
-    text(delta) {
-      if (!answer) { answer = { kind: "assistant", text: "" }; entries.push(answer); answer.node = add("assistant", ""); }
-      answer.text += delta;
-      answer.node.textContent = answer.text;
+    push(kind, value, extra) {
+      const entry = { kind, text: value, ...extra };
+      entries.push(entry);
+      open = null;
+      return add(entry);
+    },
+    text(delta, kind = "assistant") {
+      if (!open || open.kind !== kind) { open = { kind, text: "" }; entries.push(open); open.node = add(open); }
+      open.text += delta;
+      open.node.textContent = open.text;
       $("log").scrollTop = $("log").scrollHeight;
     },
+    close() { open = null; },
   };
+  if (text !== null) turn.push("user", text);
+  return turn;
 }
 
-async function send(text) {
-  const agent = state.agent;
+function send(text) {
   const conv = conversation();
+  const turn = newTurn(text);
+  if (protocol() === "openai") return exchange(conv, turn, (signal) => chatResponses(conv, text, turn, signal));
+  if (protocol() === "ag_ui") {
+    const question = conv.interrupts.find((i) => i.reason !== "tool_approval"); // ask_user's: the text answers it
+    const input = question ? { messages: [], resume: [{ interruptId: question.id, status: "resolved", payload: text }] }
+      : { messages: [{ id: UIStream.newId("msg"), role: "user", content: text }] };
+    return exchange(conv, turn, (signal) => chatAGUI(conv, input, turn, signal));
+  }
+  const messages = structuredClone(conv.messages);
+  const { question } = UIStream.waiting(messages);
+  if (question) Object.assign(question, { state: "output-available", output: text }); // ask_user's answer
+  else messages.push(UIStream.userMessage(text));
+  return exchange(conv, turn, (signal) => chatUI(conv, messages, turn, signal));
+}
+
+// Approve or deny a call the chat waits for; once every asked call is answered, the
+// chat goes on (what useChat's lastAssistantMessageIsCompleteWithApprovalResponses does).
+function approve(id, approved) {
+  if (state.running) return;
+  const conv = conversation();
+  if (conv.interrupts) return resumeAGUI(conv, id, approved);
+  const part = (UIStream.waiting(conv.messages).approvals || []).find((p) => p.toolCallId === id);
+  if (!part) return;
+  Object.assign(part, { state: "approval-responded", approval: { ...part.approval, approved } });
+  for (const entry of conv.entries) if (entry.call === id) entry.answer = approved ? "approved" : "denied";
+  saveConversation(conv);
+  renderLog();
+  if ((UIStream.waiting(conv.messages).approvals || []).length) return;
+  const turn = newTurn(null);
+  exchange(conv, turn, (signal) => chatUI(conv, structuredClone(conv.messages), turn, signal));
+}
+
+// Runs one request; the turn's entries are saved with the conversation as it ends.
+async function exchange(conv, turn, request) {
   const key = convKey();
   const generation = state.generation;
-  const turn = newTurn(text);
   const controller = new AbortController();
   state.running = controller;
   setRunning(true);
-  const body = { model: agent.name, input: text, stream: true, store: true };
-  if ($("background").checked) body.background = true;
-  if (conv.previous) body.previous_response_id = conv.previous;
-  let finished = null;
   try {
-    const response = await fetch("v1/responses", {
-      method: "POST", headers: headers(true), body: JSON.stringify(body), signal: controller.signal,
-    });
-    if (!response.ok) {
-      const message = errorText(response.status, await response.text());
-      turn.push("error", message);
-      if (response.status === 401) askForKey("This server needs an API key: " + message);
-      if (response.status === 400 && message.includes("previous_response_not_found")) {
-        turn.push("note", "The server no longer has this conversation: start a new one.");
-      }
-      return;
-    }
-    finished = await readStream(response.body, turn);
+    await request(controller.signal);
   } catch (exc) {
     if (exc.name === "AbortError") turn.push("note", "Stopped: the run was cancelled.");
     else turn.push("error", "The request failed: " + exc.message);
   } finally {
     state.running = null;
     setRunning(false);
-    if (finished && finished.status !== "failed") conv.previous = finished.id;
     if (generation === state.generation) { // not after "New conversation"
-      conv.entries.push(...turn.entries.map(({ kind, text: t }) => ({ kind, text: t })));
+      conv.entries.push(...turn.entries.map(({ node, ...entry }) => entry));
       saveConversation(conv, key);
+      if (key === convKey() && turn.entries.some((e) => e.kind === "approval")) renderLog();
     }
     $("message").focus();
   }
 }
 
-// Server-sent events over fetch: "event:"/"data:" lines, and the
-// ": agenthost {...}" comments that carry tool calls and sub-agent steps.
-async function readStream(stream, turn) {
+// AG-UI answers approvals with `resume` (all the asked calls at once, as a form each).
+function resumeAGUI(conv, id, approved) {
+  const asked = conv.interrupts.find((i) => i.id === id && i.answer === undefined);
+  if (!asked) return;
+  asked.answer = approved;
+  for (const entry of conv.entries) if (entry.call === id) entry.answer = approved ? "approved" : "denied";
+  saveConversation(conv);
+  renderLog();
+  if (askedCalls(conv).length) return;
+  const resume = conv.interrupts.filter((i) => i.answer !== undefined)
+    .map((i) => ({ interruptId: i.id, status: "resolved", payload: { approve: i.answer } }));
+  const turn = newTurn(null);
+  exchange(conv, turn, (signal) => chatAGUI(conv, { messages: [], resume }, turn, signal));
+}
+
+async function refused(response, turn) {
+  const message = errorText(response.status, await response.text());
+  turn.push("error", message);
+  if (response.status === 401) askForKey("This server needs an API key: " + message);
+  return message;
+}
+
+async function chatResponses(conv, text, turn, signal) {
+  const body = { model: state.agent.name, input: text, stream: true, store: true };
+  if ($("background").checked) body.background = true;
+  if (conv.previous) body.previous_response_id = conv.previous;
+  const response = await post("v1/responses", body, signal);
+  if (!response.ok) {
+    const message = await refused(response, turn);
+    if (response.status === 400 && message.includes("previous_response_not_found")) {
+      turn.push("note", "The server no longer has this conversation: start a new one.");
+    }
+    return;
+  }
+  const finished = await readStream(response.body, turn);
+  if (finished && finished.status !== "failed") conv.previous = finished.id;
+}
+
+// The AI SDK UI message stream: the whole chat as UIMessages, the answer folded into
+// the assistant message the chat keeps (once it finished: a failed turn adds nothing).
+async function chatUI(conv, messages, turn, signal) {
+  const response = await post("ai-sdk/" + encodeURIComponent(state.agent.name), UIStream.body(conv.chat, messages), signal);
+  if (!response.ok) { await refused(response, turn); return; }
+  const last = messages[messages.length - 1];
+  const message = last.role === "assistant" ? last : { id: "", role: "assistant", parts: [] };
+  if (message !== last) messages.push(message);
+  const open = {};
+  let finished = false;
+  await readEvents(response.body, (line) => {
+    if (!line.startsWith("data:") || line.slice(5).trim() === "[DONE]") return;
+    const shown = UIStream.apply(message, JSON.parse(line.slice(5)), open);
+    if (shown) finished = showChunk(shown, turn) || finished;
+  });
+  if (finished) conv.messages = messages;
+}
+
+// AG-UI: a RunAgentInput with only what is new (the server keeps the thread), answered
+// by AG-UI events; a run that ends asking leaves its interrupts open.
+async function chatAGUI(conv, input, turn, signal) {
+  const body = { threadId: conv.thread, runId: UIStream.newId("run"), ...input };
+  const response = await post("ag-ui/" + encodeURIComponent(state.agent.name), body, signal);
+  if (!response.ok) { await refused(response, turn); return; }
+  const calls = {};
+  await readEvents(response.body, (line) => {
+    if (!line.startsWith("data:")) return;
+    const event = JSON.parse(line.slice(5));
+    const call = calls[event.toolCallId];
+    switch (event.type) {
+      case "TEXT_MESSAGE_START": case "TEXT_MESSAGE_END": case "REASONING_MESSAGE_END": turn.close(); break;
+      case "TEXT_MESSAGE_CONTENT": turn.text(event.delta); break;
+      case "REASONING_MESSAGE_CONTENT": turn.text(event.delta, "reasoning"); break;
+      case "TOOL_CALL_START": calls[event.toolCallId] = { name: event.toolCallName, args: "" }; break;
+      case "TOOL_CALL_ARGS": call.args += event.delta; break;
+      case "TOOL_CALL_END": turn.push("tool", `calls ${call.name}(${call.args})`); break;
+      case "TOOL_CALL_RESULT": turn.push("tool", `${call ? call.name : event.toolCallId} → ${event.content}`); break;
+      case "RUN_ERROR": turn.push("error", `${event.message} (${event.code})`); break;
+      case "RUN_FINISHED": {
+        const outcome = event.outcome || {};
+        conv.interrupts = outcome.type === "interrupt" ? outcome.interrupts : [];
+        for (const asked of conv.interrupts) {
+          if (asked.reason === "tool_approval") turn.push("approval", asked.message, { call: asked.id });
+          else turn.push("tool", `asks you: ${asked.message} (your next message answers)`);
+        }
+        const usage = (event.usage || [])[0];
+        $("usage").textContent = usage ? `Tokens: ${usage.inputTokens} in, ${usage.outputTokens} out` : "";
+        break;
+      }
+    }
+  });
+}
+
+function showChunk(shown, turn) {
+  const part = shown.part;
+  const name = part && UIStream.toolName(part);
+  const input = part && JSON.stringify(part.input);
+  switch (shown.show) {
+    case "text": turn.text(shown.delta); break;
+    case "reasoning": turn.text(shown.delta, "reasoning"); break;
+    case "end": turn.close(); break;
+    case "call":
+      if (name === "ask_user") turn.push("tool", `asks you: ${part.input.question} (your next message answers)`);
+      else turn.push("tool", `calls ${name}(${input})`);
+      break;
+    case "approval": turn.push("approval", `${name}(${input}) needs your approval`, { call: part.toolCallId }); break;
+    case "output":
+      if (part.state === "output-error") turn.push("error", `${name} failed: ${part.errorText}`);
+      else turn.push("tool", `${name} → ${typeof part.output === "string" ? part.output : JSON.stringify(part.output)}`);
+      break;
+    case "denied": turn.push("note", `${name} was denied: it did not run.`); break;
+    case "error": turn.push("error", shown.text); break;
+    case "finish": {
+      const usage = shown.usage;
+      const reason = shown.reason === "stop" ? "" : ` · finish: ${shown.reason}`;
+      $("usage").textContent = (usage ? `Tokens: ${usage.inputTokens} in, ${usage.outputTokens} out` : "") + reason;
+      return true;
+    }
+  }
+  return false;
+}
+
+// A POST whose request and raw answer show under "Wire", as a browser's network tab would.
+async function post(path, body, signal) {
+  const wire = $("wire-log");
+  wire.replaceChildren(`POST /${path}\n${JSON.stringify(body, null, 2)}\n\n`);
+  const response = await fetch(path, { method: "POST", headers: headers(true), body: JSON.stringify(body), signal });
+  const shown = ["content-type", "x-vercel-ai-ui-message-stream"].filter((h) => response.headers.has(h));
+  wire.append(`HTTP ${response.status}\n${shown.map((h) => `${h}: ${response.headers.get(h)}\n`).join("")}\n`);
+  return response;
+}
+
+// Server-sent events over fetch: each line of each event, in order (the raw ones
+// shown under "Wire" too, up to a bound).
+async function readEvents(stream, onLine, wire = $("wire-log")) {
   const reader = stream.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
-  let final = null;
-  let failed = false;
+  let shown = 0;
   for (;;) {
     const { value, done } = await reader.read();
-    if (done) break;
+    if (done) return;
     buffer += value;
     let end;
     while ((end = buffer.search(/\r?\n\r?\n/)) >= 0) {
       const block = buffer.slice(0, end);
       buffer = buffer.slice(end).replace(/^\r?\n\r?\n/, "");
-      for (const line of block.split(/\r?\n/)) {
-        if (line.startsWith(": agenthost ")) { progress(JSON.parse(line.slice(12)), turn); continue; }
-        if (!line.startsWith("data:")) continue;
-        const data = JSON.parse(line.slice(5));
-        if (data.type === "response.output_text.delta") turn.text(data.delta);
-        else if (data.type === "response.output_item.done" && data.item.type === "function_call") {
-          turn.push("tool", `asks the client to run ${data.item.name}(${data.item.arguments})`);
-        } else if (data.type === "error") { failed = true; turn.push("error", `${data.message} (${data.code})`); }
-        else if (data.type === "response.failed") {
-          final = data.response;
-          if (!failed && data.response.error) turn.push("error", data.response.error.message);
-        } else if (data.type === "response.completed" || data.type === "response.incomplete") {
-          final = data.response;
-          showUsage(final);
-        }
-      }
+      if (wire && shown < 2000) wire.append(block + "\n\n");
+      else if (wire && shown === 2000) wire.append("… (the rest is not shown)\n");
+      shown += 1;
+      for (const line of block.split(/\r?\n/)) onLine(line);
     }
   }
+}
+
+// /v1/responses: "event:"/"data:" lines, and the ": agenthost {...}" comments that
+// carry tool calls and sub-agent steps.
+async function readStream(stream, turn) {
+  let final = null;
+  let failed = false;
+  await readEvents(stream, (line) => {
+    if (line.startsWith(": agenthost ")) { progress(JSON.parse(line.slice(12)), turn); return; }
+    if (!line.startsWith("data:")) return;
+    const data = JSON.parse(line.slice(5));
+    if (data.type === "response.output_text.delta") turn.text(data.delta);
+    else if (data.type === "response.output_item.done" && data.item.type === "function_call") {
+      turn.push("tool", `asks the client to run ${data.item.name}(${data.item.arguments})`);
+    } else if (data.type === "error") { failed = true; turn.push("error", `${data.message} (${data.code})`); }
+    else if (data.type === "response.failed") {
+      final = data.response;
+      if (!failed && data.response.error) turn.push("error", data.response.error.message);
+    } else if (data.type === "response.completed" || data.type === "response.incomplete") {
+      final = data.response;
+      showUsage(final);
+    }
+  });
   return final;
 }
 
@@ -255,14 +447,25 @@ function showUsage(response) {
 }
 
 function setRunning(running) {
-  $("send").disabled = running || !(state.agent && state.agent.protocols.includes("openai"));
+  $("send").disabled = running || !canChat();
   $("stop").disabled = !running;
+  $("protocol").disabled = running;
   $("log").setAttribute("aria-busy", String(running)); // read the answer once, not per token
+}
+
+// The chat's protocol: the conversation kept for it, and what only /v1/responses has.
+function showProtocol() {
+  store.setItem("agenthost.protocol", protocol());
+  $("background-option").hidden = protocol() !== "openai";
+  $("usage").textContent = "";
+  renderLog();
+  setRunning(false);
+  $("message").disabled = !canChat();
 }
 
 // --- connect snippets -------------------------------------------------------
 
-const LABELS = { openai: "OpenAI /v1", a2a: "A2A", mcp: "MCP", acp: "ACP (IBM)", anthropic: "Anthropic /v1/messages", orchestrate: "watsonx Orchestrate", mcp_stdio: "MCP stdio", acp_zed: "Zed ACP stdio" };
+const LABELS = { openai: "OpenAI /v1", a2a: "A2A", mcp: "MCP", acp: "ACP (IBM)", ag_ui: "AG-UI", ai_sdk: "AI SDK", anthropic: "Anthropic /v1/messages", orchestrate: "watsonx Orchestrate", mcp_stdio: "MCP stdio", acp_zed: "Zed ACP stdio" };
 
 function snippets(agent) {
   const info = state.info;
@@ -284,6 +487,33 @@ print(response.output_text)`],
       ["curl", `curl ${url("openai")}/responses -H 'Content-Type: application/json' \\${auth ? "\n  -H 'Authorization: Bearer KEY' \\" : ""}
   -d '${JSON.stringify({ model: name, input: "hello" })}'`],
     ]]);
+  }
+  if (has("ai_sdk")) {
+    const api = `${url("ai_sdk")}/${encodeURIComponent(name)}`;
+    const body = { id: "chat-1", messages: [{ id: "msg-1", role: "user", parts: [{ type: "text", text: "hello" }] }] };
+    out.push(["Vercel AI SDK (the UI message stream; the Chat tab's AI SDK mode)", [
+      ["React (ai 6+, @ai-sdk/react)", `import { useChat } from "@ai-sdk/react";
+import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses } from "ai";
+
+// A page on another origin needs it in AGENTHOST_CORS_ORIGINS.
+const { messages, sendMessage, addToolApprovalResponse } = useChat({
+  transport: new DefaultChatTransport({
+    api: "${api}",${auth ? '\n    headers: { Authorization: "Bearer KEY" },' : ""}
+  }),
+  // a tool with approval: required waits for addToolApprovalResponse({ id, approved })
+  sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+});`],
+      ["curl (the raw chunks)", `curl -N ${api} -H 'Content-Type: application/json' \\${auth ? "\n  -H 'Authorization: Bearer KEY' \\" : ""}
+  -d '${JSON.stringify(body)}'`],
+    ]]);
+  }
+  if (has("ag_ui")) {
+    out.push(["AG-UI (the Chat tab's AG-UI mode)", [["JavaScript (@ag-ui/client; CopilotKit uses it)", `import { HttpAgent } from "@ag-ui/client";
+
+// A page on another origin needs it in AGENTHOST_CORS_ORIGINS.
+const agent = new HttpAgent({ url: "${url("ag_ui")}/${encodeURIComponent(name)}"${auth ? ', headers: { Authorization: "Bearer KEY" }' : ""} });
+agent.addMessage({ id: crypto.randomUUID(), role: "user", content: "hello" });
+await agent.runAgent({}, { onTextMessageContentEvent: ({ event }) => console.log(event.delta) });`]]]);
   }
   if (has("anthropic")) {
     out.push(["Anthropic Messages API", [
@@ -443,19 +673,7 @@ async function followRun(id) {
   try {
     const response = await fetch(`playground/runs/${encodeURIComponent(id)}/events`, { headers: headers(false), signal: controller.signal });
     if (!response.ok) { runEvent({ t: "failed", error: { message: errorText(response.status, await response.text()) } }, view); return; }
-    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-    let buffer = "";
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buffer += value;
-      let end;
-      while ((end = buffer.search(/\r?\n\r?\n/)) >= 0) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end).replace(/^\r?\n\r?\n/, "");
-        for (const line of block.split(/\r?\n/)) if (line.startsWith("data:")) runEvent(JSON.parse(line.slice(5)), view);
-      }
-    }
+    await readEvents(response.body, (line) => { if (line.startsWith("data:")) runEvent(JSON.parse(line.slice(5)), view); }, null);
     loadRuns();
   } catch (exc) {
     if (exc.name !== "AbortError") runEvent({ t: "failed", error: { message: "the stream broke: " + exc.message } }, view);
@@ -509,11 +727,13 @@ document.addEventListener("DOMContentLoaded", () => {
       $("send-form").requestSubmit();
     }
   });
+  $("protocol").addEventListener("change", () => { if (!state.running) showProtocol(); });
   $("stop").addEventListener("click", () => { if (state.running) state.running.abort(); });
   $("new").addEventListener("click", () => {
     if (state.running) state.running.abort();
     state.generation += 1;
     store.removeItem(convKey());
+    $("usage").textContent = "";
     renderLog();
     $("message").focus();
   });

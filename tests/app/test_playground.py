@@ -30,7 +30,13 @@ from tests.principals import bearer, keyed_settings
 
 pytestmark = pytest.mark.anyio
 
-PAGE = ("/", "/playground", "/playground/app.js", "/playground/style.css")
+PAGE = (
+    "/",
+    "/playground",
+    "/playground/app.js",
+    "/playground/ai-sdk.js",
+    "/playground/style.css",
+)
 ROOT = Path(__file__).resolve().parents[2]
 
 

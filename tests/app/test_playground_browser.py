@@ -25,6 +25,7 @@ from agenthost.agents.models.openai import OpenAIModel
 from agenthost.agents.tools.builtin import calculator
 from agenthost.app.server import create_app
 from agenthost.app.settings import Settings
+from tests.adapters.approvals import ARGUMENTS, QUESTION, RAN, WAS_DECLINED, Deleter
 from tests.principals import KEYS, keyed_settings
 from tests.upstream import FakeUpstream, serve_in_thread
 
@@ -42,7 +43,7 @@ pytestmark = [
 from selenium.common.exceptions import TimeoutException  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
 # AGENTHOST_SCREENSHOTS names the folder (CI artefacts); else a temporary one.
 SHOTS = Path(
@@ -51,7 +52,7 @@ SHOTS = Path(
 )
 
 
-def agents(upstream_url: str) -> dict[str, Agent]:
+def agents(upstream_url: str, deleter: Deleter | None = None) -> dict[str, Agent]:
     def upstream(model: str) -> OpenAIModel:
         return OpenAIModel(model, base_url=upstream_url, api_key="sk-test", max_retries=0)
 
@@ -61,6 +62,8 @@ def agents(upstream_url: str) -> dict[str, Agent]:
             "calc", upstream("gpt-test"), description="Uses a calculator.", tools=(calculator,)
         ),
         "slow": ChatAgent("slow", upstream("slow"), description="Talks slowly."),
+        "thinker": ChatAgent("thinker", upstream("reasoner"), description="Reasons first."),
+        "deleter": (deleter or Deleter()).agent,  # its tool needs the user's approval
     }
 
 
@@ -72,8 +75,15 @@ def fake() -> Iterator[tuple[FakeUpstream, str]]:
 
 
 @pytest.fixture(scope="module")
-def server(fake: tuple[FakeUpstream, str]) -> Iterator[str]:
-    with serve_in_thread(create_app(Settings(), agents(fake[1])), lifespan=True) as url:
+def deleter() -> Deleter:
+    """The served ``deleter`` agent: ``deleted`` says what its tool really did."""
+    return Deleter()
+
+
+@pytest.fixture(scope="module")
+def server(fake: tuple[FakeUpstream, str], deleter: Deleter) -> Iterator[str]:
+    app = create_app(Settings(), agents(fake[1], deleter))
+    with serve_in_thread(app, lifespan=True) as url:
         yield url
 
 
@@ -150,6 +160,19 @@ def idle(browser: Any) -> None:
     wait(browser, lambda b: b.find_element(By.ID, "send").is_enabled())
 
 
+def use(browser: Any, protocol: str) -> None:
+    """Chat over ``protocol`` (``openai``, ``ai_sdk``) from now on."""
+    Select(browser.find_element(By.ID, "protocol")).select_by_value(protocol)
+
+
+def wire(browser: Any) -> str:
+    """The last request and its raw stream, as the Wire panel shows them (opened)."""
+    panel = browser.find_element(By.ID, "wire")
+    if not panel.get_attribute("open"):
+        panel.find_element(By.TAG_NAME, "summary").click()
+    return str(browser.find_element(By.ID, "wire-log").text)
+
+
 def test_echo_streams_its_answer_and_a_reload_continues(browser: Any, server: str) -> None:
     open_page(browser, server)
     pick(browser, "echo")
@@ -215,6 +238,9 @@ def test_connect_snippets_use_the_servers_urls(browser: Any, server: str) -> Non
     assert f'Client(base_url="{server}/acp")' in text
     assert f'anthropic.Anthropic(base_url="{server}", api_key="unused")' in text
     assert f"ANTHROPIC_BASE_URL={server} " in text
+    assert f'api: "{server}/ai-sdk/echo",' in text and "new DefaultChatTransport({" in text
+    assert f"curl -N {server}/ai-sdk/echo " in text
+    assert f'new HttpAgent({{ url: "{server}/ag-ui/echo" }});' in text
     shot(browser, "connect")
 
 
@@ -263,9 +289,10 @@ def test_weight_time_to_interactive_and_no_request_elsewhere(
             f" interactive after {timing['tti']:.0f} ms, loaded after {timing['loaded']:.0f} ms"
         )
     assert weight < 100_000
-    browser.set_window_size(390, 844)  # a phone
-    assert browser.execute_script("return document.documentElement.scrollWidth") <= 390
+    browser.set_window_size(375, 812)  # a phone
+    assert browser.execute_script("return document.documentElement.scrollWidth") <= 375
     shot(browser, "phone")
+    browser.set_window_size(1200, 900)
 
 
 def test_the_screenshot_for_the_readme(browser: Any, server: str) -> None:
@@ -313,7 +340,7 @@ def test_an_agent_not_served_over_v1_cannot_chat_but_connects(
         open_page(browser, url)
         pick(browser, "echo")
         assert not browser.find_element(By.ID, "send").is_enabled()
-        assert any("not served over /v1" in t for t in entries(browser, "note"))
+        assert any("not served over /v1, /ai-sdk or /ag-ui" in t for t in entries(browser, "note"))
         browser.find_element(By.ID, "tab-connect").click()
         text = browser.find_element(By.ID, "connect").text
     assert "OpenAI(" not in text and "acp_sdk" not in text
@@ -366,3 +393,154 @@ def test_it_works_from_the_keyboard(browser: Any, server: str) -> None:
         '.map(e => document.querySelector(`label[for="${e.id}"]`) !== null)'
     )
     assert labels and all(labels)
+
+
+def test_the_ai_sdk_stream_shows_reasoning_the_answer_and_its_wire(
+    browser: Any, server: str
+) -> None:
+    open_page(browser, server)
+    pick(browser, "thinker")
+    use(browser, "ai_sdk")
+    say(browser, "hello")
+    wait(browser, lambda b: entries(b, "assistant") == ["upstream says: hello"])
+    assert entries(browser, "reasoning") == ["Thinking about hello."]
+    idle(browser)
+    assert "Tokens:" in browser.find_element(By.ID, "usage").text
+    seen = wire(browser)
+    assert seen.startswith("POST /ai-sdk/thinker\n")
+    assert "x-vercel-ai-ui-message-stream: v1" in seen
+    for chunk in ('"type":"reasoning-delta"', '"type":"text-delta"', '"type":"finish"'):
+        assert f"data: {{{chunk}" in seen, chunk
+    assert seen.rstrip().endswith("data: [DONE]")
+    shot(browser, "ai-sdk-wire")
+    browser.refresh()  # the chat is kept in the tab: the next request sends all of it
+    wait(browser, lambda b: entries(b, "assistant") == ["upstream says: hello"])
+    assert browser.find_element(By.ID, "protocol").get_attribute("value") == "ai_sdk"
+    say(browser, "again")
+    wait(browser, lambda b: entries(b, "assistant")[-1:] == ["upstream says: again"])
+    idle(browser)
+    request = json.loads(wire(browser).split("\n\nHTTP ")[0].split("\n", 1)[1])
+    assert [m["role"] for m in request["messages"]] == ["user", "assistant", "user"]
+    assert [p["type"] for p in request["messages"][1]["parts"]] == [
+        "step-start",
+        "reasoning",
+        "text",
+    ]
+    use(browser, "openai")  # each protocol keeps its own conversation
+    assert entries(browser, "assistant") == []
+
+
+def test_the_ai_sdk_stream_shows_a_tool_call_and_its_result(browser: Any, server: str) -> None:
+    open_page(browser, server)
+    pick(browser, "calc")
+    use(browser, "ai_sdk")
+    say(browser, "calculate 6*7")
+    wait(browser, lambda b: entries(b, "assistant") == ["The result is 42."])
+    assert entries(browser, "tool") == ['calls calculator({"expression":"6*7"})', "calculator → 42"]
+    seen = wire(browser)
+    for chunk in ("tool-input-start", "tool-input-available", "tool-output-available"):
+        assert f'data: {{"type":"{chunk}"' in seen, chunk
+    shot(browser, "ai-sdk-tool")
+
+
+def approval_asked(browser: Any) -> Any:
+    [asked] = browser.find_elements(By.CSS_SELECTOR, "#log li.approval")
+    expected = f"delete_file({json.dumps(json.loads(ARGUMENTS), separators=(',', ':'))})"
+    assert asked.text.startswith(f"{expected} needs your approval"), asked.text
+    return asked
+
+
+def test_the_ai_sdk_stream_asks_for_approval_and_runs_the_tool_once_approved(
+    browser: Any, server: str, deleter: Deleter
+) -> None:
+    open_page(browser, server)
+    pick(browser, "deleter")
+    use(browser, "ai_sdk")
+    before = len(deleter.deleted)
+    say(browser, "tidy up")
+    wait(browser, lambda b: b.find_elements(By.CSS_SELECTOR, "#log li.approval button"))
+    idle(browser)
+    asked = approval_asked(browser)
+    assert '"type":"tool-approval-request"' in wire(browser)
+    assert len(deleter.deleted) == before  # asked, not run
+    browser.set_window_size(375, 812)  # a phone: the buttons and the wire fit
+    assert browser.execute_script("return document.documentElement.scrollWidth") <= 375
+    shot(browser, "ai-sdk-approval")
+    browser.set_window_size(1200, 900)
+    asked.find_element(By.XPATH, ".//button[text()='Approve']").click()
+    wait(browser, lambda b: entries(b, "assistant") == [RAN])
+    assert len(deleter.deleted) == before + 1
+    assert "delete_file → deleted /tmp/notes.txt" in entries(browser, "tool")
+    assert approval_asked(browser).text.endswith("· approved")
+    assert not browser.find_elements(By.CSS_SELECTOR, "#log li.approval button")
+    seen = wire(browser)
+    assert '"state": "approval-responded"' in seen and '"approved": true' in seen
+    assert '"type":"tool-output-available"' in seen
+    shot(browser, "ai-sdk-approved")
+
+
+def test_the_ai_sdk_stream_denied_never_runs_the_tool(
+    browser: Any, server: str, deleter: Deleter
+) -> None:
+    open_page(browser, server)
+    pick(browser, "deleter")
+    use(browser, "ai_sdk")
+    before = len(deleter.deleted)
+    say(browser, "tidy up")
+    wait(browser, lambda b: b.find_elements(By.CSS_SELECTOR, "#log li.approval button"))
+    idle(browser)
+    browser.refresh()  # still asked after a reload: the buttons are back
+    deny = wait(
+        browser,
+        lambda b: b.find_element(By.XPATH, "//li[@class='approval']//button[text()='Deny']"),
+    )
+    deny.click()
+    wait(browser, lambda b: entries(b, "assistant") == [WAS_DECLINED])
+    assert "delete_file was denied: it did not run." in entries(browser, "note")
+    assert approval_asked(browser).text.endswith("· denied")
+    assert len(deleter.deleted) == before
+
+
+def test_the_ai_sdk_stream_with_keys_on(browser: Any, keyed_server: str) -> None:
+    open_page(browser, keyed_server)
+    wait(browser, lambda b: b.find_element(By.ID, "key").is_displayed())
+    browser.find_element(By.ID, "key").send_keys(KEYS["alice"] + "\n")
+    pick(browser, "echo")
+    use(browser, "ai_sdk")
+    say(browser, "keyed stream")
+    wait(browser, lambda b: entries(b, "assistant") == ["keyed stream"])
+    idle(browser)
+    browser.execute_script("sessionStorage.setItem('agenthost.key', 'revoked')")
+    say(browser, "again")
+    wait(browser, lambda b: any("401" in t for t in entries(b, "error")))
+
+
+def test_ag_ui_shows_a_tool_call_and_asks_for_approval(
+    browser: Any, server: str, deleter: Deleter
+) -> None:
+    open_page(browser, server)
+    pick(browser, "calc")
+    use(browser, "ag_ui")
+    say(browser, "calculate 6*7")
+    wait(browser, lambda b: entries(b, "assistant") == ["The result is 42."])
+    assert entries(browser, "tool") == [
+        'calls calculator({"expression": "6*7"})',
+        "calculator → 42",
+    ]
+    seen = wire(browser)
+    assert seen.startswith("POST /ag-ui/calc\n")
+    for event in ("RUN_STARTED", "TOOL_CALL_START", "TOOL_CALL_RESULT", "RUN_FINISHED"):
+        assert f'data: {{"type":"{event}"' in seen, event
+    pick(browser, "deleter")
+    before = len(deleter.deleted)
+    say(browser, "tidy up")
+    wait(browser, lambda b: b.find_elements(By.CSS_SELECTOR, "#log li.approval button"))
+    idle(browser)  # the log is drawn again as the run ends: find the button after
+    assert entries(browser, "approval")[0].startswith(QUESTION)
+    assert len(deleter.deleted) == before
+    approve = browser.find_element(By.XPATH, "//li[@class='approval']//button[text()='Approve']")
+    approve.click()
+    wait(browser, lambda b: entries(b, "assistant") == [RAN])
+    assert len(deleter.deleted) == before + 1
+    assert '"resume": [' in wire(browser) and '"approve": true' in wire(browser)
+    shot(browser, "ag-ui-approved")
