@@ -13,8 +13,8 @@ them):
   (endpoint, key, model), which the run uses as its model
   (:mod:`agenthost.agents.models.provided`); never stored, never logged;
 - ``ui/trajectory/v1`` on the ``working`` messages of a streamed task: a
-  tool call (its arguments) and its result, one entry each; the model's
-  reasoning, one entry for each model step's (:class:`TrajectoryWriter`);
+  tool call (its arguments) and its result, one entry each (a sub-agent's too);
+  the model's reasoning, one entry for each model step's (:class:`TrajectoryWriter`);
 - ``interactions/approval/v1`` and ``ui/form_request/v1``: a tool call waiting
   for approval, an ``ask_user`` question and its form, and the answers
   (:mod:`agenthost.adapters.a2a.agent_stack_interactions`);
@@ -58,7 +58,17 @@ from agenthost.adapters.a2a.cluster import ClusterRequestHandler
 from agenthost.adapters.a2a.errors import task_end
 from agenthost.adapters.a2a.executor import AgentRunExecutor, TaskWriter
 from agenthost.adapters.runs import pending_in, resume_input
-from agenthost.agents import Agent, BaseAgent, ChatAgent, Message, RunResult, ToolCallPart
+from agenthost.agents import (
+    Agent,
+    BaseAgent,
+    ChatAgent,
+    Message,
+    RunResult,
+    SubAgentUpdate,
+    ToolCallFinished,
+    ToolCallPart,
+    ToolCallStarted,
+)
 from agenthost.agents.errors import kind_of
 from agenthost.agents.messages import TextPart, ToolResultPart
 from agenthost.agents.models.provided import ProvidedLLM, ProvidedModel, current_llm
@@ -305,9 +315,24 @@ class TrajectoryWriter(TaskWriter):
             await self._status({CITATION: {"citations": cited}})
         return ()
 
-    async def on_finished(self, result: RunResult) -> Sequence[None]:
-        await self._reasoned()
-        return await super().on_finished(result)
+    async def on_sub_agent(self, update: SubAgentUpdate) -> Sequence[None]:
+        # The tool calls of agents working for it are entries too (not the text notes
+        # of plain A2A, which the UI would add to the answer), titled by who calls; the
+        # group is theirs (a call id is only unique within one model's answers).
+        workers, inner = [update.agent], update.update
+        while isinstance(inner, SubAgentUpdate):
+            workers.append(inner.agent)
+            inner = inner.update
+        if isinstance(inner, ToolCallStarted):
+            call = inner.call
+            name, content, call_id = call.name, call.arguments, call.id
+        elif isinstance(inner, ToolCallFinished):
+            done = inner.result
+            name, content, call_id = done.name, done.content[:RESULT_CHARS], done.call_id
+        else:
+            return ()
+        await self._entry(": ".join([*workers, name]), content, ": ".join([*workers, call_id]))
+        return ()
 
     async def on_pending(self, result: RunResult) -> Sequence[None]:
         await self._reasoned()

@@ -58,6 +58,11 @@ CONFIG = """agents:
     model_settings: {base_url: "UPSTREAM/v1", api_key: AGENTHOST_KEY}
     tools: [calculator]
     a2a: {agent_stack: true}
+  - name: lead
+    model: openai:relay
+    model_settings: {base_url: "UPSTREAM/v1", api_key: AGENTHOST_KEY}
+    agents: [fixed]
+    a2a: {agent_stack: true}
   - name: ponderer
     import: "tests.adapters.a2a.agent_stack_tools:ponderer"
     a2a: {agent_stack: true}
@@ -195,6 +200,27 @@ async def test_reasoning_before_a_failure_is_sent_before_its_error(server: str) 
     assert last.state == TaskState.TASK_STATE_FAILED
     error = MessageToDict(last.message.metadata)[agent_stack.ERROR]["error"]
     assert BROKE_OFF in error["message"]
+
+
+async def test_a_sub_agents_tool_calls_are_entries_not_notes(server: str) -> None:
+    async with await sdk_client(f"{server}/a2a/lead", "JSONRPC") as client:
+        events = await collect(client, user_message('use fixed with {"task": "calculate 6*7"}'))
+    entries = trajectory_entries(events)
+    assert [(e["title"], e["group_id"]) for e in entries] == [
+        ("fixed", "call_up_1"),
+        ("fixed: calculator", "fixed: call_up_1"),  # the sub-agent's model's call id
+        ("fixed: calculator", "fixed: call_up_1"),
+        ("fixed", "call_up_1"),
+    ]
+    assert [e["content"] for e in entries[1:3]] == ['{"expression": "6*7"}', "42"]
+    working = [
+        e.status_update.status.message
+        for e in events
+        if e.status_update.status.state == TaskState.TASK_STATE_WORKING
+    ]
+    assert not any(part.text for message in working for part in message.parts)
+    statuses = [e.status_update.status.state for e in events if e.HasField("status_update")]
+    assert statuses[-1] == TaskState.TASK_STATE_COMPLETED
 
 
 async def test_the_task_keeps_no_key(server: str, upstream: tuple[FakeUpstream, str]) -> None:
