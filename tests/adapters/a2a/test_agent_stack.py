@@ -190,6 +190,19 @@ async def test_each_steps_reasoning_is_one_trajectory_entry(server: str) -> None
     assert statuses[-1] == TaskState.TASK_STATE_COMPLETED
 
 
+async def test_a_non_streamed_task_keeps_its_entries_in_its_history(server: str) -> None:
+    client = await sdk_client(f"{server}/a2a/thinker", "JSONRPC", streaming=False)
+    async with client:
+        task = final_task(await collect(client, user_message("calculate 6*7")))
+    assert artifact_text(task).strip() == "The result is 42."
+    kept = [
+        MessageToDict(m.metadata)[agent_stack.TRAJECTORY]["title"]
+        for m in task.history
+        if agent_stack.TRAJECTORY in m.metadata
+    ]
+    assert kept == [agent_stack.REASONING, "calculator", "calculator", agent_stack.REASONING]
+
+
 async def test_reasoning_before_a_failure_is_sent_before_its_error(server: str) -> None:
     async with await sdk_client(f"{server}/a2a/ponderer", "JSONRPC") as client:
         events = await collect(client, user_message("hi"))
