@@ -13,7 +13,8 @@ them):
   (endpoint, key, model), which the run uses as its model
   (:mod:`agenthost.agents.models.provided`); never stored, never logged;
 - ``ui/trajectory/v1`` on the ``working`` messages of a streamed task: a
-  tool call (its arguments) and its result, one entry each;
+  tool call (its arguments) and its result, one entry each (a sub-agent's too);
+  the model's reasoning, one entry for each model step's (:class:`TrajectoryWriter`);
 - ``interactions/approval/v1`` and ``ui/form_request/v1``: a tool call waiting
   for approval, an ``ask_user`` question and its form, and the answers
   (:mod:`agenthost.adapters.a2a.agent_stack_interactions`);
@@ -22,9 +23,6 @@ them):
   ``working`` message citing them (:func:`citations_of`);
 - ``ui/error/v1`` on the message of a failed task (the same text the task
   carries: an unexpected failure's details stay in the server log).
-
-Reasoning is not in the trajectory yet: the run's updates carry none (a
-reasoning update would be one more :class:`TrajectoryWriter` hook).
 
 The message's key is redacted before the SDK keeps the message in the task
 (:class:`AgentStackHandler`).
@@ -60,7 +58,17 @@ from agenthost.adapters.a2a.cluster import ClusterRequestHandler
 from agenthost.adapters.a2a.errors import task_end
 from agenthost.adapters.a2a.executor import AgentRunExecutor, TaskWriter
 from agenthost.adapters.runs import pending_in, resume_input
-from agenthost.agents import Agent, BaseAgent, ChatAgent, Message, RunResult, ToolCallPart
+from agenthost.agents import (
+    Agent,
+    BaseAgent,
+    ChatAgent,
+    Message,
+    RunResult,
+    SubAgentUpdate,
+    ToolCallFinished,
+    ToolCallPart,
+    ToolCallStarted,
+)
 from agenthost.agents.errors import kind_of
 from agenthost.agents.messages import TextPart, ToolResultPart
 from agenthost.agents.models.provided import ProvidedLLM, ProvidedModel, current_llm
@@ -85,6 +93,13 @@ PROVIDED_LLM = "agenthost.a2a.agent_stack.llm"
 
 RESULT_CHARS = 4000
 """A tool result's characters shown in a trajectory entry, at most."""
+
+REASONING = "Reasoning"
+"""The title of a trajectory entry holding a model step's reasoning."""
+
+REASONING_CHARS = 16000
+"""A step's reasoning characters in its entry, at most (what Agent Stack's UI shows of an
+entry's content: it cuts the rest)."""
 
 
 def uses_platform_model(agent: Agent) -> bool:
@@ -263,15 +278,34 @@ def tool_descriptions(agent: Agent) -> dict[str, str]:
 
 class TrajectoryWriter(TaskWriter):
     """A task's updates with Agent Stack's trajectory entries, citations, approvals,
-    forms and error details."""
+    forms and error details.
+
+    The model's reasoning is held and sent as one entry per model step (titled
+    :data:`REASONING`, no group), when the step's reasoning ends: at its text, its
+    tool calls, the run's end or failure. An entry per streamed piece would be a
+    status update (and a message kept in the task) per token, and Agent Stack's UI
+    shows each piece of a group as a block of its own, a few words each; the SDK's
+    own agents send one entry per finished step.
+    """
 
     def __init__(
         self, agent: str, updater: TaskUpdater, *, whole: bool, tools: Mapping[str, str]
     ) -> None:
         super().__init__(agent, updater, whole=whole)
         self.tools = tools
+        self.thought: list[str] = []  # the step's reasoning not sent yet
+
+    async def on_reasoning(self, text: str) -> Sequence[None]:
+        self.thought.append(text)
+        return ()
+
+    async def on_text(self, text: str) -> Sequence[None]:
+        if self.thought:
+            await self._reasoned()
+        return await super().on_text(text)
 
     async def on_tool_started(self, call: ToolCallPart) -> Sequence[None]:
+        await self._reasoned()
         await self._entry(call.name, call.arguments, call.id)
         return ()
 
@@ -281,7 +315,27 @@ class TrajectoryWriter(TaskWriter):
             await self._status({CITATION: {"citations": cited}})
         return ()
 
+    async def on_sub_agent(self, update: SubAgentUpdate) -> Sequence[None]:
+        # The tool calls of agents working for it are entries too (not the text notes
+        # of plain A2A, which the UI would add to the answer), titled by who calls; the
+        # group is theirs (a call id is only unique within one model's answers).
+        workers, inner = [update.agent], update.update
+        while isinstance(inner, SubAgentUpdate):
+            workers.append(inner.agent)
+            inner = inner.update
+        if isinstance(inner, ToolCallStarted):
+            call = inner.call
+            name, content, call_id = call.name, call.arguments, call.id
+        elif isinstance(inner, ToolCallFinished):
+            done = inner.result
+            name, content, call_id = done.name, done.content[:RESULT_CHARS], done.call_id
+        else:
+            return ()
+        await self._entry(": ".join([*workers, name]), content, ": ".join([*workers, call_id]))
+        return ()
+
     async def on_pending(self, result: RunResult) -> Sequence[None]:
+        await self._reasoned()
         await self.chunks.close(result)
         calls = {
             c.id: c for m in result.new_messages if m.role == "assistant" for c in m.tool_calls
@@ -290,6 +344,10 @@ class TrajectoryWriter(TaskWriter):
         message = self.updater.new_agent_message([Part(text=text)], metadata=metadata)
         await self.updater.requires_input(message)
         return ()
+
+    async def on_error(self, exc: Exception) -> Sequence[None]:
+        await self._reasoned()  # what the model thought before it failed
+        raise exc
 
     async def fail(self, exc: BaseException) -> None:
         error = exc if isinstance(exc, Exception) else RuntimeError(str(exc))
@@ -300,6 +358,12 @@ class TrajectoryWriter(TaskWriter):
 
     async def _entry(self, tool: str, content: str, group: str) -> None:
         await self._status(trajectory(tool, content, group))
+
+    async def _reasoned(self) -> None:
+        """The reasoning held since the last entry, as one entry (none if blank)."""
+        content, self.thought = "".join(self.thought).strip(), []
+        if content:
+            await self._status(trajectory(REASONING, content[:REASONING_CHARS]))
 
     async def _status(self, metadata: dict[str, Any]) -> None:
         # No text part, as the SDK's own trajectory and citation messages: Agent Stack's

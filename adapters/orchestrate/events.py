@@ -15,8 +15,9 @@ Orchestrate's chain of thought pairs them by). A question the run ends on
 with ``data: [DONE]``; a failure once it has begun is a last text delta
 naming it (the status line is gone). The model's reasoning (when its
 upstream sends it) is a ``thinking`` step (``{"type": "thinking", content}``),
-one step for each stretch of reasoning, sent whole when it ends: a step is
-an entry of Orchestrate's chain of thought, not a stream of tokens.
+one step for each stretch of reasoning, sent whole when it ends (its text or
+tool call begins, the run ends or fails): a step is an entry of Orchestrate's
+chain of thought, not a stream of tokens.
 """
 
 from __future__ import annotations
@@ -110,5 +111,5 @@ class ThreadEvents(RunConsumer[bytes]):
     async def on_error(self, exc: Exception) -> Sequence[bytes]:
         if kind_of(exc) is ErrorKind.CANCELLED:
             return (DONE,)
-        error = from_exception(exc)
-        return (self._text(f"\n\nError: {error.message}"), DONE)
+        error = from_exception(exc)  # what the model reasoned before it failed comes first
+        return (*self._thinking(), self._text(f"\n\nError: {error.message}"), DONE)

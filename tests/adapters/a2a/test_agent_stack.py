@@ -1,7 +1,7 @@
 """IBM Agent Stack's extensions on the A2A surface, with the a2a-sdk agenthost uses:
 the card's extensions, the platform's LLM used per request, trajectory entries for a
-tool call, citations of a tool's sources, approvals and typed forms, error details on a
-failure (the agentstack-sdk client side is
+tool call and for the model's reasoning, citations of a tool's sources, approvals and
+typed forms, error details on a failure (the agentstack-sdk client side is
 ``test_agent_stack_sdk.py``, in a venv of its own)."""
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from typing import Any
 
 import httpx
 import pytest
-from a2a.types import GetTaskRequest, SendMessageRequest, TaskState
+from a2a.types import GetTaskRequest, SendMessageRequest, StreamResponse, TaskState
 from google.protobuf.json_format import MessageToDict, ParseDict
 
 from agenthost.adapters.a2a import agent_stack
 from agenthost.app.server import create_app
-from tests.adapters.a2a.agent_stack_tools import SOURCES
+from tests.adapters.a2a.agent_stack_tools import BROKE_OFF, SOURCES, THOUGHT
 from tests.adapters.a2a.support import (
     a2a_settings,
     artifact_text,
@@ -53,6 +53,19 @@ CONFIG = """agents:
     tools: [ask_user, "tests.adapters.a2a.agent_stack_tools:search"]
     a2a: {agent_stack: true}
   - {name: stacker, import: "tests.adapters.approvals:stacker", a2a: {agent_stack: true}}
+  - name: thinker
+    model: openai:reasoner
+    model_settings: {base_url: "UPSTREAM/v1", api_key: AGENTHOST_KEY}
+    tools: [calculator]
+    a2a: {agent_stack: true}
+  - name: lead
+    model: openai:relay
+    model_settings: {base_url: "UPSTREAM/v1", api_key: AGENTHOST_KEY}
+    agents: [fixed]
+    a2a: {agent_stack: true}
+  - name: ponderer
+    import: "tests.adapters.a2a.agent_stack_tools:ponderer"
+    a2a: {agent_stack: true}
   - {name: plain, model: echo}
 """
 
@@ -134,17 +147,93 @@ async def test_the_platform_model_answers_with_trajectory_entries(
     assert "".join(p.text for a in chunks for p in a.parts).strip() == "The result is 42."
     assert fake.keys[seen:] == [f"Bearer {PLATFORM_KEY}"] * 2
     assert {r["model"] for r in fake.requests[seen:]} == {"platform-model"}
-    entries = [
-        MessageToDict(e.status_update.status.message.metadata)[agent_stack.TRAJECTORY]
-        for e in events
-        if e.HasField("status_update")
-        and agent_stack.TRAJECTORY in e.status_update.status.message.metadata
-    ]
+    entries = trajectory_entries(events)
     assert [e["title"] for e in entries] == ["calculator", "calculator"]
     assert entries[0]["content"] == '{"expression": "6*7"}'
     assert entries[1]["content"] == "42"
     assert entries[0]["group_id"] == entries[1]["group_id"]
     assert caplog.records and PLATFORM_KEY not in caplog.text
+
+
+def trajectory_entries(events: list[StreamResponse]) -> list[dict[str, Any]]:
+    return [
+        MessageToDict(e.status_update.status.message.metadata)[agent_stack.TRAJECTORY]
+        for e in events
+        if e.HasField("status_update")
+        and agent_stack.TRAJECTORY in e.status_update.status.message.metadata
+    ]
+
+
+async def test_each_steps_reasoning_is_one_trajectory_entry(server: str) -> None:
+    async with await sdk_client(f"{server}/a2a/thinker", "JSONRPC") as client:
+        events = await collect(client, user_message("calculate 6*7"))
+    entries = trajectory_entries(events)
+    # The upstream streams each step's reasoning word by word: one entry a step.
+    assert [(e["title"], e["content"]) for e in entries] == [
+        (agent_stack.REASONING, "Thinking about calculate 6*7."),
+        ("calculator", '{"expression": "6*7"}'),
+        ("calculator", "42"),
+        (agent_stack.REASONING, "Thinking about 42."),
+    ]
+    assert entries[0].get("group_id") is None
+    # The last step's reasoning comes before its answer, which holds none of it.
+    order = [
+        "text" if e.HasField("artifact_update") else "entry"
+        for e in events
+        if e.HasField("artifact_update")
+        or agent_stack.TRAJECTORY in e.status_update.status.message.metadata
+    ]
+    assert order[:5] == ["entry"] * 4 + ["text"] and set(order[5:]) <= {"text"}
+    chunks = [e.artifact_update.artifact for e in events if e.HasField("artifact_update")]
+    assert "".join(p.text for a in chunks for p in a.parts).strip() == "The result is 42."
+    statuses = [e.status_update.status.state for e in events if e.HasField("status_update")]
+    assert statuses[-1] == TaskState.TASK_STATE_COMPLETED
+
+
+async def test_a_non_streamed_task_keeps_its_entries_in_its_history(server: str) -> None:
+    client = await sdk_client(f"{server}/a2a/thinker", "JSONRPC", streaming=False)
+    async with client:
+        task = final_task(await collect(client, user_message("calculate 6*7")))
+    assert artifact_text(task).strip() == "The result is 42."
+    kept = [
+        MessageToDict(m.metadata)[agent_stack.TRAJECTORY]["title"]
+        for m in task.history
+        if agent_stack.TRAJECTORY in m.metadata
+    ]
+    assert kept == [agent_stack.REASONING, "calculator", "calculator", agent_stack.REASONING]
+
+
+async def test_reasoning_before_a_failure_is_sent_before_its_error(server: str) -> None:
+    async with await sdk_client(f"{server}/a2a/ponderer", "JSONRPC") as client:
+        events = await collect(client, user_message("hi"))
+    assert [(e["title"], e["content"]) for e in trajectory_entries(events)] == [
+        (agent_stack.REASONING, THOUGHT)
+    ]
+    last = events[-1].status_update.status
+    assert last.state == TaskState.TASK_STATE_FAILED
+    error = MessageToDict(last.message.metadata)[agent_stack.ERROR]["error"]
+    assert BROKE_OFF in error["message"]
+
+
+async def test_a_sub_agents_tool_calls_are_entries_not_notes(server: str) -> None:
+    async with await sdk_client(f"{server}/a2a/lead", "JSONRPC") as client:
+        events = await collect(client, user_message('use fixed with {"task": "calculate 6*7"}'))
+    entries = trajectory_entries(events)
+    assert [(e["title"], e["group_id"]) for e in entries] == [
+        ("fixed", "call_up_1"),
+        ("fixed: calculator", "fixed: call_up_1"),  # the sub-agent's model's call id
+        ("fixed: calculator", "fixed: call_up_1"),
+        ("fixed", "call_up_1"),
+    ]
+    assert [e["content"] for e in entries[1:3]] == ['{"expression": "6*7"}', "42"]
+    working = [
+        e.status_update.status.message
+        for e in events
+        if e.status_update.status.state == TaskState.TASK_STATE_WORKING
+    ]
+    assert not any(part.text for message in working for part in message.parts)
+    statuses = [e.status_update.status.state for e in events if e.HasField("status_update")]
+    assert statuses[-1] == TaskState.TASK_STATE_COMPLETED
 
 
 async def test_the_task_keeps_no_key(server: str, upstream: tuple[FakeUpstream, str]) -> None:

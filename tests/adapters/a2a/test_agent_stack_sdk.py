@@ -6,9 +6,10 @@ The SDK pins ``a2a-sdk==0.3.24``, which cannot share agenthost's lock:
 ``AGENTHOST_AGENT_STACK_PYTHON``; without it this module skips
 (``AGENTHOST_REQUIRE_AGENT_STACK=1`` makes that a failure). The SDK reads the
 card's extensions over A2A 0.3, sends a message with an LLM fulfilment pointing
-at a fake upstream, parses the trajectory entries of the tool call, citations and error
-details, and answers an ``ask_user`` question shown as a form (one text field, or
-typed fields), and a tool call's approval request, with the SDK's own models; the
+at a fake upstream, parses the trajectory entries of the tool call and of the model's
+reasoning, citations and error details, and answers an ``ask_user`` question shown as
+a form (one text field, or typed fields), and a tool call's approval request, with the
+SDK's own models; the
 card agenthost registers with a (fake) platform is read by the SDK's 0.3 card model
 and its self-registration spec.
 """
@@ -108,6 +109,23 @@ def test_the_sdk_reads_the_card_and_the_agent_uses_the_platform_model(
     assert [(t["title"], t["content"]) for t in trajectories] == [
         ("calculator", '{"expression": "6*7"}'),
         ("calculator", "42"),
+    ]
+
+
+def test_the_sdk_reads_the_reasoning_of_each_step_as_a_trajectory_entry(
+    base_url: str, upstream: tuple[FakeUpstream, str]
+) -> None:
+    _, llm = upstream  # the platform's model reasons, as vLLM and DeepSeek send it
+    result = run_client(f"{base_url}/a2a/helper", f"{llm}/v1", "reasoner", "calculate 6*7")
+    assert result["state"] == "completed"
+    assert str(result["text"]).strip() == "The result is 42."
+    trajectories = result["trajectories"]
+    assert isinstance(trajectories, list)
+    assert [(t["title"], t["content"], t["group_id"]) for t in trajectories] == [
+        ("Reasoning", "Thinking about calculate 6*7.", None),
+        ("calculator", '{"expression": "6*7"}', "call_up_1"),
+        ("calculator", "42", "call_up_1"),
+        ("Reasoning", "Thinking about 42.", None),
     ]
 
 

@@ -6,7 +6,9 @@ pandas and OpenTelemetry ≤1.39): ``.ci/orchestrate_adk.sh`` installs it in a
 venv of its own and names that venv's Python in ``AGENTHOST_WXO_PYTHON``;
 without it this module skips (``AGENTHOST_REQUIRE_WXO=1`` makes that a failure).
 The validator posts streamed turns with each auth scheme Orchestrate offers and
-checks every event against its models.
+checks every event against its models: text, tool calls and results, and the
+``thinking`` steps of an agent whose upstream reasons (the fake upstream's
+"reasoner").
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import pytest
 
 from tests.app.test_server import agenthost_serve
 from tests.principals import KEYS
+from tests.upstream import FakeUpstream, serve_in_thread
 
 pytestmark = pytest.mark.slow
 
@@ -40,15 +43,26 @@ CONFIG = """\
 agents:
   - {name: echo, model: echo, description: Repeats.}
   - {name: adder, import: "tests.adapters.orchestrate.agents:adder"}
+  - name: thinker
+    model: openai:reasoner
+    model_settings: {base_url: "UPSTREAM/v1", api_key: upstream-key}
+    tools: [calculator]
 """
 
 
 @pytest.fixture(scope="module")
-def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def upstream() -> Iterator[str]:
+    with serve_in_thread(FakeUpstream().app) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def base_url(tmp_path_factory: pytest.TempPathFactory, upstream: str) -> Iterator[str]:
     """``agenthost serve`` as a user runs it, with two keys."""
     keys = ",".join(f"{n}:{k}" for n, k in KEYS.items())
     folder = tmp_path_factory.mktemp("orchestrate")
-    with agenthost_serve(folder, config=CONFIG, AGENTHOST_API_KEYS=keys) as (_, url):
+    config = CONFIG.replace("UPSTREAM", upstream)
+    with agenthost_serve(folder, config=config, AGENTHOST_API_KEYS=keys) as (_, url):
         yield url
 
 
@@ -80,6 +94,23 @@ def test_the_validator_accepts_every_event(base_url: str, scheme: str) -> None:
         if "step_details" in e["choices"][0]["delta"]
     ]
     assert set(details) == {"tool_calls", "tool_response"}
+
+
+def test_the_validator_accepts_thinking_steps(base_url: str) -> None:
+    url = f"{base_url}/orchestrate/thinker/chat/completions"
+    results = validate(url, "API_KEY", "calculate 2+3")
+    assert len(results) == 2 and all(r["success"] for r in results), results
+    events = [json.loads(e) for e in results[0]["logged_events"]]  # type: ignore[attr-defined]
+    steps = [
+        e["choices"][0]["delta"]["step_details"]
+        for e in events
+        if "step_details" in e["choices"][0]["delta"]
+    ]
+    assert [s["type"] for s in steps] == ["thinking", "tool_calls", "tool_response", "thinking"]
+    assert [s["content"] for s in steps if s["type"] == "thinking"] == [
+        "Thinking about calculate 2+3.",
+        "Thinking about 5.",
+    ]
 
 
 def test_a_wrong_key_fails_the_validation(base_url: str) -> None:

@@ -11,8 +11,9 @@ from itertools import groupby
 import httpx
 import pytest
 
-from agenthost.agents import ASK_USER, Agent, ChatAgent, ModelBusy
+from agenthost.agents import ASK_USER, Agent, ChatAgent, ModelBusy, ModelError, ReasoningDelta
 from agenthost.agents.models import EchoModel, FunctionModel, ModelRequest
+from agenthost.agents.models.base import ModelStreamEvent
 from agenthost.agents.models.openai import OpenAIModel
 from agenthost.agents.models.testing import Reply, call
 from agenthost.agents.tools import calculator
@@ -20,6 +21,7 @@ from agenthost.app.settings import Settings
 from tests.adapters.orchestrate.agents import add, add_then_say
 from tests.adapters.orchestrate.clients import api_key, complete, handoff, stream, user
 from tests.adapters.orchestrate.spec import (
+    ThinkingStepDetails,
     ThreadMessageDelta,
     ThreadRunStepDelta,
     ToolCallsStepDetails,
@@ -45,6 +47,20 @@ def _failing(request: ModelRequest) -> Reply:
     raise ModelBusy("the upstream is busy")
 
 
+class BreaksAfterThinking(FunctionModel):
+    """The adder's model, whose second step reasons, then breaks off as an upstream may."""
+
+    def __init__(self) -> None:
+        super().__init__(add_then_say)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
+        if request.messages[-1].role == "tool":
+            yield ReasoningDelta("Checking the sum.")
+            raise ModelError("the upstream broke off")
+        async for event in super().stream(request):
+            yield event
+
+
 @pytest.fixture(scope="module")
 def anyio_backend() -> str:
     return "asyncio"
@@ -59,6 +75,7 @@ async def client(upstream: tuple[FakeUpstream, str]) -> AsyncIterator[httpx.Asyn
         "adder": ChatAgent("adder", FunctionModel(add_then_say), tools=(add,)),
         "relay": ChatAgent("relay", relay, tools=(calculator,)),
         "failing": ChatAgent("failing", FunctionModel(_failing)),
+        "breaking": ChatAgent("breaking", BreaksAfterThinking(), tools=(add,)),
         "asker": ChatAgent("asker", FunctionModel(_asker), tools=(ASK_USER,)),
     }
     settings = Settings(
@@ -181,6 +198,18 @@ async def test_a_failure_before_the_answer_is_the_error_envelope(client: httpx.A
 async def test_a_failure_in_a_stream_is_its_last_text(client: httpx.AsyncClient) -> None:
     events = await stream(client, "failing", [user("hi")])
     assert text_of(events).strip() == "Error: the upstream is busy"
+
+
+async def test_reasoning_before_a_failure_in_a_stream_is_a_step_before_it(
+    client: httpx.AsyncClient,
+) -> None:
+    events = await stream(client, "breaking", [user("add 2 and 3")])
+    steps = steps_of(events)
+    assert [s.type for s in steps] == ["tool_calls", "tool_response", "thinking"]
+    assert isinstance(steps[-1], ThinkingStepDetails)
+    assert steps[-1].content == "Checking the sum."
+    assert isinstance(events[-1], ThreadMessageDelta)  # the error comes after the thinking
+    assert text_of(events).endswith("Error: the upstream broke off")
 
 
 BAD_BODIES = [
