@@ -63,16 +63,26 @@ async def test_a_thinking_budget_asks_for_the_effort_of_its_size(
         ({"output_config": {"effort": "low"}, "thinking": {"type": "adaptive"}}, "low"),
         ({"output_config": {"effort": "max"}, "thinking": {"type": "adaptive"}}, "xhigh"),
         ({"output_config": {"effort": "xhigh"}}, "xhigh"),
-        # The effort is the direct knob: it wins over a budget.
+        # Anthropic's default effort asks for nothing: what Claude Code sends every time.
+        ({"output_config": {"effort": "high"}, "thinking": {"type": "adaptive"}}, None),
+        ({"output_config": {"effort": "high"}}, None),
+        # An effort other than the default is the direct knob: it wins over a budget.
+        (
+            {
+                "output_config": {"effort": "low"},
+                "thinking": {"type": "enabled", "budget_tokens": 20_000},
+            },
+            "low",
+        ),
         (
             {
                 "output_config": {"effort": "high"},
                 "thinking": {"type": "enabled", "budget_tokens": 2000},
             },
-            "high",
+            "low",
         ),
         ({"thinking": {"type": "adaptive"}}, None),  # the model decides: nothing asked
-        ({"thinking": {"type": "disabled"}, "output_config": {"effort": "high"}}, None),
+        ({"thinking": {"type": "disabled"}, "output_config": {"effort": "low"}}, None),
         ({}, None),
     ],
 )
