@@ -13,11 +13,16 @@ FinishReason = Literal["stop", "length", "content_filter", "tool_calls"]
 
 @dataclass(slots=True)
 class Usage:
-    """Token counts; adding two usages sums every field."""
+    """Token counts; adding two usages sums every field.
+
+    ``reasoning_tokens`` are the part of ``output_tokens`` the model spent
+    reasoning, when its upstream reports them (``completion_tokens_details``).
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
     requests: int = 0
+    reasoning_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -28,6 +33,7 @@ class Usage:
             self.input_tokens + other.input_tokens,
             self.output_tokens + other.output_tokens,
             self.requests + other.requests,
+            self.reasoning_tokens + other.reasoning_tokens,
         )
 
 

@@ -26,8 +26,11 @@ answers by rule, so the ``openai`` provider is tested through the real SDK:
 
 A model named "reasoner" reasons first, as vLLM and DeepSeek send it
 (``reasoning_content``: "Thinking about <last user text>." on the message,
-word by word in a stream, before the answer); "reasoner-ollama" sends the
-same in Ollama's and OpenRouter's field, ``reasoning``.
+word by word in a stream, before the answer) and counts its words in
+``usage.completion_tokens_details.reasoning_tokens`` (part of
+``completion_tokens``); "reasoner-ollama" sends the same reasoning in
+Ollama's and OpenRouter's field, ``reasoning``, and no such count, as Ollama.
+Every request is recorded, ``reasoning_effort`` included.
 
 Streamed, text comes word by word and a tool call as OpenAI sends it: id
 and name first, then its arguments in pieces of ``ARGUMENT_PIECE`` characters.
@@ -113,14 +116,15 @@ def _reasoning(body: dict[str, Any]) -> dict[str, str]:
     return {field: f"Thinking about {_text_of(last['content'])}."}
 
 
-def _usage(body: dict[str, Any], reply: dict[str, Any]) -> dict[str, int]:
+def _usage(body: dict[str, Any], reply: dict[str, Any]) -> dict[str, Any]:
     prompt = sum(len(str(m.get("content") or "").split()) for m in body["messages"])
     completion = len((reply["content"] or "").split()) or 1
-    return {
-        "prompt_tokens": prompt,
-        "completion_tokens": completion,
-        "total_tokens": prompt + completion,
-    }
+    usage: dict[str, Any] = {"prompt_tokens": prompt}
+    if body["model"] == "reasoner":  # vLLM's and DeepSeek's count, inside completion_tokens
+        reasoning = sum(len(text.split()) for text in _reasoning(body).values())
+        completion += reasoning
+        usage["completion_tokens_details"] = {"reasoning_tokens": reasoning}
+    return {**usage, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
 _FAILURES: dict[str, tuple[int, dict[str, Any], dict[str, str]]] = {

@@ -256,5 +256,6 @@ def to_usage(usage: Usage) -> list[TokenUsage] | None:
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
             total_tokens=usage.total_tokens,
+            reasoning_tokens=usage.reasoning_tokens or None,
         )
     ]

@@ -12,7 +12,8 @@ answer (``ask_user``) as ``tool-input-start``/``tool-input-delta``/
 of a tool that needs approval as ``tool-input-start``/``tool-input-available``
 then ``tool-approval-request`` (its ``approvalId`` is the call's id), also
 finishing ``tool-calls``; then ``finish`` with ``finishReason`` and the usage
-in ``messageMetadata``, and ``[DONE]``. A failure once streaming is an
+in ``messageMetadata`` (``outputTokenDetails`` as ``ai``'s ``LanguageModelUsage``
+has them when the upstream counted reasoning tokens), and ``[DONE]``. A failure once streaming is an
 ``error`` chunk.
 
 The run an approval resumes continues the same assistant message: ``start``,
@@ -31,7 +32,14 @@ import orjson
 from agenthost.adapters.ai_sdk.approvals import Resume
 from agenthost.adapters.ai_sdk.convert import usage_metadata
 from agenthost.adapters.runs import RunConsumer
-from agenthost.agents import Message, RunResult, ToolCallDelta, ToolCallPart, ToolResultPart
+from agenthost.agents import (
+    Message,
+    RunResult,
+    ToolCallDelta,
+    ToolCallPart,
+    ToolResultPart,
+    Usage,
+)
 from agenthost.agents.errors import message_of
 from agenthost.agents.tools.approvals import is_approval_request
 
@@ -152,11 +160,10 @@ class UIMessageChunks(RunConsumer[bytes]):
             if approval:
                 request = {"type": "tool-approval-request", "approvalId": call.id}
                 out.append(chunk({**request, "toolCallId": call.id}))
-        usage = result.usage
         finish = {
             "type": "finish",
             "finishReason": FINISH_REASONS.get(result.finish_reason, "other"),
-            "messageMetadata": usage_metadata(usage.input_tokens, usage.output_tokens),
+            "messageMetadata": _usage_metadata(result.usage),
         }
         if self.in_step:
             out.append(chunk({"type": "finish-step"}))
@@ -218,3 +225,13 @@ def _available(call: ToolCallPart) -> dict[str, Any]:
         "toolName": call.name,
         "input": input,
     }
+
+
+def _usage_metadata(usage: Usage) -> dict[str, Any]:
+    metadata = usage_metadata(usage.input_tokens, usage.output_tokens)
+    if usage.reasoning_tokens:
+        metadata["usage"]["outputTokenDetails"] = {
+            "textTokens": usage.output_tokens - usage.reasoning_tokens,
+            "reasoningTokens": usage.reasoning_tokens,
+        }
+    return metadata

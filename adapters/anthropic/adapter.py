@@ -87,7 +87,8 @@ class AnthropicAdapter:
     async def create_message(self, request: Request) -> Response:
         body = await read_body(request, MessagesRequest)
         agent = find_agent(self.context.agents_for(principal_of(request)), body.model)
-        messages, options = to_run(body)
+        beta = request.headers.get("anthropic-beta", "")
+        messages, options = to_run(body, interleaved="interleaved-thinking-" in beta)
         if body.output_config and body.output_config.format and not agent.supports_response_format:
             raise invalid(f"output_config.format: agent {agent.name!r} cannot constrain its output")
         id = f"msg_{os.urandom(12).hex()}"

@@ -33,6 +33,7 @@ from agenthost.adapters.anthropic.schemas import (
     ToolResultBlock,
     ToolUseBlock,
 )
+from agenthost.adapters.anthropic.thinking import to_reasoning_effort
 from agenthost.agents import (
     ClientTool,
     FilePart,
@@ -56,8 +57,11 @@ STOP_REASONS = {
 """A run's finish reason as Anthropic's ``stop_reason``."""
 
 
-def to_run(request: MessagesRequest) -> tuple[list[Message], RunOptions]:
-    """The run's input and options; what the agent cannot honour is a 400."""
+def to_run(
+    request: MessagesRequest, *, interleaved: bool = False
+) -> tuple[list[Message], RunOptions]:
+    """The run's input and options; what the agent cannot honour is a 400.
+    ``interleaved``: the client asked for an ``interleaved-thinking`` beta."""
     refuse_unserved(request)
     messages, tools = to_messages(request), to_tools(request.tools)
     stop = request.stop_sequences
@@ -68,6 +72,7 @@ def to_run(request: MessagesRequest) -> tuple[list[Message], RunOptions]:
         max_tokens=request.max_tokens,
         stop=tuple(stop) if stop else None,
         response_format=to_response_format(request.output_config),
+        reasoning_effort=to_reasoning_effort(request, interleaved=interleaved),
         tool_choice=to_tool_choice(choice, tools),
         parallel_tool_calls=(
             not choice.disable_parallel_tool_use

@@ -1,7 +1,7 @@
 """The request bodies of the Messages API that this adapter reads (pydantic, parsed once).
 
 Fields that change nothing here (``cache_control``, ``citations``,
-``metadata``, ``service_tier``, ``thinking``, beta fields) are accepted and
+``metadata``, ``service_tier``, beta fields) are accepted and
 ignored, as clients such as Claude Code send them on every request; a block
 or tool type that is not served is a 400 naming it.
 """
@@ -100,10 +100,23 @@ class OutputFormat(_Model):
     schema_: dict[str, Any] = Field(alias="schema")
 
 
+Effort = Literal["low", "medium", "high", "xhigh", "max"]
+
+
 class OutputConfig(_Model):
-    """``output_config``; its ``effort`` is not read here."""
+    """``output_config``: the answer's format, and how much effort it is worth."""
 
     format: OutputFormat | None = None
+    effort: Effort | None = None
+
+
+class ThinkingConfig(_Model):
+    """``thinking``: ``enabled`` with a ``budget_tokens``, ``adaptive`` or ``disabled``
+    (:mod:`.thinking` makes it the model's reasoning effort)."""
+
+    type: Literal["enabled", "adaptive", "disabled"]
+    # Anthropic's smallest budget. Not strict: JSON Schema's integers include 1.0.
+    budget_tokens: int | None = Field(None, ge=1024, strict=False)
 
 
 class CountTokensRequest(_Model):
@@ -127,6 +140,7 @@ class MessagesRequest(CountTokensRequest):
     top_k: int | None = Field(None, ge=0)
     stop_sequences: list[str] | None = None
     output_config: OutputConfig | None = None
+    thinking: ThinkingConfig | None = None
     # Read to be refused by name (:func:`.convert.refuse_unserved`).
     mcp_servers: list[Any] | None = None
     container: Any = None

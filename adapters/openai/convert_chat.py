@@ -150,12 +150,16 @@ def _text(message: ChatMessage) -> str:
     return message.content or ""
 
 
-def to_usage(usage: Usage) -> dict[str, int]:
-    return {
+def to_usage(usage: Usage) -> dict[str, Any]:
+    """The run's usage; ``completion_tokens_details`` when the upstream counted reasoning."""
+    counts: dict[str, Any] = {
         "prompt_tokens": usage.input_tokens,
         "completion_tokens": usage.output_tokens,
         "total_tokens": usage.total_tokens,
     }
+    if usage.reasoning_tokens:
+        counts["completion_tokens_details"] = {"reasoning_tokens": usage.reasoning_tokens}
+    return counts
 
 
 def to_completion(result: RunResult, *, id: str, created: int, model: str) -> dict[str, Any]:

@@ -107,7 +107,7 @@ def to_usage(usage: Usage) -> dict[str, Any]:
         "input_tokens": usage.input_tokens,
         "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
         "output_tokens": usage.output_tokens,
-        "output_tokens_details": {"reasoning_tokens": 0},
+        "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
         "total_tokens": usage.total_tokens,
     }
 
@@ -145,7 +145,8 @@ DEFAULTS: dict[str, Any] = {
 
 def compact(response: dict[str, Any]) -> dict[str, Any]:
     """What is stored of a response: no default fields, no id or parent (the
-    store keys by them), usage as ``[input, output]`` tokens."""
+    store keys by them), usage as ``[input, output]`` tokens (``[input, output,
+    reasoning]`` when the upstream counted reasoning)."""
     kept = {
         k: v
         for k, v in response.items()
@@ -154,6 +155,8 @@ def compact(response: dict[str, Any]) -> dict[str, Any]:
     }
     if (usage := response.get("usage")) is not None:
         kept["usage"] = [usage["input_tokens"], usage["output_tokens"]]
+        if reasoning := (usage.get("output_tokens_details") or {}).get("reasoning_tokens"):
+            kept["usage"].append(reasoning)
     return kept
 
 
@@ -161,7 +164,9 @@ def expand(stored: dict[str, Any], *, id: str, parent: str | None) -> dict[str, 
     """The response object again, from what :func:`compact` kept."""
     response = {"id": id, **DEFAULTS, **stored, "previous_response_id": parent, "usage": None}
     if (usage := stored.get("usage")) is not None:
-        response["usage"] = to_usage(Usage(usage[0], usage[1]))
+        # Two numbers: no reasoning counted (or stored before it was counted).
+        reasoning = usage[2] if len(usage) > 2 else 0
+        response["usage"] = to_usage(Usage(usage[0], usage[1], reasoning_tokens=reasoning))
     return response
 
 

@@ -163,9 +163,18 @@ def from_chat_reasoning(message: Mapping[str, Any]) -> str:
 
 
 def from_chat_usage(usage: Mapping[str, Any] | None) -> Usage:
+    """An upstream's ``usage``; its ``completion_tokens_details.reasoning_tokens``
+    (OpenAI, vLLM, DeepSeek) when it reports them."""
     if not usage:
         return Usage(requests=1)
-    return Usage(usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0, 1)
+    details = usage.get("completion_tokens_details")
+    reasoning = details.get("reasoning_tokens") if isinstance(details, Mapping) else None
+    return Usage(
+        usage.get("prompt_tokens") or 0,
+        usage.get("completion_tokens") or 0,
+        1,
+        reasoning if isinstance(reasoning, int) else 0,
+    )
 
 
 def from_finish_reason(reason: str | None) -> FinishReason:

@@ -134,6 +134,11 @@ async def test_the_ai_sdk_stream_has_a_reasoning_part_before_the_text(
     assert thought.strip() == "Thinking about hi."
     ids = {c["id"] for c in chunks if c["type"].startswith("reasoning-")}
     assert len(ids) == 1
+    usage = chunks[-1]["messageMetadata"]["usage"]
+    assert usage["outputTokenDetails"] == {
+        "textTokens": usage["outputTokens"] - 3,
+        "reasoningTokens": 3,  # "Thinking about hi.": a word a token
+    }
 
 
 async def test_the_ai_sdk_stream_closes_reasoning_before_a_tool_step(
@@ -158,6 +163,9 @@ async def test_the_ai_sdk_stream_closes_reasoning_before_a_tool_step(
         "finish-step",
         "finish",
     ]
+    # Both model calls' reasoning tokens: "Thinking about calculate 2+3.", "Thinking about 5.".
+    usage = chunks[-1]["messageMetadata"]["usage"]
+    assert usage["outputTokenDetails"]["reasoningTokens"] == 4 + 3
 
 
 async def test_ag_ui_streams_reasoning_events_and_takes_them_back(
@@ -182,6 +190,9 @@ async def test_ag_ui_streams_reasoning_events_and_takes_them_back(
     assert thought.strip() == "Thinking about hi."
     start = next(e for e in events if e.type == E.REASONING_MESSAGE_START)
     assert start.role == "reasoning"  # type: ignore[attr-defined]
+    finished = events[-1]
+    assert finished.type == E.RUN_FINISHED
+    assert [u.reasoning_tokens for u in finished.usage or ()] == [3]  # type: ignore[attr-defined]
     # The UI sends the reasoning message back with the thread: skipped, never refused.
     reasoning = {"id": start.message_id, "role": "reasoning", "content": thought}  # type: ignore[attr-defined]
     answer = {"id": "a1", "role": "assistant", "content": "upstream says: hi"}

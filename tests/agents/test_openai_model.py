@@ -71,6 +71,26 @@ async def test_streaming(
 
 
 @pytest.mark.parametrize("stream", [False, True])
+async def test_reasoning_tokens_are_summed_over_the_runs_model_calls(
+    agent_on: Callable[..., ChatAgent], upstream: tuple[FakeUpstream, str], stream: bool
+) -> None:
+    _, url = upstream
+    agent = agent_on(url, "reasoner", tools=(calculator,))
+    if stream:
+        updates = [u async for u in agent.run_stream("calculate 6*7")]
+        usage = updates[-1].result.usage  # type: ignore[union-attr]
+    else:
+        usage = (await agent.run("calculate 6*7")).usage
+    # "Thinking about calculate 6*7." then "Thinking about 42.": a word a token.
+    assert (usage.requests, usage.reasoning_tokens) == (2, 4 + 3)
+    # Within the output: the call (1) and "The result is 42." (4), each with its reasoning.
+    assert usage.output_tokens == 1 + 4 + 4 + 3
+    # Ollama counts none: its usage reads with none.
+    ollama = await agent_on(url, "reasoner-ollama").run("hi")
+    assert ollama.usage.reasoning_tokens == 0 and ollama.usage.output_tokens > 0
+
+
+@pytest.mark.parametrize("stream", [False, True])
 async def test_tool_call_round_trip(
     agent_on: Callable[..., ChatAgent], upstream: tuple[FakeUpstream, str], stream: bool
 ) -> None:

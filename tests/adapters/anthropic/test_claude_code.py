@@ -68,11 +68,16 @@ def claude(served: str, tmp_path: Path, *args: str) -> str:
     return run.stdout
 
 
-def test_claude_code_gets_an_answer(served: str, tmp_path: Path) -> None:
+def test_claude_code_gets_an_answer(
+    served: str, tmp_path: Path, upstream: tuple[FakeUpstream, str]
+) -> None:
     # The fake upstream answers "upstream says: <the last user text>"; Claude Code puts a
     # reminder of its own before the prompt.
     answer = claude(served, tmp_path, "hello from claude code")
     assert answer.startswith("upstream says: ") and "hello from claude code" in answer
+    # Its default thinking (adaptive, effort "high": Anthropic's default) asks the
+    # upstream for no reasoning effort, which a model that does not reason would refuse.
+    assert "reasoning_effort" not in upstream[0].requests[-1]
 
 
 def test_its_own_bash_tool_round_trips(served: str, tmp_path: Path) -> None:

@@ -148,3 +148,49 @@ async def test_models_that_do_not_reason_output_no_reasoning_item(
             model=agent, input="hi", reasoning={"effort": "high", "summary": "detailed"}
         )
         assert [item.type for item in response.output] == ["message"]
+
+
+REASONED = len(THOUGHT.split())
+"""The reasoning tokens the fake "reasoner" counts for "hi": a word a token."""
+
+
+async def test_chat_usage_carries_the_upstreams_reasoning_tokens(
+    client: openai.AsyncOpenAI,
+) -> None:
+    ask: Any = [{"role": "user", "content": "hi"}]
+    answer = await client.chat.completions.create(model="thinker", messages=ask)
+    usage = answer.usage
+    assert usage is not None and usage.completion_tokens_details is not None
+    assert usage.completion_tokens_details.reasoning_tokens == REASONED
+    assert usage.completion_tokens == REASONED + 3  # "upstream says: hi"
+
+    stream = await client.chat.completions.create(
+        model="thinker", messages=ask, stream=True, stream_options={"include_usage": True}
+    )
+    last = [chunk async for chunk in stream][-1]
+    assert last.usage is not None and last.usage.completion_tokens_details is not None
+    assert last.usage.completion_tokens_details.reasoning_tokens == REASONED
+
+    # Ollama counts no reasoning tokens: no details, as an upstream without them sends.
+    plain = await client.chat.completions.create(model="ollama", messages=ask)
+    assert plain.usage is not None and plain.usage.completion_tokens_details is None
+
+
+async def test_responses_usage_carries_the_reasoning_tokens_also_when_stored(
+    client: openai.AsyncOpenAI,
+) -> None:
+    response = await client.responses.create(model="thinker", input="hi")
+    assert response.usage is not None
+    assert response.usage.output_tokens_details.reasoning_tokens == REASONED
+    async with client.responses.stream(model="thinker", input="hi") as stream:
+        streamed = await stream.get_final_response()
+    assert streamed.usage is not None
+    assert streamed.usage.output_tokens_details.reasoning_tokens == REASONED
+    stored = await client.responses.retrieve(response.id)
+    assert stored.usage is not None
+    assert stored.usage.output_tokens_details.reasoning_tokens == REASONED
+    # A response without reasoning is stored as before (two counts) and reads 0.
+    plain = await client.responses.create(model="plain", input="hi")
+    again = await client.responses.retrieve(plain.id)
+    assert again.usage is not None and again.usage.output_tokens_details.reasoning_tokens == 0
+    assert again.usage.output_tokens == plain.usage.output_tokens > 0  # type: ignore[union-attr]
