@@ -101,12 +101,19 @@ def result_json(result: RunResult) -> dict[str, Any]:
     return {
         "output": result.output,
         "new_messages": [m.model_dump(mode="json", exclude_none=True) for m in result.new_messages],
-        "usage": [result.usage.input_tokens, result.usage.output_tokens, result.usage.requests],
+        "usage": _usage(result.usage),
         "finish_reason": result.finish_reason,
         "pending": [c.model_dump(mode="json") for c in result.pending],
         "metadata": result.metadata,
         **({"reasoning": result.reasoning} if result.reasoning else {}),
     }
+
+
+def _usage(usage: Usage) -> list[int]:
+    """Input, output, requests, and reasoning tokens only when there are some (a record
+    of three numbers, as older replicas write, reads 0)."""
+    counts = [usage.input_tokens, usage.output_tokens, usage.requests]
+    return [*counts, usage.reasoning_tokens] if usage.reasoning_tokens else counts
 
 
 def result_of(data: dict[str, Any]) -> RunResult:

@@ -57,8 +57,16 @@ def test_every_update_comes_back_from_its_event() -> None:
         Discarded("partial", ("c2",)),
         RunFinished(result),
         RunFinished(RunResult("hi", [Message.user("x")], reasoning="Thinking about x.")),
+        RunFinished(RunResult("hi", [Message.user("x")], Usage(5, 9, 2, reasoning_tokens=4))),
     ):
         assert decode(encode(update)) == update
+
+
+def test_a_result_logged_before_reasoning_tokens_reads_zero() -> None:
+    old = encode(RunFinished(RunResult("hi", [Message.user("x")], Usage(1, 2, 1))))
+    assert b'"usage":[1,2,1]' in old  # three numbers, as older replicas write
+    decoded = decode(old)
+    assert isinstance(decoded, RunFinished) and decoded.result.usage == Usage(1, 2, 1, 0)
 
 
 def test_an_ended_run_raises_its_error_when_read() -> None:
