@@ -14,7 +14,7 @@ import pytest
 
 from tests.adapters.ag_ui.http_agent import require_client, run_http_agent
 from tests.adapters.approvals import QUESTION
-from tests.commands import clean_env, serving
+from tests.adapters.served_front_end import served_front_end
 from tests.upstream import FakeUpstream
 
 pytestmark = pytest.mark.slow
@@ -28,7 +28,7 @@ agents:
     tools:
       - calculator
       - ask_user
-      - {{tool: "tests.adapters.ag_ui.served_tools:delete_file", approval: required}}
+      - {{tool: "tests.adapters.served_front_end:delete_file", approval: required}}
   - {{name: busy, model: "openai:busy", model_settings: {upstream}}}
   - {{name: slow, model: "openai:slow", model_settings: {upstream}}}
 """
@@ -57,12 +57,7 @@ def served(
     """The server's /ag-ui URL and the file that counts delete_file's runs."""
     require_client()
     folder = tmp_path_factory.mktemp("ag-ui-served")
-    config = folder / "agents.yaml"
-    settings = f'{{base_url: "{upstream[1]}", api_key: k, max_retries: 0}}'
-    config.write_text(CONFIG.format(upstream=settings))
-    deleted = folder / "deleted.log"
-    env = clean_env(AGENTHOST_ADAPTERS="ag_ui", AGENTHOST_API_KEYS=KEY, DELETED_LOG=str(deleted))
-    with serving(config, env) as (_, url):
+    with served_front_end("ag_ui", CONFIG, upstream[1], folder, KEY) as (url, deleted):
         yield f"{url}/ag-ui", deleted
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.adapters.ai_sdk.use_chat import require_client, run_use_chat, texts
-from tests.commands import clean_env, serving
+from tests.adapters.served_front_end import served_front_end
 from tests.upstream import FakeUpstream
 
 pytestmark = pytest.mark.slow
@@ -27,7 +27,7 @@ agents:
     tools:
       - calculator
       - ask_user
-      - {{tool: "tests.adapters.ag_ui.served_tools:delete_file", approval: required}}
+      - {{tool: "tests.adapters.served_front_end:delete_file", approval: required}}
   - {{name: busy, model: "openai:busy", model_settings: {upstream}}}
 """
 SCENARIOS: dict[str, dict[str, Any]] = {
@@ -56,12 +56,7 @@ def served(
     """The server's /ai-sdk URL and the file that counts delete_file's runs."""
     require_client()
     folder = tmp_path_factory.mktemp("ai-sdk-served")
-    config = folder / "agents.yaml"
-    settings = f'{{base_url: "{upstream[1]}", api_key: k, max_retries: 0}}'
-    config.write_text(CONFIG.format(upstream=settings))
-    deleted = folder / "deleted.log"
-    env = clean_env(AGENTHOST_ADAPTERS="ai_sdk", AGENTHOST_API_KEYS=KEY, DELETED_LOG=str(deleted))
-    with serving(config, env) as (_, url):
+    with served_front_end("ai_sdk", CONFIG, upstream[1], folder, KEY) as (url, deleted):
         yield f"{url}/ai-sdk", deleted
 
 
