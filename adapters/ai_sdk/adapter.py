@@ -25,7 +25,7 @@ from agenthost.adapters.ai_sdk.resume import NAMESPACE as STREAMS
 from agenthost.adapters.ai_sdk.schemas import ChatRequest
 from agenthost.adapters.ai_sdk.settings import Settings
 from agenthost.adapters.ai_sdk.stream import UIMessageChunks
-from agenthost.adapters.base import AdapterContext, principal_of
+from agenthost.adapters.base import AdapterContext, RequestRules, principal_of
 from agenthost.adapters.body_limits import BodyProblem, load_json, off_loop, refusal
 from agenthost.adapters.routing import allowed_methods
 from agenthost.adapters.sse import event_stream
@@ -57,6 +57,8 @@ class AISDKAdapter:
 
     name = "ai_sdk"
     at_bare_prefix = False
+    # The reconnect URL reads no body: a POST there, typed or not, is the router's 405.
+    request_rules = RequestRules(bodyless_posts=r"/[^/]+/[^/]+/stream")
 
     def __init__(self, context: AdapterContext, settings: Settings | None = None) -> None:
         self.context = context

@@ -229,6 +229,10 @@ def test_bad_requests(url: str) -> None:
         assert posted.json()["error"]["code"] == "invalid_chat_id"
         wrong = c.post("/echo/chat-1/stream", json=body("chat-1"))
         assert wrong.status_code == 405 and wrong.headers["allow"] == "GET, HEAD"
+        untyped = c.post("/echo/chat-1/stream")  # no body, no Content-Type: the same 405
+        assert (
+            untyped.status_code == 405 and untyped.json()["error"]["code"] == "method_not_allowed"
+        )
         # The server keeps serving.
         assert c.get("/echo/chat-1/stream").status_code == 204
 
