@@ -18,3 +18,11 @@ class Settings(BaseSettings):
         "refuses such calls at once (the model is told), for `ai` 5 front ends, which do "
         "not know the chunk.",
     )
+    resume: bool = Field(
+        False,
+        description="Resumable streams (`useChat({resume: true})`): a request that names its "
+        "chat runs as a durable run that outlives its connection, and "
+        "`GET /ai-sdk/{agent}/{chatId}/stream` replays it from its start and follows it, on "
+        "any replica. A client's abort (`stop()`) then no longer stops the run, as with the "
+        "AI SDK's own resumable streams; off, a dropped request stops its run.",
+    )
