@@ -4,19 +4,14 @@ mid-message is picked up again and the whole message is rebuilt."""
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agenthost.app.server import create_app
 from agenthost.app.settings import Settings
-from tests.adapters.ai_sdk.test_ai_client import CLIENT, NODE, NODE_DIR, ROOT, texts
 from tests.adapters.ai_sdk.test_resume import GATE, RELEASE, SLOW
+from tests.adapters.ai_sdk.use_chat import ROOT, require_client, run_script, texts
 from tests.upstream import serve_in_thread
 
 pytestmark = pytest.mark.slow
@@ -26,29 +21,15 @@ SCRIPT = ROOT / "tests" / "clients" / "ai_sdk" / "resume.mjs"
 
 @pytest.fixture(scope="module")
 def seen() -> dict[str, Any]:
-    if not (NODE.exists() and CLIENT.exists()):
-        if os.environ.get("AGENTHOST_REQUIRE_CONFORMANCE"):
-            pytest.fail("the ai package is missing: run tests/clients/install.sh")
-        pytest.skip("no Node 22 with the ai package: run tests/clients/install.sh")
-    target = NODE_DIR / "ai_sdk"
-    target.mkdir(exist_ok=True)
-    script = Path(shutil.copy(SCRIPT, target / SCRIPT.name))
+    require_client()
     GATE.reset()
     settings = Settings(adapters=["ai_sdk"], playground=False, ai_sdk_resume=True)  # type: ignore[call-arg]
     app = create_app(settings, {"slow": SLOW, "release": RELEASE})  # type: ignore[arg-type]
     with serve_in_thread(app, lifespan=True) as url:
         try:
-            done = subprocess.run(
-                [str(NODE), str(script)],
-                env={**os.environ, "AI_SDK_URL": f"{url}/ai-sdk"},
-                capture_output=True,
-                timeout=120,
-                check=False,
-            )
+            return run_script(SCRIPT, {"AI_SDK_URL": f"{url}/ai-sdk"})
         finally:
             GATE.opened.set()
-    assert done.returncode == 0, done.stderr.decode()
-    return json.loads(done.stdout.decode().splitlines()[-1])  # type: ignore[no-any-return]
 
 
 def test_the_drop_is_a_network_error(seen: dict[str, Any]) -> None:

@@ -33,15 +33,25 @@ def run_use_chat(
 ) -> dict[str, Any]:
     """What the client ended with in each of ``scenarios`` (name → its parameters, run
     in order) against the AI SDK mount at ``url``, from one Node process."""
+    env = {"AI_SDK_URL": url, "AI_SDK_SCENARIOS": json.dumps(scenarios)}
+    if key is not None:
+        env["AI_SDK_KEY"] = key
+    return run_script(SCRIPT, env)
+
+
+def run_script(script: Path, env: dict[str, str]) -> dict[str, Any]:
+    """The last line of JSON a driver in tests/clients/ai_sdk prints, run with ``env``
+    added to this process's environment."""
     require_client()
     target = NODE_DIR / "ai_sdk"
     target.mkdir(exist_ok=True)
-    script = Path(shutil.copy(SCRIPT, target / SCRIPT.name))
-    env = {**os.environ, "AI_SDK_URL": url, "AI_SDK_SCENARIOS": json.dumps(scenarios)}
-    if key is not None:
-        env["AI_SDK_KEY"] = key
+    copied = Path(shutil.copy(script, target / script.name))
     done = subprocess.run(
-        [str(NODE), str(script)], env=env, capture_output=True, timeout=120, check=False
+        [str(NODE), str(copied)],
+        env={**os.environ, **env},
+        capture_output=True,
+        timeout=120,
+        check=False,
     )
     assert done.returncode == 0, done.stderr.decode()
     seen: dict[str, Any] = json.loads(done.stdout.decode().splitlines()[-1])
