@@ -57,6 +57,23 @@ PrincipalForToken = Callable[[str], Awaitable[str | None]]
 principal, or None for a token refused."""
 
 
+class BodyBytes(Protocol):
+    """The app's body-bytes-in-flight budgets (``AGENTHOST_MAX_BODY_BYTES_IN_FLIGHT``,
+    ``AGENTHOST_MAX_BODY_BYTES_PER_PRINCIPAL``), the very counters the HTTP bodies count
+    against, for messages the app's middleware does not see (a WebSocket's)."""
+
+    def hold(self, scope: Scope, count: int) -> tuple[int, str, str] | None:
+        """Take ``count`` bytes for a message of the connection ``scope`` (its principal's,
+        else its client address's): None once taken, else the refusal ``(status, message,
+        code)`` as the HTTP path answers it (429 ``too_many_requests``, 503
+        ``server_busy``), nothing taken."""
+        ...
+
+    def release(self, scope: Scope, count: int) -> None:
+        """Give back ``count`` bytes :meth:`hold` took for ``scope``."""
+        ...
+
+
 class Principal(str):
     """A caller's principal that also carries its grants: what an agent's ``allow`` list
     may name besides principals to let it in (a token's scopes, as ``scope:NAME``; a
@@ -149,6 +166,9 @@ class AdapterContext:
     (:mod:`agenthost.adapters.durable`): a protocol registers how it runs its records."""
     quota: CallQuota | None = None
     """The principals' quotas, for calls outside the HTTP app (None: no quota)."""
+    body_bytes: BodyBytes | None = None
+    """The body bytes in flight, shared with the HTTP bodies, for messages outside the HTTP
+    app (None: not counted)."""
 
     def may_use(self, principal: str, agent: str) -> bool:
         return may_use(self.allow.get(agent), principal)

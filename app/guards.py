@@ -149,21 +149,14 @@ class Busy(NamedTuple):
     code: str
 
 
-class BodyLimitGuard:
-    """Refuses request bodies over ``max_bytes`` with 413, declared or streamed,
-    and bounds the body bytes in flight, per owner and together.
+class BodyBudget:
+    """The request body bytes in flight, per owner and together, and their bounds: one
+    object that every body counts against, HTTP bodies (:class:`BodyLimitGuard`) and
+    WebSocket messages (an adapter's, through ``AdapterContext.body_budget``) alike.
 
-    A streamed body that grows too large looks like a client disconnect to
-    the app; whatever the app answers is dropped and the 413 sent instead.
-
-    Parsing, converting and running a body keeps a few times its size alive
-    until the response ends, so a body counts from when it arrives until its
-    response ends (a stream its client stops reading is closed after
-    ``AGENTHOST_SEND_STALL_SECONDS``, which ends it). The owner of a request
-    is its principal (``scope["state"]["principal"]``, set by
-    :class:`APIKeyGuard`), else its client address (auth off, or a public
-    path). Past a budget a request is refused with ``Retry-After``, before
-    or while its body is read:
+    The owner of a request is its principal (``scope["state"]["principal"]``,
+    set by :class:`APIKeyGuard`), else its client address (auth off, or a
+    public path):
 
     - an owner may hold ``max_owner_bytes`` (0: no bound of its own);
       past it 429 ``too_many_requests``;
@@ -176,24 +169,13 @@ class BodyLimitGuard:
     An owner's first body (it holds nothing else) is always let in.
     """
 
-    def __init__(
-        self,
-        app: ASGIApp,
-        *,
-        max_bytes: int,
-        error_for: ErrorFor,
-        max_in_flight_bytes: int = 0,
-        max_owner_bytes: int = 0,
-    ) -> None:
-        self.app = app
-        self.max_bytes = max_bytes
-        self.error_for = error_for
+    def __init__(self, *, max_in_flight_bytes: int = 0, max_owner_bytes: int = 0) -> None:
         self.max_in_flight_bytes = max_in_flight_bytes
         self.max_owner_bytes = max_owner_bytes
         self.in_flight_bytes = 0
         self.held: Counter[str] = Counter()  # body bytes in flight per owner
 
-    def _over_budget(self, owner: str, more: int, own: int = 0) -> Busy | None:
+    def over_budget(self, owner: str, more: int, own: int = 0) -> Busy | None:
         """Why ``owner`` may not take ``more`` bytes more for a request holding ``own``
         (None: it may)."""
         mine = self.held.get(owner, 0)
@@ -215,11 +197,11 @@ class BodyLimitGuard:
             return Busy(503, message, "server_busy")
         return None
 
-    def _take(self, owner: str, count: int) -> None:
+    def take(self, owner: str, count: int) -> None:
         self.held[owner] += count
         self.in_flight_bytes += count
 
-    def _give_back(self, owner: str, count: int) -> None:
+    def give_back(self, owner: str, count: int) -> None:
         if count:
             self.in_flight_bytes -= count
             left = self.held[owner] - count
@@ -227,6 +209,61 @@ class BodyLimitGuard:
                 self.held[owner] = left
             else:
                 del self.held[owner]
+
+    def hold(self, scope: Scope, count: int) -> Busy | None:
+        """Take ``count`` bytes for the request or message of ``scope`` (a whole body,
+        held alone): None once taken, else the refusal (nothing taken)."""
+        owner = _owner(scope)
+        if busy := self.over_budget(owner, count):
+            return busy
+        self.take(owner, count)
+        return None
+
+    def release(self, scope: Scope, count: int) -> None:
+        """Give back ``count`` bytes :meth:`hold` took for ``scope``."""
+        self.give_back(_owner(scope), count)
+
+
+class BodyLimitGuard:
+    """Refuses request bodies over ``max_bytes`` with 413, declared or streamed,
+    and bounds the body bytes in flight, per owner and together (``budget``, a
+    :class:`BodyBudget`; else one of its own with the two bounds given).
+
+    A streamed body that grows too large looks like a client disconnect to
+    the app; whatever the app answers is dropped and the 413 sent instead.
+
+    Parsing, converting and running a body keeps a few times its size alive
+    until the response ends, so a body counts from when it arrives until its
+    response ends (a stream its client stops reading is closed after
+    ``AGENTHOST_SEND_STALL_SECONDS``, which ends it). Past a budget a request
+    is refused with ``Retry-After``, before or while its body is read (429 or
+    503, as :class:`BodyBudget` says).
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        max_bytes: int,
+        error_for: ErrorFor,
+        max_in_flight_bytes: int = 0,
+        max_owner_bytes: int = 0,
+        budget: BodyBudget | None = None,
+    ) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+        self.error_for = error_for
+        self.budget = budget or BodyBudget(
+            max_in_flight_bytes=max_in_flight_bytes, max_owner_bytes=max_owner_bytes
+        )
+
+    @property
+    def in_flight_bytes(self) -> int:
+        return self.budget.in_flight_bytes
+
+    @property
+    def held(self) -> Counter[str]:
+        return self.budget.held
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -237,8 +274,8 @@ class BodyLimitGuard:
         if size is not None and size > self.max_bytes:
             await self._refuse(scope, receive, send)
             return
-        owner = _owner(scope)
-        if size and (reason := self._over_budget(owner, size)):
+        owner, budget = _owner(scope), self.budget
+        if size and (reason := budget.over_budget(owner, size)):
             await self._busy(scope, receive, send, reason)
             return
         received = held = 0
@@ -254,10 +291,10 @@ class BodyLimitGuard:
                 if received > self.max_bytes:
                     too_large = True
                     return {"type": "http.disconnect"}
-                if chunk and (busy := self._over_budget(owner, chunk, held)):
+                if chunk and (busy := budget.over_budget(owner, chunk, held)):
                     return {"type": "http.disconnect"}
                 held += chunk
-                self._take(owner, chunk)
+                budget.take(owner, chunk)
             return message
 
         async def guarded_send(message: Message) -> None:
@@ -273,7 +310,7 @@ class BodyLimitGuard:
             if not (too_large or busy) or started:
                 raise
         finally:
-            self._give_back(owner, held)
+            budget.give_back(owner, held)
         if too_large and not started:
             await self._refuse(scope, receive, send)
         elif busy and not started:

@@ -31,6 +31,7 @@ from agenthost.agents.hosting import Hosting
 from agenthost.agents.limits import LiveRuns, RunLimits
 from agenthost.agents.observe import AgentObserver, current_tracing
 from agenthost.app.build import hosted, load_agents
+from agenthost.app.guards import BodyBudget
 from agenthost.app.identity import InvalidToken
 from agenthost.app.memory import LRUMemoryManager, memory_factory
 from agenthost.app.metrics import Metrics, current_protocol, serve_metrics_port
@@ -78,6 +79,12 @@ class Host:
             timeout=settings.store_timeout,
         )
         self._memories: list[MemoryManager] = []
+        # One count of the body bytes in flight: HTTP bodies' (app/middleware.py) and
+        # adapters' WebSocket messages' (AdapterContext.body_bytes).
+        self.body_budget = BodyBudget(
+            max_in_flight_bytes=settings.max_body_bytes_in_flight,
+            max_owner_bytes=settings.max_body_bytes_per_principal,
+        )
         self.quotas = build_quotas(
             settings,
             self.metrics.quota_refused if self.metrics else None,
@@ -225,6 +232,7 @@ class Host:
             keepalive_seconds=settings.stream_keepalive_seconds,
             durable=self.durable,
             quota=self.quotas.admit_call if self.quotas is not None and self.auth else None,
+            body_bytes=self.body_budget,
         )
 
     def adapter(self, protocol: str) -> Adapter:

@@ -136,8 +136,7 @@ def add_middleware(
     app.add_middleware(
         BodyLimitGuard,
         max_bytes=settings.max_body_bytes,
-        max_in_flight_bytes=settings.max_body_bytes_in_flight,
-        max_owner_bytes=settings.max_body_bytes_per_principal,
+        budget=host.body_budget,  # the adapters' WebSocket messages count against it too
         error_for=error_for,
     )
     app.add_middleware(HeadAsGet)

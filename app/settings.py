@@ -269,7 +269,8 @@ class Settings(BaseSettings):
         128 * 1024 * 1024,
         ge=0,
         description="Request body bytes of every request in flight together (a body counts until "
-        "its response ends). Past it only an API key (or, without one, a client address) holding "
+        "its response ends; a message of the Responses API's WebSocket mode, until it is "
+        "parsed). Past it only an API key (or, without one, a client address) holding "
         "less than an equal share of it is let in; the others get 503 with Retry-After, so one key "
         "cannot get another a 503. Memory follows the large bodies in flight (each takes a few "
         "times its size while it runs). One body alone always passes. 0: no bound.",
@@ -278,8 +279,10 @@ class Settings(BaseSettings):
         32 * 1024 * 1024,
         ge=0,
         description="Request body bytes one API key's principal (with auth off, or without a key: "
-        "one client address) has in flight at once (a body counts until its response ends); past "
-        "it the request gets 429 with Retry-After. Its first body always passes. 0: no bound.",
+        "one client address) has in flight at once (a body counts until its response ends; a "
+        "message of the Responses API's WebSocket mode, until it is parsed); past it the "
+        "request gets 429 with Retry-After (the message, an error event). Its first body always "
+        "passes. 0: no bound.",
     )
     send_stall_seconds: float = Field(
         30.0,

@@ -22,7 +22,9 @@ client that disconnects does.
 Each ``response.create`` is admitted as an HTTP request would be
 (:mod:`.websocket_checks`): its principal's quotas count it, and the
 upgrade's key or token must still hold (an expired token closes the
-connection with an ``error`` event and close code 1008).
+connection with an ``error`` event and close code 1008), and its bytes count
+against the same body-bytes-in-flight budgets as an HTTP body, from its
+receipt until it is parsed (a refusal is an ``error`` event, 429 or 503).
 """
 
 from __future__ import annotations
@@ -84,6 +86,19 @@ async def serve_responses(
     ``checks`` admits each (:mod:`.websocket_checks`), ``max_bytes`` bounds a message
     as the app bounds a request body."""
     await websocket.accept()
+    try:
+        await _serve(websocket, agents, stores, checks, max_bytes)
+    finally:
+        checks.body_bytes.release_all()  # messages still queued when it closed
+
+
+async def _serve(
+    websocket: WebSocket,
+    agents: Mapping[str, Agent],
+    stores: Stores,
+    checks: MessageChecks,
+    max_bytes: int,
+) -> None:
     send, receive = anyio.create_memory_object_stream[bytes](QUEUED)
     async with anyio.create_task_group() as tasks:
 
@@ -109,7 +124,10 @@ async def serve_responses(
                     problem = OpenAIError(413, too_large, code="request_too_large")
                     await websocket.send_text(error_event(problem))
                     continue
-                await send.send(raw)
+                if (busy := checks.body_bytes.hold(len(raw))) is not None:
+                    await websocket.send_text(error_event(busy))
+                    continue
+                await send.send(raw)  # its bytes are given back once it is parsed
         # The client is gone: a response still running is cancelled with its run.
         tasks.cancel_scope.cancel()
 
@@ -148,6 +166,8 @@ async def _answer(
     except Exception as exc:
         await websocket.send_text(error_event(from_exception(exc)))
         return
+    finally:
+        checks.body_bytes.release(len(raw))  # parsed (or refused): as an HTTP body's count
     async for chunk in stream_events(agent, prepared, ws_event):
         if chunk and not chunk.startswith(b":"):  # a progress comment: SSE only
             await websocket.send_text(chunk.decode())

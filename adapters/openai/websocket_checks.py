@@ -17,15 +17,31 @@ asks again what each HTTP request is asked:
   ``rate_limit_exceeded``, the seconds to wait in its message) and the
   connection stays open. Run slots (runs at once) are not held per message:
   a connection runs one response at a time.
+- **the body bytes in flight** (:attr:`AdapterContext.body_bytes`, the very
+  budget HTTP bodies count against): a message holds its size from its
+  receipt until it is parsed and validated (queued behind a running
+  response included), as its principal's (auth off: its client address's).
+  Past ``AGENTHOST_MAX_BODY_BYTES_PER_PRINCIPAL`` it is refused with an
+  ``error`` event (429 ``too_many_requests``), past an equal share of
+  ``AGENTHOST_MAX_BODY_BYTES_IN_FLIGHT`` with 503 ``server_busy``, as the HTTP
+  path answers; the connection stays open. A message alone (its principal
+  holds nothing else) always passes, as a body alone does.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from starlette.types import Scope
 from starlette.websockets import WebSocket
 
-from agenthost.adapters.base import AdapterContext, CallQuota, PrincipalForKey, PrincipalForToken
+from agenthost.adapters.base import (
+    AdapterContext,
+    BodyBytes,
+    CallQuota,
+    PrincipalForKey,
+    PrincipalForToken,
+)
 from agenthost.adapters.openai.errors import OpenAIError
 
 POLICY_VIOLATION = 1008
@@ -43,6 +59,39 @@ class CredentialExpired(Exception):
     )
 
 
+@dataclass(slots=True)
+class MessageBytes:
+    """The bytes one connection's messages hold in the app's body budget (None: not
+    counted), so that what a closed connection still holds is given back."""
+
+    scope: Scope = field(default_factory=dict)
+    budget: BodyBytes | None = None
+    held: int = 0
+
+    def hold(self, count: int) -> OpenAIError | None:
+        """Take ``count`` bytes for a message just received: None once taken, else the
+        refusal to answer (nothing taken)."""
+        if self.budget is None:
+            return None
+        refusal = self.budget.hold(self.scope, count)
+        if refusal is not None:
+            status, message, code = refusal
+            return OpenAIError(status, message, code=code)
+        self.held += count
+        return None
+
+    def release(self, count: int) -> None:
+        """Give back ``count`` bytes :meth:`hold` took (its message is parsed)."""
+        count = min(count, self.held)
+        if self.budget is not None and count:
+            self.budget.release(self.scope, count)
+            self.held -= count
+
+    def release_all(self) -> None:
+        """Give back what messages still queued hold (the connection is over)."""
+        self.release(self.held)
+
+
 @dataclass(frozen=True, slots=True)
 class MessageChecks:
     """The checks of one connection's messages (all off: auth and quotas off)."""
@@ -52,6 +101,7 @@ class MessageChecks:
     principal_for_key: PrincipalForKey | None = None
     principal_for_token: PrincipalForToken | None = None
     quota: CallQuota | None = None
+    body_bytes: MessageBytes = field(default_factory=MessageBytes)
 
     @classmethod
     def of(cls, websocket: WebSocket, principal: str, context: AdapterContext) -> MessageChecks:
@@ -62,6 +112,7 @@ class MessageChecks:
             context.principal_for_key,
             context.principal_for_token,
             context.quota,
+            MessageBytes(websocket.scope, context.body_bytes),
         )
 
     async def admit(self) -> None:
