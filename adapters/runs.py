@@ -21,7 +21,7 @@ save and the probe hooked into it), rather than one more per layer.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from agenthost.adapters.durable.events import Discarded, LoggedUpdate
 from agenthost.agents import (
@@ -31,6 +31,7 @@ from agenthost.agents import (
     RunIncomplete,
     RunResult,
     RunUpdate,
+    StateSnapshot,
     SubAgentUpdate,
     TextDelta,
     ToolCallDelta,
@@ -53,8 +54,8 @@ class RunConsumer(Generic[Out]):
     Lifecycle: :meth:`stream` (or :meth:`consume`, which sends nothing)
     calls :meth:`on_start`, then :meth:`on_text`, :meth:`on_reasoning`,
     :meth:`on_tool_call_delta`,
-    :meth:`on_tool_started`, :meth:`on_tool_finished` and :meth:`on_sub_agent` as
-    updates arrive, then exactly one of
+    :meth:`on_tool_started`, :meth:`on_tool_finished`, :meth:`on_state` and
+    :meth:`on_sub_agent` as updates arrive, then exactly one of
     :meth:`on_finished` or :meth:`on_pending` (the run waits for its client)
     with the result, or :meth:`on_error` when the run fails (by default the
     error propagates). Cancellation is never turned into output: it
@@ -91,6 +92,11 @@ class RunConsumer(Generic[Out]):
 
     async def on_tool_finished(self, result: ToolResultPart) -> Sequence[Out]:
         """One of the agent's own tools finished (or failed: ``result.is_error``)."""
+        return _NOTHING
+
+    async def on_state(self, state: dict[str, Any]) -> Sequence[Out]:
+        """The whole JSON state of a run that has one (a framework agent's), after a
+        step; the last is the state it ended with (only AG-UI shows it)."""
         return _NOTHING
 
     async def on_sub_agent(self, update: SubAgentUpdate) -> Sequence[Out]:
@@ -218,6 +224,8 @@ class RunConsumer(Generic[Out]):
             return await self.on_tool_started(update.call)
         if isinstance(update, ToolCallFinished):
             return await self.on_tool_finished(update.result)
+        if isinstance(update, StateSnapshot):
+            return await self.on_state(update.state)
         if isinstance(update, Discarded):
             return await self.on_discarded(update)
         assert isinstance(update, SubAgentUpdate)

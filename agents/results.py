@@ -118,6 +118,19 @@ class ToolCallFinished:
 
 
 @dataclass(frozen=True, slots=True)
+class StateSnapshot:
+    """The whole state of a run that has one (a LangGraph graph's channels, an ADK
+    session's ``state``), after a step and at the end: JSON values only (build it with
+    :func:`~agenthost.agents.frameworks.states.json_state`).
+
+    Shown by protocols that have a place for it (AG-UI ``STATE_SNAPSHOT``); never
+    stored in the conversation, never part of the result.
+    """
+
+    state: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
 class RunFinished:
     """Always the last update of a streamed run; carries the final result."""
 
@@ -144,6 +157,7 @@ RunUpdate = (
     | ToolCallStarted
     | ToolCallFinished
     | SubAgentUpdate
+    | StateSnapshot
     | RunFinished
 )
 

@@ -8,7 +8,9 @@ call, as the model's turns are); the agent's own tools are
 ``TOOL_CALL_START``/``ARGS``/``END`` then ``TOOL_CALL_RESULT``; a call of a
 client tool is ``TOOL_CALL_START``/``ARGS``/``END`` with no result, and the
 run finishes ``success`` naming it in ``pendingToolCallIds``; an ``ask_user``
-question finishes the run with the ``interrupt`` outcome. ``RUN_FINISHED``
+question finishes the run with the ``interrupt`` outcome. A run that has state
+(a framework agent's :class:`~agenthost.agents.StateSnapshot`) sends it whole as
+``STATE_SNAPSHOT`` after each step that changed it. ``RUN_FINISHED``
 carries the run's usage; a failure is ``RUN_ERROR`` (``code``: its kind; ``metadata``:
 ``{"kind", "retryable", "retryAfter"?}`` as every protocol's error data), a run
 cancelled from within ``RUN_FINISHED`` with the ``cancelled`` outcome.
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from typing import Any
 
 import orjson
 from ag_ui.core import (
@@ -35,6 +38,7 @@ from ag_ui.core import (
     RunFinishedInterruptOutcome,
     RunFinishedSuccessOutcome,
     RunStartedEvent,
+    StateSnapshotEvent,
     TextMessageContentEvent,
     TextMessageEndEvent,
     TextMessageStartEvent,
@@ -149,6 +153,11 @@ class AGUIEvents(RunConsumer[bytes]):
             role="tool",
         )
         return (encode(event),)
+
+    async def on_state(self, state: dict[str, Any]) -> Sequence[bytes]:
+        out = self._close_parts()  # a step ended: its text message with it
+        out.append(encode(StateSnapshotEvent(snapshot=state)))
+        return out
 
     async def on_finished(self, result: RunResult) -> Sequence[bytes]:
         out = self._close_parts()

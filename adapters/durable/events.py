@@ -23,6 +23,7 @@ from agenthost.agents import (
     RunFinished,
     RunResult,
     RunUpdate,
+    StateSnapshot,
     SubAgentUpdate,
     TextDelta,
     ToolCallDelta,
@@ -89,6 +90,8 @@ def _event(update: LoggedUpdate) -> dict[str, Any]:
         return {"t": "tool_started", "call": update.call.model_dump(mode="json")}
     if isinstance(update, ToolCallFinished):
         return {"t": "tool_finished", "result": update.result.model_dump(mode="json")}
+    if isinstance(update, StateSnapshot):
+        return {"t": "state", "state": update.state}
     if isinstance(update, SubAgentUpdate):
         return {"t": "sub", "agent": update.agent, "update": _event(update.update)}
     if isinstance(update, Discarded):
@@ -156,6 +159,8 @@ def _update(event: dict[str, Any]) -> LoggedUpdate:
         return ToolCallStarted(ToolCallPart.model_validate(event["call"]))
     if kind == "tool_finished":
         return ToolCallFinished(ToolResultPart.model_validate(event["result"]))
+    if kind == "state":
+        return StateSnapshot(event["state"])
     if kind == "sub":
         inner = _update(event["update"])
         assert not isinstance(inner, Discarded)

@@ -8,7 +8,12 @@ agenthost session (in-process or in Redis, over any protocol) and never
 leaks across sessions; ADK session *state* lives for one run only.
 
 Streaming uses ADK's SSE mode: partial events become text deltas, function
-calls and responses become tool call updates. Usage is summed from the
+calls and responses become tool call updates; the state the run's events
+wrote (their ``actions.state_delta``) is a :class:`~agenthost.agents.StateSnapshot`
+after each event that changed its JSON-safe part
+(:func:`~agenthost.agents.frameworks.states.json_state`), without the ``app:``
+and ``user:`` keys, which ADK shares beyond the session (state seeded from
+elsewhere is not shown: each run's ADK session starts empty). Usage is summed from the
 model events' ``usage_metadata``. A cancelled run cancels the task that
 iterates ``Runner.run_async``, which closes the model's stream. Extra
 instructions of a run (system messages, ``instructions``) reach every model
@@ -51,6 +56,7 @@ import orjson
 from agenthost.agents.agent import BaseAgent
 from agenthost.agents.errors import UserError
 from agenthost.agents.frameworks import TypeRegistry
+from agenthost.agents.frameworks.states import json_state
 from agenthost.agents.frameworks.streams import Finished, stream_in_task
 from agenthost.agents.messages import Message, Part, TextPart, ToolCallPart, ToolResultPart
 from agenthost.agents.options import RunOptions
@@ -58,6 +64,7 @@ from agenthost.agents.results import (
     RunFinished,
     RunResult,
     RunUpdate,
+    StateSnapshot,
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
@@ -66,6 +73,8 @@ from agenthost.agents.results import (
 
 APP = "agenthost"
 USER = "agenthost"  # one ADK user: sessions are per run, agenthost keys who owns what
+# State keys ADK shares beyond one session (app-wide, per user): never shown.
+SHARED_PREFIXES = ("app:", "user:")
 # Between the texts of two model messages of one run, as for chat agents' steps.
 SEPARATOR = "\n\n"
 
@@ -163,6 +172,8 @@ class ADKAgent(BaseAgent):
         usage = Usage()
         streamed = ""  # the text of the message being streamed, from partial events
         shown = False  # whether any text was streamed yet (a separator goes before the next)
+        state: dict[str, Any] = {}  # what the run's events wrote to the session's state
+        snapshot: dict[str, Any] = {}  # its JSON-safe part, as last sent
         async for event in events:
             if event.partial:
                 if text := _text_of(event):
@@ -191,6 +202,13 @@ class ADKAgent(BaseAgent):
                         emit(ToolCallFinished(result))
             streamed = ""
             replies += converted
+            if written := event.actions.state_delta:
+                state.update(
+                    (k, v) for k, v in written.items() if not k.startswith(SHARED_PREFIXES)
+                )
+                if (changed := json_state(state)) != snapshot:
+                    snapshot = changed
+                    emit(StateSnapshot(snapshot))
         return replies, usage
 
 

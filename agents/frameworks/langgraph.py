@@ -5,11 +5,17 @@ messages the graph adds come back as ours (tool calls included), so
 sessions keep the whole exchange. Streaming uses LangGraph's ``messages``
 mode: chat model tokens as they come, and whole messages from nodes that
 call no model. The answer is the text of the AI messages of the run.
+
+The graph's state after each step (LangGraph's ``values`` mode) is a
+:class:`~agenthost.agents.StateSnapshot` when a streamed run's JSON-safe state
+(:func:`~agenthost.agents.frameworks.states.json_state`: the ``messages``
+channel left out) is not empty and differs from the last one sent; the last is
+the state the run ended with.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from functools import partial
 from typing import Any
 
@@ -32,10 +38,18 @@ import orjson
 
 from agenthost.agents.agent import BaseAgent
 from agenthost.agents.frameworks import TypeRegistry
-from agenthost.agents.frameworks.streams import Emit, Finished, stream_in_task
+from agenthost.agents.frameworks.states import json_state
+from agenthost.agents.frameworks.streams import Finished, stream_in_task
 from agenthost.agents.messages import Message, Part, TextPart, ToolCallPart, ToolResultPart
 from agenthost.agents.options import RunOptions
-from agenthost.agents.results import RunFinished, RunResult, RunUpdate, TextDelta, Usage
+from agenthost.agents.results import (
+    RunFinished,
+    RunResult,
+    RunUpdate,
+    StateSnapshot,
+    TextDelta,
+    Usage,
+)
 
 # Between the texts of two AI messages of one run, as for chat agents' steps.
 SEPARATOR = "\n\n"
@@ -59,7 +73,7 @@ class LangGraphAgent(BaseAgent):
                 if isinstance(item, Finished):
                     state = item.value
                 else:
-                    yield TextDelta(item)
+                    yield item
         else:
             state = await self.graph.ainvoke({"messages": sent})
         produced = list(state.get("messages", []))[len(sent) :]
@@ -67,8 +81,11 @@ class LangGraphAgent(BaseAgent):
         output = SEPARATOR.join(m.text for m in replies if m.role == "assistant" and m.text)
         yield RunFinished(RunResult(output, [*input, *replies], _usage(produced)))
 
-    async def _stream(self, sent: list[BaseMessage], emit: Emit) -> dict[str, Any]:
+    async def _stream(
+        self, sent: list[BaseMessage], emit: Callable[[RunUpdate], None]
+    ) -> dict[str, Any]:
         state: dict[str, Any] = {}
+        shown: dict[str, Any] = {}  # the state last sent as a snapshot
         current: str | None = None  # the id of the AI message being streamed
         updates: AsyncIterator[Any] = self.graph.astream(
             {"messages": sent}, stream_mode=["messages", "values"]
@@ -77,14 +94,17 @@ class LangGraphAgent(BaseAgent):
             mode, chunk = item
             if mode == "values":
                 state = chunk
+                if (snapshot := json_state(state)) != shown:
+                    shown = snapshot
+                    emit(StateSnapshot(snapshot))
                 continue
             message = chunk[0]
             if not isinstance(message, AIMessage | AIMessageChunk) or not message.text:
                 continue
             if current is not None and message.id != current:
-                emit(SEPARATOR)
+                emit(TextDelta(SEPARATOR))
             current = message.id
-            emit(message.text)
+            emit(TextDelta(message.text))
         return state
 
 

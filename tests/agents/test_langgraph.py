@@ -7,7 +7,14 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
 
-from agenthost.agents import InMemorySession, Message, ToolCallPart, ToolResultPart
+from agenthost.agents import (
+    InMemorySession,
+    Message,
+    RunFinished,
+    StateSnapshot,
+    ToolCallPart,
+    ToolResultPart,
+)
 from agenthost.agents.frameworks.langgraph import LangGraphAgent, from_langchain, to_langchain
 from agenthost.app.registry import Registry
 from tests.completions import complete
@@ -82,3 +89,46 @@ def test_history_converts_both_ways() -> None:
     theirs = to_langchain(ours)
     assert isinstance(theirs[3], ToolMessage) and theirs[3].tool_call_id == "c1"
     assert [m.model_dump() for m in from_langchain(theirs)] == [m.model_dump() for m in ours]
+
+
+class Topic(MessagesState):
+    topic: str
+    found: list[str]
+
+
+def researcher() -> Any:
+    """Picks a topic, then answers with what it found: state beside the messages."""
+
+    def pick(state: Topic) -> dict[str, Any]:
+        return {"topic": state["messages"][-1].text}
+
+    def answer(state: Topic) -> dict[str, Any]:
+        found = [f"{state['topic']} is old", f"{state['topic']} is new"]
+        return {"messages": [AIMessage(content="; ".join(found))], "found": found}
+
+    builder = StateGraph(Topic)
+    builder.add_node("pick", pick)
+    builder.add_node("answer", answer)
+    builder.add_edge(START, "pick")
+    builder.add_edge("pick", "answer")
+    builder.add_edge("answer", END)
+    return builder.compile()
+
+
+async def test_a_stream_reports_the_state_after_each_step_and_other_protocols_ignore_it() -> None:
+    agent = LangGraphAgent("researcher", researcher())
+    updates = [u async for u in agent.run_stream("tea")]
+    assert [u.state for u in updates if isinstance(u, StateSnapshot)] == [
+        {"topic": "tea"},
+        {"topic": "tea", "found": ["tea is old", "tea is new"]},
+    ]
+    final = updates[-1]
+    assert isinstance(final, RunFinished) and final.result.output == "tea is old; tea is new"
+    assert final.result.metadata == {}  # the state is shown, never part of the result
+    served = Registry.with_defaults()
+    served.add("researcher", researcher(), "A graph with state.")
+    async with openai_client(served) as client:
+        pieces = await complete(
+            client, "researcher", [{"role": "user", "content": "tea"}], stream=True
+        )
+    assert "".join(pieces) == "tea is old; tea is new"

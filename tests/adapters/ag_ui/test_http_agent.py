@@ -3,9 +3,9 @@ socket, on agents built here (test_served_http_agent.py: on ``agenthost serve``)
 
 tests/clients/ag_ui/http_agent.mjs runs every scenario in one Node process and prints
 what the client saw as one line of JSON: text, the agent's own tool, a client-tool round
-trip, two turns on one thread, an interrupt answered and resumed, a tool approval
-approved and declined, abortRun (the server cancels the run), a failing run, an unknown
-agent.
+trip, a framework agent's state, two turns on one thread, an interrupt answered and
+resumed, a tool approval approved and declined, abortRun (the server cancels the run), a
+failing run, an unknown agent.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from agenthost.app.server import create_app
 from tests.adapters.ag_ui.clients import ag_ui_settings
 from tests.adapters.ag_ui.http_agent import require_client, run_http_agent
 from tests.adapters.ag_ui.test_runs import AGENTS
+from tests.adapters.ag_ui.test_state import AGENTS as STATEFUL
 from tests.adapters.approvals import QUESTION, RAN, WAS_DECLINED, Deleter
 from tests.upstream import serve_in_thread
 
@@ -54,6 +55,7 @@ SCENARIOS: dict[str, dict[str, Any]] = {
     "text": {"agent": "echo", "say": "hello there"},
     "ownTool": {"agent": "adder", "say": "2 + 3?"},
     "clientTool": {"agent": "weather", "say": "weather in Paris?"},
+    "state": {"agent": "planner", "say": "plan it"},
     "twoTurns": {"agent": "t", "say": ["my name is Ada", "what is my name?"]},
     "interrupt": {"agent": "asker", "say": "hi", "answer": "Ada"},
     "approval": {"agent": "deleter", "say": "tidy up"},
@@ -68,7 +70,8 @@ def seen() -> dict[str, Any]:
     """What the client saw in each scenario, from one run of the script."""
     require_client()
     app = create_app(
-        ag_ui_settings(playground=False), {**AGENTS, "slow": SLOW, "deleter": DELETER.agent}
+        ag_ui_settings(playground=False),
+        {**AGENTS, "planner": STATEFUL["planner"], "slow": SLOW, "deleter": DELETER.agent},
     )
     with serve_in_thread(app, lifespan=True) as url:
         seen = run_http_agent(f"{url}/ag-ui", SCENARIOS)
@@ -103,6 +106,15 @@ def test_a_client_tool_round_trip(seen: dict[str, Any]) -> None:
     ]
     assert client["call"] == {"name": "get_weather", "arguments": '{"city": "Paris"}'}
     assert client["error"] is None and client["text"] == "The weather: sunny"
+
+
+def test_a_graphs_state_becomes_the_clients_state(seen: dict[str, Any]) -> None:
+    stateful = seen["state"]
+    assert stateful["error"] is None and stateful["text"] == "look, answer"
+    final = {"steps": ["look", "answer"], "done": True}
+    assert stateful["snapshots"] == [{"steps": ["look", "answer"]}, final]
+    assert stateful["state"] == final
+    assert stateful["types"][-2:] == ["STATE_SNAPSHOT", "RUN_FINISHED"]
 
 
 def test_two_turns_on_one_thread(seen: dict[str, Any]) -> None:

@@ -10,10 +10,12 @@ import openai
 import pytest
 
 from agenthost.agents import ChatAgent, Message, TextDelta, tool
+from agenthost.agents.frameworks.langgraph import LangGraphAgent
 from agenthost.agents.models.base import BaseChatModel, ModelRequest, ModelResponse
 from agenthost.agents.models.testing import FunctionModel, Reply, call
 from agenthost.agents.results import Usage
 from tests.adapters.openai.clients import openai_client
+from tests.agents.test_langgraph import researcher
 
 pytestmark = pytest.mark.anyio
 
@@ -161,3 +163,18 @@ async def test_another_key_cannot_see_follow_list_or_cancel_a_background_respons
         assert [r["id"] for r in mine.json()["runs"]] == [id]
         stopped = await http.post(f"/v1/responses/{id}/cancel", headers=bearer("alice"))
         assert stopped.json()["status"] == "cancelled"
+
+
+async def test_a_run_with_state_is_logged_and_replayed_like_any_other() -> None:
+    # The log keeps the graph's state snapshots; a replay decodes them and /v1 shows none.
+    agents = {"researcher": LangGraphAgent("researcher", researcher())}
+    async with openai_client(agents) as client:
+        live = await client.responses.create(
+            model="researcher", input="tea", background=True, stream=True
+        )
+        events = [event async for event in live]
+        replay = await client.responses.retrieve(events[0].response.id, stream=True)
+        again = [event async for event in replay]
+    assert events[-1].type == "response.completed"
+    assert events[-1].response.output_text == "tea is old; tea is new"
+    assert [e.model_dump() for e in events] == [e.model_dump() for e in again]

@@ -51,6 +51,15 @@ const scenarios = {
     const { types, text, error, usage } = await run(agent);
     return { types, text, error, usage };
   },
+  async state({ agent: name, say: words }) {
+    // A framework agent with state: the client keeps the last STATE_SNAPSHOT as agent.state.
+    const agent = agentFor(name);
+    say(agent, words);
+    const snapshots = [];
+    agent.subscribe({ onStateSnapshotEvent: ({ event }) => void snapshots.push(event.snapshot) });
+    const { types, text, error } = await run(agent);
+    return { types, text, error, snapshots, state: agent.state };
+  },
   async ownTool({ agent: name, say: words }) {
     const agent = agentFor(name);
     say(agent, words);
