@@ -182,7 +182,7 @@ class DetachedRuns:
                 update = decode(raw)
             except AgentError:  # an end: none is logged before the run settles
                 continue
-            if not isinstance(update, RunFinished):
+            if update is not None and not isinstance(update, RunFinished):
                 await writer.feed(update)
         self.store.add(acp)
         self.writers[record.id] = writer

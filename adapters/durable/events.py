@@ -141,13 +141,19 @@ CANCELLED = orjson.dumps({"t": "cancelled"})
 """The event that ends a cancelled run."""
 
 
-def decode(raw: bytes) -> LoggedUpdate:
+def decode(raw: bytes) -> LoggedUpdate | None:
     """The update that ``raw`` records; raises the run's error for a ``failed`` or
-    ``cancelled`` event."""
+    ``cancelled`` event.
+
+    None for an event of a type this version does not know: a newer replica
+    wrote it during a rolling upgrade (a kind of update added since). The
+    reader skips it, as a client skips an event type it does not know, and the
+    run's other events, its answer and its end still read.
+    """
     return _update(orjson.loads(raw))
 
 
-def _update(event: dict[str, Any]) -> LoggedUpdate:
+def _update(event: dict[str, Any]) -> LoggedUpdate | None:
     kind = event["t"]
     if kind == "text":
         return TextDelta(event["x"])
@@ -164,13 +170,15 @@ def _update(event: dict[str, Any]) -> LoggedUpdate:
     if kind == "sub":
         inner = _update(event["update"])
         assert not isinstance(inner, Discarded)
-        return SubAgentUpdate(event["agent"], inner)
+        return None if inner is None else SubAgentUpdate(event["agent"], inner)
     if kind == "discarded":
         return Discarded(event["text"], tuple(event["calls"]))
     if kind == "finished":
         return RunFinished(result_of(event["result"]))
     if kind == "cancelled":
         raise RunCancelled("the run was cancelled")
+    if kind != "failed":
+        return None
     error = event["error"]
     raise LoggedError(error["message"], ErrorKind(error["kind"]), retryable=error["retryable"])
 

@@ -155,7 +155,9 @@ class DurableRuns:
         """The run's events after ``after``, then as they come, until it ends (raising
         its error if it failed); a run no longer kept raises :class:`RunIncomplete`."""
         async for seq, raw in self.events(id, after):
-            yield Followed(seq, decode(raw))  # a failed run's event raises its error
+            update = decode(raw)  # a failed run's event raises its error
+            if update is not None:
+                yield Followed(seq, update)
 
     async def events(self, id: str, after: int = -1) -> AsyncIterator[tuple[int, bytes]]:
         """The run's events as its log keeps them (JSON), after ``after``, then as they
@@ -196,7 +198,9 @@ class DurableRuns:
                     yield update
                     continue
                 ended = event_type(raw) in TERMINAL
-                yield decode(raw)  # a failed run's event raises its error
+                decoded = decode(raw)  # a failed run's event raises its error
+                if decoded is not None:
+                    yield decoded
                 if ended:
                     return
 
@@ -358,7 +362,8 @@ class DurableRuns:
         updates: list[LoggedUpdate] = []
         for _, raw in events:
             with suppress(AgentError):
-                updates.append(decode(raw))
+                if (update := decode(raw)) is not None:
+                    updates.append(update)
         progress = Progress.of(updates)
         if not record.durable or kind is None:
             error = RunInterrupted(ORPHANED)

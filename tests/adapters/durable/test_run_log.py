@@ -80,6 +80,24 @@ def test_an_ended_run_raises_its_error_when_read() -> None:
         decode(CANCELLED)
 
 
+async def test_an_event_of_a_newer_version_is_skipped_and_the_run_still_reads() -> None:
+    # A rolling upgrade: a newer replica logs an update kind this version does not know.
+    newer = b'{"t":"citation","url":"https://example.com"}'
+    assert decode(newer) is None
+    assert decode(b'{"t":"sub","agent":"helper","update":' + newer + b"}") is None
+    result = RunResult("hi", [Message.user("x"), Message.assistant("hi")])
+    log = LocalRunLog(max_bytes=1 << 16)
+    log.add(RunRecord("r1", "p", "a", "me", {}))
+    for event in (encode(TextDelta("hi")), newer, encode(RunFinished(result))):
+        log.append("r1", event)
+    runs = DurableRuns(log)
+    assert [u async for u in runs.updates("r1")] == [TextDelta("hi"), RunFinished(result)]
+    assert [f.update for f in [f async for f in runs.follow("r1")]] == [
+        TextDelta("hi"),
+        RunFinished(result),
+    ]
+
+
 def test_finished_steps_are_rebuilt_and_the_unfinished_one_is_lost() -> None:
     second = ToolCallPart(id="c2", name="add", arguments="{}")
     progress = Progress.of(
