@@ -7,9 +7,9 @@ from typing import Any
 
 from agenthost.adapters.openai.checks import check_format, client_tool, refuse, tool_choice
 from agenthost.adapters.openai.errors import OpenAIError
-from agenthost.adapters.openai.items import Item, to_item
+from agenthost.adapters.openai.items import Item, new_id, to_item, user_message
 from agenthost.adapters.openai.references import reference
-from agenthost.adapters.openai.schemas import ResponseInputItem, ResponseRequest
+from agenthost.adapters.openai.schemas import ResponseRequest
 from agenthost.agents import Agent, ClientTool, ModelSettings, RunOptions, RunResult, Usage
 
 
@@ -43,11 +43,10 @@ def input_items(request: ResponseRequest, turn: str = "") -> tuple[list[str], li
     entries stay placeholders for :func:`references.resolve`.
     """
     instructions = [request.instructions] if request.instructions else []
-    raw = (
-        [ResponseInputItem(role="user", content=request.input)]
-        if isinstance(request.input, str)
-        else request.input
-    )
+    if isinstance(request.input, str):  # one user message: no input item to convert
+        id = f"msg_{turn}_0" if turn else new_id("msg")
+        return instructions, [user_message(request.input, id)]
+    raw = request.input
     items: list[Item] = []
     for index, entry in enumerate(raw):
         if entry.type == "item_reference":

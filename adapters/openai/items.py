@@ -8,7 +8,7 @@ rebuilt from stored items, so each item is stored once, as compact JSON.
 
 from __future__ import annotations
 
-import uuid
+import secrets
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -38,7 +38,15 @@ _PREFIXES = {
 
 
 def new_id(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex}"
+    # 32 random hex digits, as uuid4().hex gave, without building a UUID per id.
+    return f"{prefix}_{secrets.token_hex(16)}"
+
+
+def user_message(text: str, id: str) -> Item:
+    """What :func:`to_item` makes of a user message with text ``text`` and no id of its
+    own: a string ``input`` becomes this without a pydantic item per request."""
+    content = [_text(text, output=False)]
+    return {"type": "message", "id": id, "role": "user", "status": "completed", "content": content}
 
 
 def to_item(

@@ -92,15 +92,18 @@ class StoredResponse:
 ROOT = "turn"
 """The meta field of a chain's first response (and of every response stored before chains)."""
 _CHILD_ID = re.compile(r"(resp_[0-9a-f]+)x([0-9a-f]+)")
+_ROOT_ID = re.compile(r"resp_[0-9a-f]+")
 
 
 def response_id(previous: str | None) -> str:
     """The id of a new response: continuing response ``previous``, a turn of its chain
     (``resp_<chain's hex>x<own hex>``: its entry is found from the id); else a new chain's.
     """
-    root, _ = _locate(previous) if previous else ("", ROOT)
-    if not re.fullmatch(r"resp_[0-9a-f]+", root):
-        return new_id("resp")  # a new chain (or an id not of ours: a 400 follows)
+    if not previous:
+        return new_id("resp")  # a new chain
+    root, _ = _locate(previous)
+    if not _ROOT_ID.fullmatch(root):
+        return new_id("resp")  # an id not of ours: a 400 follows
     return f"{root}x{secrets.token_hex(6)}"
 
 

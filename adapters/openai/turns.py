@@ -74,10 +74,14 @@ class Turn:
         return self.response(result, output=output_items(result, self.hex))
 
     async def save(self, response: dict[str, Any]) -> None:
+        conversation = conversation_id(self.request)
+        if self.shared:
+            conversation = None  # the shared session keeps the turn
+        if conversation is None and not self.request.store:
+            return  # nothing to save: no shield to open
         # Shielded: a client leaving now must not leave half a turn saved.
         with save_shield():
-            conversation = conversation_id(self.request)
-            if conversation is not None and not self.shared:
+            if conversation is not None:
                 items = [*self.input, *response["output"]]
                 await self.stores.conversations.append(self.principal, conversation, items)
             if self.request.store:
