@@ -141,7 +141,7 @@ class ResponseEvents(RunConsumer[bytes]):
             self.event("response.in_progress", response=in_progress),
         )
 
-    async def on_text(self, text: str) -> Sequence[bytes]:
+    def text_events(self, text: str) -> Sequence[bytes]:
         opening = () if self.opened else self._open_message()
         self.texts.append(text)
         delta = self.event("response.output_text.delta", **self.where, delta=text, logprobs=[])
