@@ -19,6 +19,16 @@ cuts a live stream; SSE clients ignore comment lines.
   ``text/event-stream`` answer (the A2A and MCP SDKs' streams) by writing the
   comment between two events when the app has been silent that long.
 
+- :func:`passes_bodies` and :func:`body_send`: a small protocol between the
+  app's send wrappers and :class:`EventStream`. A wrapper that only acts on
+  ``http.response.start`` (the request id header, the body limit, the span's
+  status) declares that it hands every ``http.response.body`` to the send it
+  wraps unchanged; once its response has started, an :class:`EventStream`
+  sends its chunks past every such layer, straight to the first send beneath
+  that declared nothing (Starlette's ``ServerErrorMiddleware``, or a layer
+  that acts on bodies: ``HeadAsGet``, the drain's ``OpenStreams``). An error
+  of that send still propagates through every layer, as before.
+
 The server's drain (``app/serving.py``) ends these streams: a stream ends
 when its run does (interrupted runs write their last event first), or when
 uvicorn cancels what is left.
@@ -28,7 +38,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeAlias, runtime_checkable
 
 from starlette.background import BackgroundTask
 from starlette.responses import Response
@@ -39,6 +49,35 @@ from agenthost.agents.shields import cancel
 KEEPALIVE = b": keep-alive\n\n"
 DEFAULT_KEEPALIVE_SECONDS = 15.0  # sse-starlette's, where no layer gives one
 SCOPE_KEY = "agenthost.keepalive"  # the request's KeepAlive watch, in its ASGI scope
+PASSES_BODIES = "agenthost.passes_bodies"  # the layers' declarations (passes_bodies), in the scope
+
+Passing: TypeAlias = dict[Send, tuple[Send, Callable[[], bool] | None]]
+
+
+def passes_bodies(
+    scope: Scope, wrapped: Send, send: Send, when: Callable[[], bool] | None = None
+) -> None:
+    """Declare that ``wrapped``, a layer's send around ``send``, hands every
+    ``http.response.body`` message to ``send`` unchanged (if ``when`` is given: from
+    the moment it returns True on), so that :func:`body_send` may skip it.
+
+    Only for a layer that does nothing else with a body: not even count it.
+    """
+    passing: Passing = scope.setdefault(PASSES_BODIES, {})
+    passing[wrapped] = (send, when)
+
+
+def body_send(scope: Scope, send: Send) -> Send:
+    """Where a started response's bodies may go: past every layer beneath ``send``
+    that declared it passes them (:func:`passes_bodies`), up to the first that did not."""
+    passing: Passing | None = scope.get(PASSES_BODIES)
+    if passing:
+        while (through := passing.get(send)) is not None:
+            outer, when = through
+            if when is not None and not when():
+                break
+            send = outer
+    return send
 
 
 @runtime_checkable
@@ -96,7 +135,8 @@ class EventStream(Response):
             await send({"type": "http.response.body", "body": b"", "more_body": False})
             await _close(self.events)
             return
-        await self._stream(receive, send, interval)
+        # Started: the chunks skip the layers that only act on the start.
+        await self._stream(receive, body_send(scope, send), interval)
         if self.background is not None:
             await self.background()
 

@@ -16,6 +16,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agenthost.adapters.base import Principal
+from agenthost.adapters.sse import passes_bodies
 from agenthost.app.identity import InvalidToken
 from agenthost.app.identity.metadata import metadata_url
 
@@ -304,6 +305,7 @@ class BodyLimitGuard:
             started = started or message["type"] == "http.response.start"
             await send(message)
 
+        passes_bodies(scope, guarded_send, send, lambda: started)  # once the start passed
         try:
             await self.app(scope, counting_receive, guarded_send)
         except Exception:

@@ -22,6 +22,7 @@ from typing import Any
 import orjson
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from agenthost.adapters.sse import passes_bodies
 from agenthost.app.metrics import current_protocol
 
 request_id: ContextVar[str | None] = ContextVar("agenthost_request_id", default=None)
@@ -70,6 +71,7 @@ class RequestContext:
                 message["headers"] = [*message.get("headers", ()), header]
             await send(message)
 
+        passes_bodies(scope, send_with_id, send)  # only the start changes
         try:
             await self.app(scope, receive, send_with_id)
         finally:

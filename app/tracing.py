@@ -30,6 +30,7 @@ from typing import Any
 import orjson
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from agenthost.adapters.sse import passes_bodies
 from agenthost.agents import RunResult
 from agenthost.agents.models.base import ModelResponse
 from agenthost.agents.observe import (
@@ -349,6 +350,7 @@ class ServerSpans:
                 status = message["status"]
             await send(message)
 
+        passes_bodies(scope, send_status, send)  # only the start is read
         try:
             await self.app(scope, receive, send_status)
         finally:

@@ -99,12 +99,12 @@ class AGUIEvents(RunConsumer[bytes]):
         )
         return (encode(started),)
 
-    async def on_text(self, text: str) -> Sequence[bytes]:
+    def text_events(self, text: str) -> Sequence[bytes]:
         if not text:
             return ()
         closing = self._close_reasoning()
         if closing:
-            return (*closing, *await self.on_text(text))
+            return (*closing, *self.text_events(text))
         if self.message_id is not None:
             # == encode(TextMessageContentEvent(message_id=..., delta=text)), at a
             # twentieth of the cost per token: the event's bytes split once per message.

@@ -79,7 +79,7 @@ class UIMessageChunks(RunConsumer[bytes]):
                 out.append(chunk({"type": "tool-output-denied", "toolCallId": call_id}))
         return out
 
-    async def on_text(self, text: str) -> Sequence[bytes]:
+    def text_events(self, text: str) -> Sequence[bytes]:
         if not text:
             return ()
         out = self._next_step() + self._close_reasoning()

@@ -72,7 +72,7 @@ class MessageEvents(RunConsumer[bytes]):
             sse_event({"type": "ping"}),
         )
 
-    async def on_text(self, text: str) -> Sequence[bytes]:
+    def text_events(self, text: str) -> Sequence[bytes]:
         if not text:
             return ()
         events = [] if self.open is _TEXT else self._start({"type": "text", "text": ""}, _TEXT)

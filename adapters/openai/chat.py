@@ -71,7 +71,7 @@ class _ChatChunks(RunConsumer[bytes]):
     async def on_start(self) -> Sequence[bytes]:
         return (sse_event(self.chunks.chunk({"role": "assistant", "content": ""})),)
 
-    async def on_text(self, text: str) -> Sequence[bytes]:
+    def text_events(self, text: str) -> Sequence[bytes]:
         # == sse_event(self.chunks.chunk({"content": text}))
         return (self._text_head + orjson.dumps(text) + self._text_tail,)
 

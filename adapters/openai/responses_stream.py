@@ -23,7 +23,7 @@ playground shows (see :func:`progress_comment`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
@@ -55,6 +55,9 @@ if TYPE_CHECKING:
     from agenthost.adapters.openai.turns import Turn
 
 
+_MARK = "agenthost:template-delta"  # the text of a delta event's template (_Events.text_deltas)
+
+
 class EventEncoder(Protocol):
     """One event on the wire: an SSE event (:func:`sse_event`), or JSON alone (WebSocket)."""
 
@@ -77,6 +80,31 @@ class _Events:
             return b""
         data = {"type": type, "sequence_number": sequence, **fields}
         return self.encode(data, event=type)
+
+    def text_deltas(self, where: dict[str, Any]) -> Callable[[str], bytes]:
+        """``response.output_text.delta`` events at ``where``, numbered in turn: the same
+        bytes as this object's, but built from the event encoded once, only the sequence
+        number and the text encoded per delta (the hottest event: one per token)."""
+        type = "response.output_text.delta"
+        data = {"type": type, "sequence_number": 0, **where, "delta": _MARK, "logprobs": []}
+        sample = self.encode(data, event=type)
+        number, mark = b'"sequence_number":0', b'"delta":' + orjson.dumps(_MARK)
+        head, _, rest = sample.partition(number)
+        middle, _, tail = rest.partition(mark)
+        if sample.count(number) != 1 or sample.count(mark) != 1 or mark not in rest:
+            # An encoder of another shape: dict by dict.
+            return lambda text: self(type, **where, delta=text, logprobs=[])
+        head += b'"sequence_number":'
+        middle += b'"delta":'
+
+        def delta(text: str) -> bytes:
+            sequence = self.sequence
+            self.sequence = sequence + 1
+            if sequence <= self.skip:
+                return b""
+            return b"".join((head, b"%d" % sequence, middle, orjson.dumps(text), tail))
+
+        return delta
 
 
 class ResponseEvents(RunConsumer[bytes]):
@@ -108,6 +136,7 @@ class ResponseEvents(RunConsumer[bytes]):
         self.items: list[str] = []  # the items opened, in order: the message's id, call ids
         self.calls: dict[str, tuple[str, str]] = {}  # call id → (item id, arguments sent)
         self.reasoning: dict[str, Any] | None = None  # where the open reasoning item is
+        self._text_delta: Callable[[str], bytes] | None = None  # at where (_open_message's)
 
     @property
     def message_id(self) -> str:
@@ -121,6 +150,7 @@ class ResponseEvents(RunConsumer[bytes]):
         id = self.where["item_id"] = self.message_id
         self.items.append(id)
         item = message_item(id, None, status="in_progress")
+        self._text_delta = self.event.text_deltas(self.where)
         events = [
             self.event("response.output_item.added", output_index=index, item=item),
             self.event("response.content_part.added", **self.where, part=_text("")),
@@ -141,10 +171,11 @@ class ResponseEvents(RunConsumer[bytes]):
             self.event("response.in_progress", response=in_progress),
         )
 
-    async def on_text(self, text: str) -> Sequence[bytes]:
+    def text_events(self, text: str) -> Sequence[bytes]:
         opening = () if self.opened else self._open_message()
         self.texts.append(text)
-        delta = self.event("response.output_text.delta", **self.where, delta=text, logprobs=[])
+        assert self._text_delta is not None, "the message item is open"
+        delta = self._text_delta(text)  # == self.event(..., **self.where, delta=text, logprobs=[])
         return (*opening, delta) if opening else (delta,)
 
     async def on_reasoning(self, text: str) -> Sequence[bytes]:
