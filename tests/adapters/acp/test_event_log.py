@@ -1,6 +1,7 @@
 """A settled run: its event log packed, its task and ``Run`` let go, its answers unchanged."""
 
 import asyncio
+import zlib
 
 import httpx
 import orjson
@@ -19,6 +20,7 @@ from acp_sdk.models import (
 from asgi_lifespan import LifespanManager
 from fastapi import FastAPI
 
+from agenthost.adapters.acp import event_log
 from agenthost.adapters.acp.adapter import ACPAdapter
 from agenthost.adapters.acp.event_log import EventLog
 from agenthost.adapters.acp.runs import RunRecord
@@ -52,6 +54,37 @@ def test_a_packed_log_reads_back_every_event_byte_for_byte() -> None:
     more = _events(1)[0]
     log.append(more)  # a resumed run goes on where it was
     assert not log.packed and log.since(0) == [*events, more] and len(log) == 41
+
+
+def test_text_deltas_pack_as_their_joined_text_and_read_back_exactly() -> None:
+    # Deltas with quotes, backslashes, escapes and non-ASCII; a tool part and other
+    # events between runs of them; an empty delta; deltas at the end (a working run).
+    texts = ['say "hi" ', "a\\b ", "", "«é» \n\u0001", "tab\t"]
+    deltas = [
+        MessagePartEvent(part=MessagePart(content=t, content_type="text/plain")) for t in texts
+    ]
+    tool = MessagePartEvent(part=MessagePart(content=None, name="tool"))
+    created = RunCreatedEvent(run=Run(agent_name="echo"))
+    events = [
+        e.model_dump_json().encode()
+        for e in [created, *deltas[:3], tool, *deltas[3:], created, *deltas]
+    ]
+    log = EventLog(events)
+    log.pack()
+    assert log.since(0) == events and log.last() == events[-1]
+    assert log.json_array() == b"[" + b",".join(events) + b"]"
+    assert EventLog.from_packed(log.packed_bytes).since(0) == events
+    inflated = zlib.decompressobj(zdict=event_log._SKELETON).decompress(log.packed_bytes)
+    assert inflated.count(b"\n") == 5  # created, 3 deltas, tool, 2 deltas, created, 5 deltas
+
+
+def test_a_log_packed_before_deltas_were_joined_still_reads() -> None:
+    events = [*_events(3), RunCreatedEvent(run=Run(agent_name="e")).model_dump_json().encode()]
+    deflate = zlib.compressobj(3, zdict=event_log._SKELETON)  # how logs were packed before
+    old = deflate.compress(b"\n".join(events)) + deflate.flush()
+    log = EventLog.from_packed(old)
+    assert log.packed and len(log) == 4 and log.since(0) == events and log.last() == events[-1]
+    assert log.json_bytes == sum(map(len, events))
 
 
 def test_an_empty_log_stays_a_list() -> None:
