@@ -80,7 +80,7 @@ def start(
     """
     record.run.status = RunStatus.IN_PROGRESS
     record.run.await_request = None
-    record.pending = []
+    record.pending = ()
     record.durable = False
     record.work(
         asyncio.create_task(

@@ -16,10 +16,10 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections import OrderedDict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
 
+import orjson
 from acp_sdk.models import (
     Event,
     Run,
@@ -61,27 +61,30 @@ class RunRecord:
         "pending",
         "principal",
         "run_id",
+        "saved",
         "session",
         "task",
     )
 
     def __init__(
         self,
-        run: Run,
+        run: Run | None,
         principal: str,
         session: SessionKey,
         events: EventLog | None = None,
-        pending: list[ToolCallPart] | None = None,
+        pending: Sequence[ToolCallPart] = (),
         *,
         durable: bool = False,
     ) -> None:
         self._run: Run | None = run
-        self.run_id = str(run.run_id)
+        self.events = EventLog() if events is None else events
+        """Without ``run``: the events of a settled run (its last event holds the run)."""
+        run_id = run.run_id if run is not None else orjson.loads(self.run_json())["run_id"]
+        self.run_id = str(run_id)
         """The run's id (as ``str(run.run_id)``: it never changes)."""
         self.principal = principal
         self.session = session
-        self.events = EventLog() if events is None else events
-        self.pending = [] if pending is None else pending
+        self.pending = pending
         self.task: asyncio.Task[None] | None = None
         self.durable = durable
         """Its work is a durable run (:mod:`agenthost.adapters.acp.detached`): when its
@@ -91,6 +94,9 @@ class RunRecord:
         """Between the run and the ``stream`` request reading it live: the run waits while
         that stream lags (:meth:`room`); None when no stream reads it."""
         self._changed: asyncio.Event | None = None  # set on the next event; made by a follower
+        self.saved = -1
+        """How many events the run had when its settled snapshot was last written to the
+        shared store (-1: none): while it still has that many, the store holds it whole."""
 
     @property
     def run(self) -> Run:
@@ -115,6 +121,17 @@ class RunRecord:
     def settled(self) -> bool:
         """The run ended or awaits its client (its work holds no task)."""
         return self._run is None or self._run.status not in _HAS_TASK
+
+    @property
+    def in_log(self) -> bool:
+        """The run is held by its last event only (it settled; :meth:`run_json` reads it there)."""
+        return self._run is None
+
+    @property
+    def kept_elsewhere(self) -> bool:
+        """The run settled and its snapshot since then is in the shared store: this
+        replica need not keep it (every replica reads it there)."""
+        return self.settled and not self.busy and self.saved == len(self.events)
 
     @property
     def held_bytes(self) -> int:
@@ -151,8 +168,9 @@ class RunRecord:
 
     def adopt(self, stored: RunRecord) -> None:
         """Take the run, events and pending calls of ``stored`` (its shared snapshot)."""
-        self.run, self.events, self.pending = stored.run, stored.events, stored.pending
+        self._run, self.events, self.pending = stored._run, stored.events, stored.pending
         self.durable = stored.durable
+        self.saved = stored.saved
         if self.settled:
             self.events.pack()
 
@@ -195,11 +213,15 @@ class RunRecord:
 
 
 class RunStore:
-    """Runs by ``(principal, id)``, at most ``max_runs`` of them beside the busy ones.
+    """Runs by id (answered to their principal only), at most ``max_runs`` of them beside
+    the busy ones.
 
     Idle runs (finished or awaiting) go oldest first when there is no room
     (more than ``max_runs``, or their bytes over ``max_bytes``), and once
-    idle longer than ``ttl``; a busy run is never dropped. Adding a run
+    idle longer than ``ttl``; a busy run is never dropped. With a shared
+    store, a settled run whose snapshot is written there goes at the next
+    :meth:`add` (:attr:`RunRecord.kept_elsewhere`): every replica, this one
+    included, reads it from the shared store. Adding a run
     costs O(runs): the bytes are summed over the records, each kept by its
     record. ``evictions`` counts the runs dropped.
     """
@@ -209,19 +231,23 @@ class RunStore:
         self.ttl = ttl
         self.max_bytes = max_bytes
         self.evictions = 0
-        self._runs: OrderedDict[tuple[str, str], RunRecord] = OrderedDict()
+        # Oldest first (a dict keeps insertion order); keyed by the id alone, as run ids
+        # are minted here (uuid4): ~0.1 KiB a run less than an OrderedDict by (principal, id).
+        self._runs: dict[str, RunRecord] = {}
 
     def add(self, record: RunRecord) -> None:
         self._prune()
-        self._runs[(record.principal, record.run_id)] = record
+        self._runs[record.run_id] = record
 
     def get(self, principal: str, run_id: str) -> RunRecord | None:
         try:
-            key = (principal, str(uuid.UUID(run_id)))
+            key = str(uuid.UUID(run_id))
         except ValueError:
             return None
         record = self._runs.get(key)
-        if record is not None and self._expired(record, time.monotonic()):
+        if record is None or record.principal != principal:
+            return None  # another API key's run answers as an unknown one
+        if self._expired(record, time.monotonic()):
             del self._runs[key]
             return None
         return record
@@ -245,14 +271,17 @@ class RunStore:
         excess = len(self._runs) - self.max_runs + 1  # room for the run being added
         over = self.held_bytes - self.max_bytes
         stale = []
+        lost = 0  # dropped runs that no store keeps any more
         for key, record in self._runs.items():  # oldest first
             if record.busy:
                 continue
-            if excess <= 0 and over <= 0 and not self._expired(record, now):
+            elsewhere = record.kept_elsewhere
+            if excess <= 0 and over <= 0 and not elsewhere and not self._expired(record, now):
                 break  # younger runs follow; get() still checks each one's age
             stale.append(key)
+            lost += not elsewhere
             excess -= 1
             over -= record.held_bytes
         for key in stale:
             del self._runs[key]
-        self.evictions += len(stale)
+        self.evictions += lost

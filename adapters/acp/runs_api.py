@@ -12,6 +12,7 @@ its run to another, which finishes it.
 
 from __future__ import annotations
 
+import sys
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import aclosing
@@ -73,7 +74,8 @@ class RunsAPI:
         session_id = body.session_id or (body.session.id if body.session else uuid.uuid4())
         input = from_acp_messages(body.input)
         run = Run(agent_name=agent.name, session_id=session_id)
-        key = SessionKey(agent.name, str(session_id), principal)
+        # Interned: every run of the session (and its conversation's key) shares one string.
+        key = SessionKey(agent.name, sys.intern(str(session_id)), principal)
         record = RunRecord(run, principal, key)
         self.store.add(record)
         hand_off = _stream_hand_off(record, body.mode)

@@ -2,7 +2,11 @@
 
 With a shared session store (Redis), every run is also kept there as a
 snapshot: its ``Run`` (status, output, await request), its session key,
-the tool calls it waits on and its events so far. The snapshot is written
+the tool calls it waits on and its events so far; once the run settled,
+its ``Run`` only in its last event (``run`` is null: a snapshot written
+before repeated it). A settled run whose snapshot is written is not kept
+in the replica's own run store (:class:`~agenthost.adapters.acp.runs.RunStore`):
+every replica reads it here. The snapshot is written
 when the run is created and whenever its status changes, so any replica can
 read a run, list its events, resume an ``awaiting`` run (the resuming
 replica runs it from then on) or cancel it. A cancel of a run that works on
@@ -107,8 +111,11 @@ class SharedRuns:
         """Write the run's snapshot (with a fresh lease first while it works here)."""
         if record.busy and not record.settled:
             await self.leases.take(record.principal, record.run_id)
+        count = len(record.events)
         snapshot: dict[str, Any] = {
-            "run": orjson.loads(record.run_json()),  # a settled run is not rebuilt for this
+            # A settled run is in its last event (run.completed, .awaiting, ...): not
+            # twice (null, as an earlier snapshot's field is overwritten, not removed).
+            "run": None if record.in_log else orjson.loads(record.run_json()),
             "session": [record.session.agent, record.session.session, record.session.principal],
             "pending": [call.model_dump() for call in record.pending],
             "durable": record.durable,
@@ -118,20 +125,26 @@ class SharedRuns:
         }
         key = SessionKey(_RUN, record.run_id, record.principal)
         await self.memory.append(key, (), meta=snapshot)
+        if record.settled:
+            record.saved = count
 
     async def load(self, principal: str, run_id: str) -> RunRecord | None:
         stored = await self.memory.get(SessionKey(_RUN, run_id, principal))
-        if stored is None or "run" not in stored.meta:
+        if stored is None or "session" not in stored.meta:
             return None
         meta = stored.meta
-        return RunRecord(
-            Run.model_validate(meta["run"]),
+        run = meta.get("run")
+        record = RunRecord(
+            None if run is None else Run.model_validate(run),
             principal,
             SessionKey(*meta["session"]),
             events=_events_of(meta),
             pending=[ToolCallPart.model_validate(call) for call in meta["pending"]],
             durable=meta.get("durable", False),
         )
+        if record.settled:
+            record.saved = len(record.events)  # what the store holds
+        return record
 
     async def fail_if_orphaned(self, record: RunRecord) -> RunRecord:
         """``record`` (read from the store), ``failed`` if the replica running it died.
