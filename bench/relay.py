@@ -43,7 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -388,6 +388,7 @@ class Phase:
     elapsed: float
     failures: int
     latencies: list[float]
+    full_gcs: int | None = None  # the server's full (generation 2) collections meanwhile
 
     def pct(self, q: float) -> float:
         ordered = sorted(self.latencies)
@@ -422,16 +423,43 @@ def measure(
     concurrency: int,
     profile: Path | None = None,
 ) -> Phase:
+    gcs = full_collections(server)
     with profiled(server.process.pid, profile):
         before = cpu_times(server.process.pid).total
         result = run_client(server.port, path, body, marker, headers, requests, concurrency)
         time.sleep(0.2)
         cpu = cpu_times(server.process.pid).total - before
+    after = full_collections(server)
     latencies = list(result["latencies"])  # type: ignore[call-overload]
     failures = int(result["bad"]) + int(result["errors"]) + requests - len(latencies)  # type: ignore[call-overload]
     return Phase(
-        server.name, what, len(latencies), cpu, float(result["elapsed"]), failures, latencies
-    )  # type: ignore[arg-type]
+        server.name,
+        what,
+        len(latencies),
+        cpu,
+        float(result["elapsed"]),
+        failures,
+        latencies,  # type: ignore[arg-type]
+        None if gcs is None or after is None else after - gcs,
+    )
+
+
+def full_collections(server: Server) -> int | None:
+    """The server's full garbage collections so far, from its ``/metrics``; None without."""
+    import http.client
+
+    if server.name != "agenthost":
+        return None
+    try:
+        connection = http.client.HTTPConnection(HOST, server.port, timeout=10)
+        connection.request("GET", "/metrics")
+        text = connection.getresponse().read().decode()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith('python_gc_collections_total{generation="2"}'):
+            return int(float(line.split()[-1]))
+    return None
 
 
 def wait_ready(server: Server, timeout: float = 600.0) -> None:
@@ -499,6 +527,15 @@ def servers(args: argparse.Namespace, workdir: Path) -> Iterator[dict[str, Serve
             stop_server(server)
 
 
+def _count(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def _total(values: Iterable[int | None]) -> int | None:
+    counts = list(values)
+    return None if None in counts else sum(c for c in counts if c is not None)
+
+
 def _load() -> str:
     return " ".join(f"{v:.2f}" for v in os.getloadavg())
 
@@ -530,7 +567,7 @@ def benchmark(args: argparse.Namespace, workdir: Path) -> int:
         )
         print(
             f"{'surface':8} {'chunks':>6} {'CPU s':>7} {'wall s':>7} {'p50 s':>6}"
-            f" {'p99 s':>6} {'max s':>6} {'fail':>5}"
+            f" {'p99 s':>6} {'max s':>6} {'fail':>5} {'full GCs':>8}"
         )
         for surface in args.surfaces.split(","):
             path, body, marker, headers = bodies[surface]
@@ -557,6 +594,7 @@ def benchmark(args: argparse.Namespace, workdir: Path) -> int:
                     f"{surface:8} {chunks:>6} {phase.cpu:>7.2f} {phase.elapsed:>7.2f}"
                     f" {phase.pct(0.5):>6.2f} {phase.pct(0.99):>6.2f}"
                     f" {max(phase.latencies, default=float('nan')):>6.2f} {phase.failures:>5}"
+                    f" {_count(phase.full_gcs):>8}"
                 )
             extra = phases[args.chunks].cpu - phases[1].cpu
             per_chunk = extra / (args.streams * (args.chunks - 1)) * 1e6
@@ -592,7 +630,7 @@ def benchmark(args: argparse.Namespace, workdir: Path) -> int:
                 totals[name].append(phase)
         print(
             f"{'server':10} {'requests':>8} {'req/s':>7} {'CPU µs/req':>10} {'p50 ms':>7}"
-            f" {'p99 ms':>7} {'fail':>5}"
+            f" {'p99 ms':>7} {'fail':>5} {'full GCs':>8}"
         )
         rates = {}
         cpus = {}
@@ -609,6 +647,7 @@ def benchmark(args: argparse.Namespace, workdir: Path) -> int:
                 f"{name:10} {count:>8} {rates[name]:>7.0f} {cpus[name]:>10.0f} "
                 f"{lat[len(lat) // 2] * 1e3:>7.1f} {lat[int(len(lat) * 0.99)] * 1e3:>7.1f} "
                 f"{sum(p.failures for p in phases_):>5}"
+                f" {_count(_total(p.full_gcs for p in phases_)):>8}"
             )
         if "litellm" in rates:
             print(

@@ -7,6 +7,7 @@ package imports no SDK: the app reads :class:`Settings` and
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from agenthost.adapters.a2a.settings import AgentOptions, Settings
@@ -18,6 +19,9 @@ if TYPE_CHECKING:
 ConfigSection = None
 """A2A has no top-level section in the config file."""
 
+SDK_TELEMETRY = "OTEL_INSTRUMENTATION_A2A_SDK_ENABLED"
+"""The a2a-sdk's switch for its OpenTelemetry spans; ``false`` unless set."""
+
 
 def create(context: AdapterContext, settings: Settings) -> A2AAdapter:
     """The adapter the app mounts; cards name its prefix, gRPC checks the app's keys."""
@@ -25,6 +29,11 @@ def create(context: AdapterContext, settings: Settings) -> A2AAdapter:
 
     # Before the SDK's first import: its database stores only when a URL asks (sdk_databases).
     sdk_databases.defer()
+    # And its OpenTelemetry spans (a span per handler call and per event) off: they go to
+    # the global tracer provider, which agenthost never sets (app/tracing.py has its own),
+    # so they cost CPU and trace nothing (bench/README.md, relay.py, session 15). The SDK's
+    # own switch, read at its import: a deployment that sets a global provider may set it.
+    os.environ.setdefault(SDK_TELEMETRY, "false")
     try:
         import a2a.server  # noqa: F401
     except ImportError as exc:  # pragma: no cover - depends on the install

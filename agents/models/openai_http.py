@@ -55,8 +55,13 @@ class ChatClient:
             # One pool per event loop; as many kept-alive connections as are in use
             # (the SDK kept 100, so more concurrent streams reconnected each time).
             connector = aiohttp.TCPConnector(limit=1000, limit_per_host=0, keepalive_timeout=30)
+            # The SDK's headers as the session's: a request with none of its own
+            # sends them without a per-request merge (aiohttp's ``_prepare_headers``).
             session = aiohttp.ClientSession(
-                connector=connector, timeout=self._timeout, auto_decompress=True
+                connector=connector,
+                headers=self._headers,
+                timeout=self._timeout,
+                auto_decompress=True,
             )
             self._session, self._loop = session, loop
         return session
@@ -74,9 +79,10 @@ class ChatClient:
         self, params: Mapping[str, Any], headers: Mapping[str, str] | None = None
     ) -> aiohttp.ClientResponse:
         """Send the request; a response with a 2xx status, or the SDK's error for it."""
-        sent = {**self._headers, **headers} if headers else self._headers
         try:
-            response = await self._client().post(self._url, data=orjson.dumps(params), headers=sent)
+            response = await self._client().post(
+                self._url, data=orjson.dumps(params), headers=headers or None
+            )
         except TimeoutError as exc:  # aiohttp's time-outs are TimeoutErrors
             raise openai.APITimeoutError(request=self._request()) from exc
         except (aiohttp.ClientError, OSError) as exc:
