@@ -15,6 +15,9 @@ if TYPE_CHECKING:
     from agenthost.adapters.a2a.adapter import A2AAdapter
     from agenthost.adapters.base import AdapterContext
 
+V03_MODELS = "a2a.compat.v0_3.types"
+"""The SDK's ~100 pydantic models of A2A 0.3, read only by 0.3 requests and cards' 0.3 fields."""
+
 ConfigSection = None
 """A2A has no top-level section in the config file."""
 
@@ -22,10 +25,13 @@ ConfigSection = None
 def create(context: AdapterContext, settings: Settings) -> A2AAdapter:
     """The adapter the app mounts; cards name its prefix, gRPC checks the app's keys."""
     from agenthost.adapters.a2a import sdk_databases
+    from agenthost.adapters.model_builds import import_deferred
 
-    # Before the SDK's first import: its database stores only when a URL asks (sdk_databases).
+    # Before the SDK's first import: its database stores only when a URL asks (sdk_databases),
+    # its A2A 0.3 models (imported by its routes and handlers) built by their first use.
     sdk_databases.defer()
     try:
+        import_deferred(V03_MODELS)
         import a2a.server  # noqa: F401
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise ImportError(
