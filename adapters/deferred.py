@@ -10,7 +10,10 @@ serving, the adapter's lifespan is entered in a task of the stand-in's own
 lifespan (left when the app stops), and every request is then handed to the
 real adapter's routes. Concurrent first requests wait for the same build; a
 build that fails fails its request (the app's 500) and the next request
-tries again.
+tries again. A served process starts the build itself as soon as it accepts
+connections (:meth:`DeferredAdapter.warm_up`, after ``/readyz`` is ready), so
+that the first request usually finds it built, or waits for the build under
+way: off the start-up path, not on the first request.
 
 What the app reads of an adapter before its first request must therefore be
 known without the SDK: the stand-in is given its name, ``at_bare_prefix``,
@@ -23,6 +26,8 @@ at start-up instead (its package's ``create`` decides).
 from __future__ import annotations
 
 import importlib
+import logging
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from types import ModuleType
@@ -35,6 +40,8 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agenthost.adapters.base import Adapter, RequestRules
+
+logger = logging.getLogger("agenthost")
 
 ErrorResponse = Callable[[int, str, str], Response]
 """``(status, message, code)`` → the protocol's own error response."""
@@ -71,6 +78,7 @@ class DeferredAdapter:
         self._routes: ASGIApp | None = None
         self._building = anyio.Lock()
         self._group: anyio.abc.TaskGroup | None = None
+        self._warming = False
         self._stop = anyio.Event()
 
     @property
@@ -97,6 +105,27 @@ class DeferredAdapter:
                 self._stop.set()  # the real adapter's lifespan, if entered, is left
         # A lifespan entered again (an app started twice) builds a fresh adapter.
         self._adapter = self._routes = None
+        self._warming = False
+
+    def warm_up(self) -> None:
+        """Build the real adapter in the background now (in the lifespan; no-op if built).
+
+        A failed build is logged, and the first request tries again."""
+        if self._group is not None and self._routes is None and not self._warming:
+            self._warming = True
+            self._group.start_soon(self._warm)
+
+    async def _warm(self) -> None:
+        started = time.monotonic()
+        try:
+            await self._built()
+        except Exception as exc:  # the first request builds it again, and answers the error
+            logger.warning("%s: not built ahead of its first request: %r", self.name, exc)
+            return
+        finally:
+            self._warming = False
+        took = time.monotonic() - started
+        logger.info("%s: built ahead of its first request (%.1f s)", self.name, took)
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         """A request under the prefix: to the real adapter's routes, built first if need be."""

@@ -11,6 +11,7 @@ from starlette.responses import Response
 from agenthost.adapters.base import Adapter, HasStoreHealth
 from agenthost.app.host import Host
 from agenthost.app.metrics import metrics_endpoint
+from agenthost.app.warm_up import warm_up
 
 
 def add_operations(app: FastAPI, host: Host, adapters: dict[str, Adapter]) -> None:
@@ -27,6 +28,8 @@ def add_operations(app: FastAPI, host: Host, adapters: dict[str, Adapter]) -> No
     )
     async def readyz() -> Response:
         ready, body = await readiness(host, adapters, bool(app.state.ready))
+        if ready:  # a served process builds its deferred adapters now (server.warm_up)
+            warm_up(app)
         return Response(orjson.dumps(body), 200 if ready else 503, media_type="application/json")
 
     if host.metrics is not None:

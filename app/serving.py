@@ -45,6 +45,7 @@ from fastapi import FastAPI
 from agenthost.app.connections import ConnectionLimits, LimitedHTTPProtocol, ResponseTracking
 from agenthost.app.settings import Settings
 from agenthost.app.streams import OpenStreams
+from agenthost.app.warm_up import warm_up_when_ready
 from agenthost.app.watchdog import ShutdownWatchdog
 
 logger = logging.getLogger("agenthost")
@@ -164,6 +165,8 @@ class DrainingServer(uvicorn.Server):
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)
+        if not self.should_exit and hasattr(self.app.state, "adapters"):  # not a bare app
+            warm_up_when_ready(self.app)
         if self.on_started is not None and not self.should_exit:
             self.on_started()
         # What start-up built (modules, classes, the app, the agents: ~150k

@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from agenthost.adapters.a2a.adapter import A2AAdapter
     from agenthost.adapters.base import AdapterContext
 
+V03_MODELS = "a2a.compat.v0_3.types"
+"""The SDK's ~100 pydantic models of A2A 0.3, read only by 0.3 requests and cards' 0.3 fields."""
+
 ConfigSection = None
 """A2A has no top-level section in the config file."""
 
@@ -26,8 +29,10 @@ SDK_TELEMETRY = "OTEL_INSTRUMENTATION_A2A_SDK_ENABLED"
 def create(context: AdapterContext, settings: Settings) -> A2AAdapter:
     """The adapter the app mounts; cards name its prefix, gRPC checks the app's keys."""
     from agenthost.adapters.a2a import sdk_databases
+    from agenthost.adapters.model_builds import import_deferred
 
-    # Before the SDK's first import: its database stores only when a URL asks (sdk_databases).
+    # Before the SDK's first import: its database stores only when a URL asks (sdk_databases),
+    # its A2A 0.3 models (imported by its routes and handlers) built by their first use.
     sdk_databases.defer()
     # And its OpenTelemetry spans (a span per handler call and per event) off: they go to
     # the global tracer provider, which agenthost never sets (app/tracing.py has its own),
@@ -35,6 +40,7 @@ def create(context: AdapterContext, settings: Settings) -> A2AAdapter:
     # own switch, read at its import: a deployment that sets a global provider may set it.
     os.environ.setdefault(SDK_TELEMETRY, "false")
     try:
+        import_deferred(V03_MODELS)
         import a2a.server  # noqa: F401
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise ImportError(

@@ -9,7 +9,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import httpx
+
+from tests.commands import serving, untraced_env
 
 SCRIPT = """
 import sys
@@ -190,3 +195,87 @@ def test_mcp_and_ag_ui_import_their_sdks_on_their_first_request(tmp_path: Path) 
     assert first == "200 200 200 mcp,mcp_types,ag_ui"
     assert answered == "True True"
     assert unknown == "404 -32600"  # MCP's own error shape, from the built adapter's routes
+
+
+DEFERRED_MODELS = """
+import asyncio
+import sys
+
+import httpx
+
+from agenthost.app.server import create_app
+from agenthost.app.settings import Settings
+
+app = create_app(Settings(config=sys.argv[1]))
+from a2a.compat.v0_3 import types as v03
+from fastapi.openapi import models as openapi
+from pydantic import BaseModel
+from pydantic._internal._config import config_defaults
+
+
+def built(module: object) -> str:
+    classes = [v for v in vars(module).values() if isinstance(v, type)]
+    models = [v for v in classes if issubclass(v, BaseModel) and v.__module__ == module.__name__]
+    return f"{sum(bool(m.__pydantic_complete__) for m in models)}/{len(models)}"
+
+
+print(built(v03), built(openapi), config_defaults["defer_build"], "email_validator" in sys.modules)
+CARD = {"name": "a", "description": "d", "url": "http://x", "version": "1", "capabilities": {},
+        "defaultInputModes": [], "defaultOutputModes": [], "skills": []}
+print(v03.AgentCard.model_validate(CARD).model_dump(exclude_none=True)["url"])
+
+
+async def main() -> None:
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
+            document = (await client.get("/openapi.json")).json()
+            print(document["openapi"], "/v1/chat/completions" in document["paths"])
+
+
+asyncio.run(main())
+"""
+
+
+def test_sdk_models_no_request_needs_at_start_up_are_built_on_first_use(tmp_path: Path) -> None:
+    # The a2a-sdk's A2A 0.3 models (~100) and FastAPI's OpenAPI document models
+    # were the largest groups of models a start-up built (bench/README.md, session 15).
+    deferred, card, document = run_fresh(tmp_path, DEFERRED_MODELS, "")
+    v03, openapi, default, email_validator = deferred.split()
+    assert v03.startswith("0/") and int(v03.split("/")[1]) > 90, v03
+    built, total = map(int, openapi.split("/"))
+    assert total > 30 and built < 10, openapi  # a few are used to make the routes
+    assert default == "False", "pydantic's default was not restored"
+    assert email_validator == "False"
+    assert card == "http://x"  # built by its first use, as it would have been at import
+    assert document.startswith("3.") and document.endswith("True")
+
+
+def test_a_served_process_builds_mcp_after_ready_without_a_request(tmp_path: Path) -> None:
+    # MCP is deferred off the start-up path; the server builds it once it accepts
+    # connections, so the first MCP request does not pay for the SDK's import.
+    config = tmp_path / "agents.yaml"
+    config.write_text("agents:\n  - name: echo\n    description: Echo.\n    model: echo\n")
+    log = tmp_path / "server.log"
+    env = untraced_env(AGENTHOST_LOG_LEVEL="info")
+    with log.open("wb") as output, serving(config, env, stderr=output) as (_, url):
+        deadline = time.monotonic() + 120
+        while "mcp: built ahead of its first request" not in log.read_text():
+            assert time.monotonic() < deadline, log.read_text()[-2000:]
+            time.sleep(0.1)
+        answer = httpx.post(
+            f"{url}/mcp",
+            json={
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "echo", "arguments": {"message": "hello"}},
+            },
+            headers={
+                "Accept": "application/json, text/event-stream",
+                "MCP-Protocol-Version": "2025-06-18",
+            },
+            timeout=60,
+        )
+    assert answer.status_code == 200
+    assert '"isError":false' in answer.text
