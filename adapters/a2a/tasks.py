@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from a2a.server.agent_execution.active_task import INTERRUPTED_TASK_STATES, TERMINAL_TASK_STATES
@@ -41,7 +42,9 @@ from a2a.server.tasks import (
 )
 from a2a.types import ListTasksRequest, ListTasksResponse, Task, TaskPushNotificationConfig
 
+from agenthost.adapters.a2a.answered import Answered, pack, unpack
 from agenthost.adapters.a2a.users import PrincipalUser
+from agenthost.agents import MemoryManager, Message, SessionKey
 
 if TYPE_CHECKING:
     from a2a.server.cluster.database_event_stream import DatabaseTaskEventStream
@@ -124,12 +127,17 @@ class BoundedPushConfigStore(InMemoryPushNotificationConfigStore):
 
 
 class BoundedTaskStore(TaskStore):
-    """The SDK's in-memory store, minus the idle tasks beyond a count, a byte budget and an age.
+    """Tasks in memory, minus the idle tasks beyond a count, a byte budget and an age.
 
-    Sizes are the tasks' serialized (protobuf) sizes, history and artifacts
-    included, taken when a task is first saved and whenever it is saved idle
-    (not on each save of a running task); ``evictions`` counts the tasks
-    dropped for room or age.
+    A running task is held as a copy (the SDK's in-memory store copied it in
+    and out); an idle one as its serialized bytes, or, when the agent
+    answered it in one go, as references into its context's session
+    (:mod:`agenthost.adapters.a2a.answered`, once :func:`~.turns.hold_turns` has
+    written its turn there: :meth:`compact`). ``get`` and ``list`` give a new
+    ``Task`` each time. Sizes are the tasks' serialized (protobuf) sizes,
+    history and artifacts included, taken when a task is first saved and
+    whenever it is saved idle (not on each save of a running task);
+    ``evictions`` counts the tasks dropped for room or age.
     """
 
     def __init__(
@@ -140,14 +148,15 @@ class BoundedTaskStore(TaskStore):
         ttl: float,
         max_bytes: int = DEFAULT_MAX_BYTES,
         push_configs: BoundedPushConfigStore | None = None,
+        memory: MemoryManager | None = None,
     ) -> None:
-        self._inner = InMemoryTaskStore(owner_resolver=owner_of(agent))
+        self.agent = agent
         self._max, self._ttl, self.max_bytes = max_tasks, ttl, max_bytes
         self._push_configs = push_configs
-        # (principal, task id) → its size and idle time, in the order the tasks went idle
-        # (a running one where it came in or was last idle): one plain dict, ~0.2 KiB a
-        # task less than a dict and an OrderedDict of shared records
-        # (bench/protocol_sessions.py).
+        self.memory = memory
+        """The agent's sessions, where an answered task's turn is read back (None: kept whole)."""
+        # (principal, task id) → the task, its size and idle time, in the order the tasks
+        # went idle (a running one where it came in or was last idle).
         self._held: dict[tuple[str, str], _Held] = {}
         self._idle = 0  # how many of them are idle
         self.bytes = 0
@@ -159,7 +168,6 @@ class BoundedTaskStore(TaskStore):
         return len(self._held)
 
     async def save(self, task: Task, context: ServerCallContext) -> None:
-        await self._inner.save(task, context)
         key = (context.user.user_name, task.id)
         held = self._held.get(key)
         idle = task.status.state in IDLE_STATES
@@ -171,6 +179,11 @@ class BoundedTaskStore(TaskStore):
             # sizing it then made a stream's saves quadratic. It is sized when it
             # comes in and when it goes idle (the only tasks ever dropped).
             self._resize(held, task)
+        if idle:
+            held.task = task.SerializeToString()
+        else:
+            held.task = Task()
+            held.task.CopyFrom(task)
         self._idle += (idle and held.since is None) - (not idle and held.since is not None)
         if idle:
             held.since = time.monotonic()
@@ -179,23 +192,59 @@ class BoundedTaskStore(TaskStore):
             held.since = None
         await self._evict()
 
+    def compact(self, task: Task, context: ServerCallContext, turn: Sequence[Message]) -> None:
+        """``task``, saved and its run's ``turn`` written to the session, is held as
+        references into that session when they rebuild it exactly
+        (:func:`~agenthost.adapters.a2a.answered.pack`); else it stays as it is."""
+        held = self._held.get((context.user.user_name, task.id))
+        if self.memory is None or held is None or not isinstance(held.task, bytes):
+            return
+        answered = pack(task, turn)
+        if answered is not None and held.task == task.SerializeToString():  # not saved since
+            held.task = answered
+
     def _resize(self, held: _Held, task: Task) -> None:
         size = task.ByteSize()
         self.bytes += size - held.size
         held.size = size
 
     async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
-        return await self._inner.get(task_id, context)
+        principal = context.user.user_name
+        held = self._held.get((principal, task_id))
+        return None if held is None else await self._task(held, task_id, principal)
+
+    async def _task(self, held: _Held, task_id: str, principal: str) -> Task | None:
+        kept = held.task
+        if isinstance(kept, bytes):
+            return Task.FromString(kept)
+        if isinstance(kept, Answered):
+            assert self.memory is not None
+            session = await self.memory.get(SessionKey(self.agent, kept.context, principal))
+            return unpack(kept, task_id, session.messages if session else [])
+        task = Task()
+        task.CopyFrom(kept)
+        return task
 
     async def list(self, params: ListTasksRequest, context: ServerCallContext) -> ListTasksResponse:
-        return await self._inner.list(params, context)
+        """The SDK's in-memory listing (filters, order, pages), over this principal's tasks."""
+        principal = context.user.user_name
+        listing = InMemoryTaskStore(owner_resolver=owner_of(self.agent))
+        for (owner, task_id), held in list(self._held.items()):
+            if owner != principal:
+                continue
+            kept, wanted = held.task, params.context_id
+            if wanted and isinstance(kept, Answered) and kept.context != wanted:
+                continue  # not read back from its session only to be filtered out
+            task = await self._task(held, task_id, principal)
+            if task is not None:
+                await listing.save(task, context)
+        return await listing.list(params, context)
 
     async def delete(self, task_id: str, context: ServerCallContext) -> None:
         held = self._held.pop((context.user.user_name, task_id), None)
         if held is not None:
             self.bytes -= held.size
             self._idle -= held.since is not None
-        await self._inner.delete(task_id, context)
 
     async def _evict(self) -> None:
         expired_before = time.monotonic() - self._ttl
@@ -220,13 +269,14 @@ class BoundedTaskStore(TaskStore):
 
 
 class _Held:
-    """What the bounded store knows of a task it holds."""
+    """A task the bounded store holds, and what it knows of it."""
 
-    __slots__ = ("since", "size")
+    __slots__ = ("since", "size", "task")
 
     def __init__(self) -> None:
         self.size = 0
         self.since: float | None = None  # when it went idle (monotonic); None while it runs
+        self.task: Task | bytes | Answered = b""  # running: a copy; idle: bytes, or Answered
 
 
 class TaskStores:
@@ -281,7 +331,11 @@ class TaskStores:
         """Whether the stores are ready (a database's tables made)."""
         return self._database.initialized if self._database is not None else self._started
 
-    def tasks(self, agent: str) -> TaskStore | VersionedDatabaseTaskStore:
+    def tasks(
+        self, agent: str, memory: MemoryManager | None = None
+    ) -> TaskStore | VersionedDatabaseTaskStore:
+        """``agent``'s task store; in memory, its answered tasks read back from ``memory``
+        (the agent's sessions) if given."""
         if self._database is not None:
             return self._database.tasks(owner_of(agent))
         tasks = BoundedTaskStore(
@@ -290,6 +344,7 @@ class TaskStores:
             ttl=self._ttl,
             max_bytes=self._max_bytes,
             push_configs=self._memory_push_configs(agent),
+            memory=memory,
         )
         self._memory_tasks.append(tasks)
         return tasks
