@@ -6,7 +6,7 @@ client's message, its artifact the answer, and the executor appends both to
 the session (key: agent, context, principal) as the task ends. Kept whole,
 each task was a second copy of its turn (``bench/protocol_sessions.py``:
 A2A 15 KiB a 10-turn session, 8 KiB the goal). So the in-memory task store
-keeps such a task as :class:`Answered`: its context and 40 packed bytes (the
+keeps such a task as its context id and 36 packed bytes (:func:`pack`: the
 final status's timestamp, the artifact's id, a digest of the message id,
 question and answer); :func:`unpack` finds the turn in the session again and
 rebuilds the task, equal to the one saved.
@@ -39,18 +39,9 @@ ANSWER = "answer"
 _LAYOUT = struct.Struct("<qi16s8s")  # status seconds, nanos, artifact uuid, digest
 
 
-class Answered:
-    """A completed task held as references into its context's session."""
-
-    __slots__ = ("context", "packed")
-
-    def __init__(self, context: str, packed: bytes) -> None:
-        self.context, self.packed = context, packed
-
-
-def pack(task: Task, turn: Sequence[Message]) -> Answered | None:
-    """``task`` as :class:`Answered`, when ``turn`` (the messages its run appends to the
-    session) rebuilds it exactly; else None (keep it whole)."""
+def pack(task: Task, turn: Sequence[Message]) -> bytes | None:
+    """What ``task`` needs besides its context id and its turn, when ``turn`` (the messages
+    its run appends to the session) rebuilds it exactly; else None (keep it whole)."""
     if task.status.state != TaskState.TASK_STATE_COMPLETED or len(task.artifacts) != 1:
         return None
     found = _turn(turn, 0)
@@ -68,28 +59,34 @@ def pack(task: Task, turn: Sequence[Message]) -> Answered | None:
     packed = _LAYOUT.pack(
         stamp.seconds, stamp.nanos, artifact.bytes, _digest(message_id, question, answer)
     )
-    # The context id is shared by every task of the context (and the session key's).
-    held = Answered(sys.intern(task.context_id), packed)
-    if rebuild(held, task.id, message_id, question, answer) != task:
+    if rebuild(packed, task.id, task.context_id, message_id, question, answer) != task:
         return None
-    return held
+    return packed
 
 
-def unpack(held: Answered, task_id: str, session: Sequence[Message]) -> Task | None:
+def context_of(task: Task) -> str:
+    """The task's context id, one string for every task of the context."""
+    return sys.intern(task.context_id)
+
+
+def unpack(packed: bytes, task_id: str, context: str, session: Sequence[Message]) -> Task | None:
     """The task again from its context's ``session`` messages; None when its turn is gone."""
-    digest = held.packed[-8:]
+    digest = packed[-8:]
     for start in range(len(session) - 1, -1, -1):
         found = _turn(session, start)
         if found is not None and _digest(*found) == digest:
-            return rebuild(held, task_id, *found)
+            return rebuild(packed, task_id, context, *found)
     return None
 
 
-def rebuild(held: Answered, task_id: str, message_id: str, question: str, answer: str) -> Task:
-    seconds, nanos, artifact, _ = _LAYOUT.unpack(held.packed)
+def rebuild(
+    packed: bytes, task_id: str, context: str, message_id: str, question: str, answer: str
+) -> Task:
+    """The completed task of one answered turn."""
+    seconds, nanos, artifact, _ = _LAYOUT.unpack(packed)
     return Task(
         id=task_id,
-        context_id=held.context,
+        context_id=context,
         status=TaskStatus(
             state=TaskState.TASK_STATE_COMPLETED,
             timestamp=Timestamp(seconds=seconds, nanos=nanos),
@@ -102,7 +99,7 @@ def rebuild(held: Answered, task_id: str, message_id: str, question: str, answer
         history=[
             A2AMessage(
                 message_id=message_id,
-                context_id=held.context,
+                context_id=context,
                 task_id=task_id,
                 role=Role.ROLE_USER,
                 parts=[Part(text=question)],

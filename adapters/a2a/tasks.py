@@ -42,7 +42,7 @@ from a2a.server.tasks import (
 )
 from a2a.types import ListTasksRequest, ListTasksResponse, Task, TaskPushNotificationConfig
 
-from agenthost.adapters.a2a.answered import Answered, pack, unpack
+from agenthost.adapters.a2a import answered
 from agenthost.adapters.a2a.users import PrincipalUser
 from agenthost.agents import MemoryManager, Message, SessionKey
 
@@ -155,9 +155,12 @@ class BoundedTaskStore(TaskStore):
         self._push_configs = push_configs
         self.memory = memory
         """The agent's sessions, where an answered task's turn is read back (None: kept whole)."""
-        # (principal, task id) → the task, its size and idle time, in the order the tasks
-        # went idle (a running one where it came in or was last idle).
-        self._held: dict[tuple[str, str], _Held] = {}
+        # Task id → the task, its owner, size and idle time, in the order the tasks went
+        # idle (a running one where it came in or was last idle). Task ids are the SDK's
+        # UUIDs: another principal's task of the same id (never seen) is keyed by
+        # (principal, task id) instead. One record a task, no key tuple
+        # (bench/protocol_sessions.py).
+        self._held: dict[str | tuple[str, str], _Held] = {}
         self._idle = 0  # how many of them are idle
         self.bytes = 0
         self.evictions = 0
@@ -167,18 +170,27 @@ class BoundedTaskStore(TaskStore):
         """Tasks held."""
         return len(self._held)
 
+    def _key(self, principal: str, task_id: str) -> str | tuple[str, str]:
+        held = self._held.get(task_id)
+        return task_id if held is None or held.principal == principal else (principal, task_id)
+
+    def _find(self, principal: str, task_id: str) -> _Held | None:
+        return self._held.get(self._key(principal, task_id))
+
     async def save(self, task: Task, context: ServerCallContext) -> None:
-        key = (context.user.user_name, task.id)
+        principal = context.user.user_name
+        key = self._key(principal, task.id)
         held = self._held.get(key)
         idle = task.status.state in IDLE_STATES
         if held is None:
-            held = self._held[key] = _Held()
+            held = self._held[key] = _Held(principal)
             self._resize(held, task)
         elif idle:
             # A running task is saved once per streamed event, growing each time:
             # sizing it then made a stream's saves quadratic. It is sized when it
             # comes in and when it goes idle (the only tasks ever dropped).
             self._resize(held, task)
+        held.context = None
         if idle:
             held.task = task.SerializeToString()
         else:
@@ -196,12 +208,14 @@ class BoundedTaskStore(TaskStore):
         """``task``, saved and its run's ``turn`` written to the session, is held as
         references into that session when they rebuild it exactly
         (:func:`~agenthost.adapters.a2a.answered.pack`); else it stays as it is."""
-        held = self._held.get((context.user.user_name, task.id))
-        if self.memory is None or held is None or not isinstance(held.task, bytes):
+        held = self._find(context.user.user_name, task.id)
+        if self.memory is None or held is None or held.context is not None:
             return
-        answered = pack(task, turn)
-        if answered is not None and held.task == task.SerializeToString():  # not saved since
-            held.task = answered
+        if not isinstance(held.task, bytes) or held.task != task.SerializeToString():
+            return  # saved again since
+        packed = answered.pack(task, turn)
+        if packed is not None:
+            held.task, held.context = packed, answered.context_of(task)
 
     def _resize(self, held: _Held, task: Task) -> None:
         size = task.ByteSize()
@@ -209,18 +223,19 @@ class BoundedTaskStore(TaskStore):
         held.size = size
 
     async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
-        principal = context.user.user_name
-        held = self._held.get((principal, task_id))
-        return None if held is None else await self._task(held, task_id, principal)
+        held = self._find(context.user.user_name, task_id)
+        return None if held is None else await self._task(held, task_id)
 
-    async def _task(self, held: _Held, task_id: str, principal: str) -> Task | None:
+    async def _task(self, held: _Held, task_id: str) -> Task | None:
         kept = held.task
+        if held.context is not None:
+            assert self.memory is not None and isinstance(kept, bytes)
+            key = SessionKey(self.agent, held.context, held.principal)
+            session = await self.memory.get(key)
+            messages = session.messages if session else []
+            return answered.unpack(kept, task_id, held.context, messages)
         if isinstance(kept, bytes):
             return Task.FromString(kept)
-        if isinstance(kept, Answered):
-            assert self.memory is not None
-            session = await self.memory.get(SessionKey(self.agent, kept.context, principal))
-            return unpack(kept, task_id, session.messages if session else [])
         task = Task()
         task.CopyFrom(kept)
         return task
@@ -229,19 +244,19 @@ class BoundedTaskStore(TaskStore):
         """The SDK's in-memory listing (filters, order, pages), over this principal's tasks."""
         principal = context.user.user_name
         listing = InMemoryTaskStore(owner_resolver=owner_of(self.agent))
-        for (owner, task_id), held in list(self._held.items()):
-            if owner != principal:
+        for key, held in list(self._held.items()):
+            if held.principal != principal:
                 continue
-            kept, wanted = held.task, params.context_id
-            if wanted and isinstance(kept, Answered) and kept.context != wanted:
+            wanted = params.context_id
+            if wanted and held.context is not None and held.context != wanted:
                 continue  # not read back from its session only to be filtered out
-            task = await self._task(held, task_id, principal)
+            task = await self._task(held, key if isinstance(key, str) else key[1])
             if task is not None:
                 await listing.save(task, context)
         return await listing.list(params, context)
 
     async def delete(self, task_id: str, context: ServerCallContext) -> None:
-        held = self._held.pop((context.user.user_name, task_id), None)
+        held = self._held.pop(self._key(context.user.user_name, task_id), None)
         if held is not None:
             self.bytes -= held.size
             self._idle -= held.since is not None
@@ -258,7 +273,7 @@ class BoundedTaskStore(TaskStore):
             fits = idle <= self._max and size <= self.max_bytes
             if fits and held.since > expired_before:
                 break
-            dropped.append(key)
+            dropped.append((held.principal, key if isinstance(key, str) else key[1]))
             idle, size = idle - 1, size - held.size
         for principal, task_id in dropped:
             context = ServerCallContext(user=PrincipalUser(principal))
@@ -271,12 +286,15 @@ class BoundedTaskStore(TaskStore):
 class _Held:
     """A task the bounded store holds, and what it knows of it."""
 
-    __slots__ = ("since", "size", "task")
+    __slots__ = ("context", "principal", "since", "size", "task")
 
-    def __init__(self) -> None:
+    def __init__(self, principal: str) -> None:
+        self.principal = principal
         self.size = 0
         self.since: float | None = None  # when it went idle (monotonic); None while it runs
-        self.task: Task | bytes | Answered = b""  # running: a copy; idle: bytes, or Answered
+        self.task: Task | bytes = b""  # running: a copy; idle: serialized, or packed
+        self.context: str | None = None
+        """An answered task's context id: ``task`` is :func:`answered.pack`'s bytes."""
 
 
 class TaskStores:
