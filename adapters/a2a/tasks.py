@@ -11,6 +11,9 @@ user, which the adapter builds from the principal).
   count but are never dropped), or when it has been idle for ``ttl``
   seconds, like sessions. Its push configs go with it; they are bounded
   too: :data:`MAX_PUSH_CONFIGS_PER_TASK` per task and ``max_bytes`` in all.
+  A task the agent answered in one go keeps no copy of its question and
+  answer: they are read back from its context's session
+  (:mod:`agenthost.adapters.a2a.answered`), and the task goes with it.
 - ``sqlite:///path``: one SQLite file shared by every agent (SQLAlchemy
   + aiosqlite); tables are created at start-up, tasks survive a restart.
 - ``postgresql+asyncpg://…`` (or ``postgresql://…``): one PostgreSQL
