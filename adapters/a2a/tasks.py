@@ -229,13 +229,21 @@ class BoundedTaskStore(TaskStore):
         held = self._find(context.user.user_name, task_id)
         return None if held is None else await self._task(held, task_id)
 
-    async def _task(self, held: _Held, task_id: str) -> Task | None:
+    async def _task(
+        self, held: _Held, task_id: str, sessions: dict[str, list[Message]] | None = None
+    ) -> Task | None:
+        """The task ``held`` keeps; an answered one's session read once per context
+        in ``sessions`` (a listing's)."""
         kept = held.task
         if held.context is not None:
             assert self.memory is not None and isinstance(kept, bytes)
-            key = SessionKey(self.agent, held.context, held.principal)
-            session = await self.memory.get(key)
-            messages = session.messages if session else []
+            messages = sessions.get(held.context) if sessions is not None else None
+            if messages is None:
+                key = SessionKey(self.agent, held.context, held.principal)
+                session = await self.memory.get(key)
+                messages = session.messages if session else []
+                if sessions is not None:
+                    sessions[held.context] = messages
             return answered.unpack(kept, task_id, held.context, messages)
         if isinstance(kept, bytes):
             return Task.FromString(kept)
@@ -247,13 +255,14 @@ class BoundedTaskStore(TaskStore):
         """The SDK's in-memory listing (filters, order, pages), over this principal's tasks."""
         principal = context.user.user_name
         listing = InMemoryTaskStore(owner_resolver=owner_of(self.agent))
+        sessions: dict[str, list[Message]] = {}
         for key, held in list(self._held.items()):
             if held.principal != principal:
                 continue
             wanted = params.context_id
             if wanted and held.context is not None and held.context != wanted:
                 continue  # not read back from its session only to be filtered out
-            task = await self._task(held, key if isinstance(key, str) else key[1])
+            task = await self._task(held, key if isinstance(key, str) else key[1], sessions)
             if task is not None:
                 await listing.save(task, context)
         return await listing.list(params, context)
