@@ -17,6 +17,13 @@ equality): any other shape (a streamed answer in chunks, data or file parts,
 a question asked, metadata, a status message) is kept whole. A task whose
 turn is no longer in the session (the session expired, was evicted or
 deleted) is gone, as if the task store had dropped it.
+
+Why the task points into the session and not the other way round: the
+session is the agent's (``agents/``, every protocol's memory manager, Redis
+or not) and must read whole without A2A; the task store is this adapter's
+own, so the reference lives here. A digest, not a position: sessions are
+append-only but shared (another protocol's turns, concurrent tasks of one
+context), so the turn is found by what it holds, from the end.
 """
 
 from __future__ import annotations
