@@ -257,7 +257,7 @@ class A2AAdapter:
             url = cards.agent_url(self.options.public_url.rstrip("/"), self.options, agent.name)
             where = agent_stack_registration.location(url, agent.name)
             self._registered[where] = agent_card_to_dict(static_card)
-        tasks = self.stores.tasks(agent.name)
+        tasks = self.stores.tasks(agent.name, memory)
         # An Agent Stack run is this request's own: the key it may be lent is never stored,
         # so no other replica could take the run over.
         turns = HeldTurns()

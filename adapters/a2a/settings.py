@@ -54,7 +54,10 @@ class Settings(BaseSettings):
         10_000, ge=1, description="A2A: finished tasks kept in memory per agent (oldest dropped)."
     )
     task_ttl: float = Field(
-        3600.0, gt=0, description="A2A: seconds a finished in-memory task is kept."
+        3600.0,
+        gt=0,
+        description="A2A: seconds a finished in-memory task is kept (a task answered in one "
+        "go reads its question and answer from its context's session: no longer than that).",
     )
     task_max_bytes: int = Field(
         64 * 1024 * 1024,

@@ -11,6 +11,9 @@ user, which the adapter builds from the principal).
   count but are never dropped), or when it has been idle for ``ttl``
   seconds, like sessions. Its push configs go with it; they are bounded
   too: :data:`MAX_PUSH_CONFIGS_PER_TASK` per task and ``max_bytes`` in all.
+  A task the agent answered in one go keeps no copy of its question and
+  answer: they are read back from its context's session
+  (:mod:`agenthost.adapters.a2a.answered`), and the task goes with it.
 - ``sqlite:///path``: one SQLite file shared by every agent (SQLAlchemy
   + aiosqlite); tables are created at start-up, tasks survive a restart.
 - ``postgresql+asyncpg://…`` (or ``postgresql://…``): one PostgreSQL
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from a2a.server.agent_execution.active_task import INTERRUPTED_TASK_STATES, TERMINAL_TASK_STATES
@@ -41,7 +45,9 @@ from a2a.server.tasks import (
 )
 from a2a.types import ListTasksRequest, ListTasksResponse, Task, TaskPushNotificationConfig
 
+from agenthost.adapters.a2a import answered
 from agenthost.adapters.a2a.users import PrincipalUser
+from agenthost.agents import MemoryManager, Message, SessionKey
 
 if TYPE_CHECKING:
     from a2a.server.cluster.database_event_stream import DatabaseTaskEventStream
@@ -124,12 +130,17 @@ class BoundedPushConfigStore(InMemoryPushNotificationConfigStore):
 
 
 class BoundedTaskStore(TaskStore):
-    """The SDK's in-memory store, minus the idle tasks beyond a count, a byte budget and an age.
+    """Tasks in memory, minus the idle tasks beyond a count, a byte budget and an age.
 
-    Sizes are the tasks' serialized (protobuf) sizes, history and artifacts
-    included, taken when a task is first saved and whenever it is saved idle
-    (not on each save of a running task); ``evictions`` counts the tasks
-    dropped for room or age.
+    A running task is held as a copy (the SDK's in-memory store copied it in
+    and out); an idle one as its serialized bytes, or, when the agent
+    answered it in one go, as references into its context's session
+    (:mod:`agenthost.adapters.a2a.answered`, once :func:`~.turns.hold_turns` has
+    written its turn there: :meth:`compact`). ``get`` and ``list`` give a new
+    ``Task`` each time. Sizes are the tasks' serialized (protobuf) sizes,
+    history and artifacts included, taken when a task is first saved and
+    whenever it is saved idle (not on each save of a running task);
+    ``evictions`` counts the tasks dropped for room or age.
     """
 
     def __init__(
@@ -140,15 +151,19 @@ class BoundedTaskStore(TaskStore):
         ttl: float,
         max_bytes: int = DEFAULT_MAX_BYTES,
         push_configs: BoundedPushConfigStore | None = None,
+        memory: MemoryManager | None = None,
     ) -> None:
-        self._inner = InMemoryTaskStore(owner_resolver=owner_of(agent))
+        self.agent = agent
         self._max, self._ttl, self.max_bytes = max_tasks, ttl, max_bytes
         self._push_configs = push_configs
-        # (principal, task id) → its size and idle time, in the order the tasks went idle
-        # (a running one where it came in or was last idle): one plain dict, ~0.2 KiB a
-        # task less than a dict and an OrderedDict of shared records
+        self.memory = memory
+        """The agent's sessions, where an answered task's turn is read back (None: kept whole)."""
+        # Task id → the task, its owner, size and idle time, in the order the tasks went
+        # idle (a running one where it came in or was last idle). Task ids are the SDK's
+        # UUIDs: another principal's task of the same id (never seen) is keyed by
+        # (principal, task id) instead. One record a task, no key tuple
         # (bench/protocol_sessions.py).
-        self._held: dict[tuple[str, str], _Held] = {}
+        self._held: dict[str | tuple[str, str], _Held] = {}
         self._idle = 0  # how many of them are idle
         self.bytes = 0
         self.evictions = 0
@@ -158,19 +173,32 @@ class BoundedTaskStore(TaskStore):
         """Tasks held."""
         return len(self._held)
 
+    def _key(self, principal: str, task_id: str) -> str | tuple[str, str]:
+        held = self._held.get(task_id)
+        return task_id if held is None or held.principal == principal else (principal, task_id)
+
+    def _find(self, principal: str, task_id: str) -> _Held | None:
+        return self._held.get(self._key(principal, task_id))
+
     async def save(self, task: Task, context: ServerCallContext) -> None:
-        await self._inner.save(task, context)
-        key = (context.user.user_name, task.id)
+        principal = context.user.user_name
+        key = self._key(principal, task.id)
         held = self._held.get(key)
         idle = task.status.state in IDLE_STATES
         if held is None:
-            held = self._held[key] = _Held()
+            held = self._held[key] = _Held(principal)
             self._resize(held, task)
         elif idle:
             # A running task is saved once per streamed event, growing each time:
             # sizing it then made a stream's saves quadratic. It is sized when it
             # comes in and when it goes idle (the only tasks ever dropped).
             self._resize(held, task)
+        held.context = None
+        if idle:
+            held.task = task.SerializeToString()
+        else:
+            held.task = Task()
+            held.task.CopyFrom(task)
         self._idle += (idle and held.since is None) - (not idle and held.since is not None)
         if idle:
             held.since = time.monotonic()
@@ -179,23 +207,71 @@ class BoundedTaskStore(TaskStore):
             held.since = None
         await self._evict()
 
+    def compact(self, task: Task, context: ServerCallContext, turn: Sequence[Message]) -> None:
+        """``task``, saved and its run's ``turn`` written to the session, is held as
+        references into that session when they rebuild it exactly
+        (:func:`~agenthost.adapters.a2a.answered.pack`); else it stays as it is."""
+        held = self._find(context.user.user_name, task.id)
+        if self.memory is None or held is None or held.context is not None:
+            return
+        if not isinstance(held.task, bytes) or held.task != task.SerializeToString():
+            return  # saved again since
+        packed = answered.pack(task, turn)
+        if packed is not None:
+            held.task, held.context = packed, answered.context_of(task)
+
     def _resize(self, held: _Held, task: Task) -> None:
         size = task.ByteSize()
         self.bytes += size - held.size
         held.size = size
 
     async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
-        return await self._inner.get(task_id, context)
+        held = self._find(context.user.user_name, task_id)
+        return None if held is None else await self._task(held, task_id)
+
+    async def _task(
+        self, held: _Held, task_id: str, sessions: dict[str, list[Message]] | None = None
+    ) -> Task | None:
+        """The task ``held`` keeps; an answered one's session read once per context
+        in ``sessions`` (a listing's)."""
+        kept = held.task
+        if held.context is not None:
+            assert self.memory is not None and isinstance(kept, bytes)
+            messages = sessions.get(held.context) if sessions is not None else None
+            if messages is None:
+                key = SessionKey(self.agent, held.context, held.principal)
+                session = await self.memory.get(key)
+                messages = session.messages if session else []
+                if sessions is not None:
+                    sessions[held.context] = messages
+            return answered.unpack(kept, task_id, held.context, messages)
+        if isinstance(kept, bytes):
+            return Task.FromString(kept)
+        task = Task()
+        task.CopyFrom(kept)
+        return task
 
     async def list(self, params: ListTasksRequest, context: ServerCallContext) -> ListTasksResponse:
-        return await self._inner.list(params, context)
+        """The SDK's in-memory listing (filters, order, pages), over this principal's tasks."""
+        principal = context.user.user_name
+        listing = InMemoryTaskStore(owner_resolver=owner_of(self.agent))
+        sessions: dict[str, list[Message]] = {}
+        for key, held in list(self._held.items()):
+            if held.principal != principal:
+                continue
+            wanted = params.context_id
+            if wanted and held.context is not None and held.context != wanted:
+                continue  # not read back from its session only to be filtered out
+            task = await self._task(held, key if isinstance(key, str) else key[1], sessions)
+            if task is not None:
+                await listing.save(task, context)
+        return await listing.list(params, context)
 
     async def delete(self, task_id: str, context: ServerCallContext) -> None:
-        held = self._held.pop((context.user.user_name, task_id), None)
+        held = self._held.pop(self._key(context.user.user_name, task_id), None)
         if held is not None:
             self.bytes -= held.size
             self._idle -= held.since is not None
-        await self._inner.delete(task_id, context)
 
     async def _evict(self) -> None:
         expired_before = time.monotonic() - self._ttl
@@ -209,7 +285,7 @@ class BoundedTaskStore(TaskStore):
             fits = idle <= self._max and size <= self.max_bytes
             if fits and held.since > expired_before:
                 break
-            dropped.append(key)
+            dropped.append((held.principal, key if isinstance(key, str) else key[1]))
             idle, size = idle - 1, size - held.size
         for principal, task_id in dropped:
             context = ServerCallContext(user=PrincipalUser(principal))
@@ -220,13 +296,17 @@ class BoundedTaskStore(TaskStore):
 
 
 class _Held:
-    """What the bounded store knows of a task it holds."""
+    """A task the bounded store holds, and what it knows of it."""
 
-    __slots__ = ("since", "size")
+    __slots__ = ("context", "principal", "since", "size", "task")
 
-    def __init__(self) -> None:
+    def __init__(self, principal: str) -> None:
+        self.principal = principal
         self.size = 0
         self.since: float | None = None  # when it went idle (monotonic); None while it runs
+        self.task: Task | bytes = b""  # running: a copy; idle: serialized, or packed
+        self.context: str | None = None
+        """An answered task's context id: ``task`` is :func:`answered.pack`'s bytes."""
 
 
 class TaskStores:
@@ -281,7 +361,11 @@ class TaskStores:
         """Whether the stores are ready (a database's tables made)."""
         return self._database.initialized if self._database is not None else self._started
 
-    def tasks(self, agent: str) -> TaskStore | VersionedDatabaseTaskStore:
+    def tasks(
+        self, agent: str, memory: MemoryManager | None = None
+    ) -> TaskStore | VersionedDatabaseTaskStore:
+        """``agent``'s task store; in memory, its answered tasks read back from ``memory``
+        (the agent's sessions) if given."""
         if self._database is not None:
             return self._database.tasks(owner_of(agent))
         tasks = BoundedTaskStore(
@@ -290,6 +374,7 @@ class TaskStores:
             ttl=self._ttl,
             max_bytes=self._max_bytes,
             push_configs=self._memory_push_configs(agent),
+            memory=memory,
         )
         self._memory_tasks.append(tasks)
         return tasks

@@ -24,9 +24,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from a2a.server.cluster.task_store import ConcurrentTaskModificationError
+from a2a.server.context import ServerCallContext
 from a2a.types import Task, TaskState
 
-from agenthost.adapters.a2a.tasks import IDLE_STATES
+from agenthost.adapters.a2a.tasks import IDLE_STATES, BoundedTaskStore
 from agenthost.agents import MemoryManager, Message, SessionKey
 from agenthost.agents.sessions import ManagedSession
 
@@ -44,16 +45,24 @@ class HeldTurns:
     """The session writes of runs whose task's end is not saved yet, by task id."""
 
     def __init__(self) -> None:
-        self._held: dict[str, tuple[float, list[Write]]] = {}
+        self._held: dict[str, tuple[float, list[Write], list[Message]]] = {}
 
-    def hold(self, task_id: str, write: Write) -> None:
+    def hold(self, task_id: str, write: Write, messages: Sequence[Message] = ()) -> None:
+        """Hold ``write`` (appending ``messages`` to the session, if any) until the task's end."""
         now = time.monotonic()
         while self._held:
             oldest = next(iter(self._held))
             if now - self._held[oldest][0] < HOLD_SECONDS:
                 break
             del self._held[oldest]
-        self._held.setdefault(task_id, (now, []))[1].append(write)
+        _, writes, held = self._held.setdefault(task_id, (now, [], []))
+        writes.append(write)
+        held.extend(messages)
+
+    def messages(self, task_id: str) -> Sequence[Message]:
+        """The messages the held writes of ``task_id`` will append to its session, in order."""
+        held = self._held.get(task_id)
+        return held[2] if held is not None else ()
 
     def __len__(self) -> int:
         return len(self._held)
@@ -62,7 +71,7 @@ class HeldTurns:
         """``task`` is saved: write its run's turn if it ended well, drop it if not."""
         if task.status.state not in IDLE_STATES:
             return
-        _, writes = self._held.pop(task.id, (0.0, []))
+        _, writes, _ = self._held.pop(task.id, (0.0, [], []))
         if task.status.state in KEPT_STATES:
             for write in writes:
                 await write()
@@ -85,7 +94,8 @@ class HeldSession(ManagedSession):
 
     async def append(self, messages: Sequence[Message]) -> None:
         kept = list(messages)
-        self.turns.hold(self.task_id, functools.partial(ManagedSession.append, self, kept))
+        write = functools.partial(ManagedSession.append, self, kept)
+        self.turns.hold(self.task_id, write, kept)
 
     async def save_notes(self, notes: dict[str, Any]) -> None:
         kept = dict(notes)
@@ -103,6 +113,8 @@ def hold_turns(store: Any, turns: HeldTurns) -> None:
 
     @functools.wraps(save)
     async def saving(task: Task, *args: Any, **kwargs: Any) -> Any:
+        kept = task.status.state in KEPT_STATES
+        turn = list(turns.messages(task.id)) if kept else []
         try:
             result = await save(task, *args, **kwargs)
         except ConcurrentTaskModificationError:
@@ -111,6 +123,10 @@ def hold_turns(store: Any, turns: HeldTurns) -> None:
             turns.failed(task)
             raise
         await turns.saved(task)
+        context = kwargs.get("context", args[0] if args else None)
+        if turn and isinstance(store, BoundedTaskStore) and isinstance(context, ServerCallContext):
+            # Its turn is in the session now: the task need not keep a copy of it.
+            store.compact(task, context, turn)
         return result
 
     store.save = saving
