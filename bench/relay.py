@@ -608,26 +608,41 @@ def benchmark(args: argparse.Namespace, workdir: Path) -> int:
             f" {args.rounds} rounds"
         )
         path, body, marker, headers = bodies["v1-plain"]
-        names = [n for n in ("agenthost", "litellm") if n in running]
+        # "direct": the same calls straight to the upstream (model s1), the floor that
+        # "latency added" is measured from.
+        names = ["direct", *(n for n in ("agenthost", "litellm") if n in running)]
+        servers_ = {**running, "direct": running["upstream"]}
+
+        def plain(name: str, requests: int, concurrency: int, profile: Path | None) -> Phase:
+            return measure(
+                servers_[name],
+                "plain",
+                path,
+                body.replace("{agent}", "s1" if name == "direct" else "relay1"),
+                marker if name == "agenthost" else '"stop"',
+                (f"Authorization: Bearer {LITELLM_KEY}",) if name == "litellm" else headers,
+                requests,
+                concurrency,
+                profile,
+            )
+
         totals: dict[str, list[Phase]] = {n: [] for n in names}
+        serial: dict[str, list[Phase]] = {n: [] for n in names}
         for round_ in range(args.rounds):
             order = names if round_ % 2 == 0 else names[::-1]
             for name in order:
-                phase = measure(
-                    running[name],
-                    "plain",
-                    path,
-                    body.replace("{agent}", "relay1"),
-                    marker if name == "agenthost" else '"stop"',
-                    (f"Authorization: Bearer {LITELLM_KEY}",) if name == "litellm" else headers,
-                    args.requests,
-                    args.concurrency,
+                profile = (
                     args.profile / f"plain-{round_}.txt"
                     if args.profile and name == "agenthost"
-                    else None,
+                    else None
                 )
+                phase = plain(name, args.requests, args.concurrency, profile)
                 failed += phase.failures
                 totals[name].append(phase)
+                # One call at a time: the latency a call gains through the server, no queueing.
+                phase = plain(name, max(args.requests // 4, 100), 1, None)
+                failed += phase.failures
+                serial[name].append(phase)
         print(
             f"{'server':10} {'requests':>8} {'req/s':>7} {'CPU µs/req':>10} {'p50 ms':>7}"
             f" {'p99 ms':>7} {'fail':>5} {'full GCs':>8}"
@@ -649,6 +664,23 @@ def benchmark(args: argparse.Namespace, workdir: Path) -> int:
                 f"{sum(p.failures for p in phases_):>5}"
                 f" {_count(_total(p.full_gcs for p in phases_)):>8}"
             )
+        print(
+            "latency added over the direct call (ms), one call at a time and at"
+            f" c={args.concurrency}:"
+        )
+        floor = {
+            which: sorted(x for p in phases[names[0]] for x in p.latencies)
+            for which, phases in (("c1", serial), ("cN", totals))
+        }
+        for name in names[1:]:
+            row = []
+            for which, phases in (("c1", serial), ("cN", totals)):
+                lat = sorted(x for p in phases[name] for x in p.latencies)
+                base = floor[which]
+                for q in (0.5, 0.99):
+                    added = lat[int(len(lat) * q)] - base[int(len(base) * q)]
+                    row.append(f"{which} p{int(q * 100)} {added * 1e3:+.2f}")
+            print(f"  {name:10} " + ", ".join(row))
         if "litellm" in rates:
             print(
                 f"agenthost/litellm: throughput {rates['agenthost'] / rates['litellm']:.2f}x"
