@@ -23,9 +23,20 @@ FALLBACK_SECONDS = 1.0
 
 def warm_up_when_ready(app: FastAPI) -> None:
     """Called once the served process accepts connections: the next ``/readyz`` 200, or
-    :data:`FALLBACK_SECONDS`, starts the builds (:func:`warm_up`)."""
+    :data:`FALLBACK_SECONDS`, starts the builds (:func:`warm_up`).
+
+    The fallback runs in a task of its own, not a bare loop callback: the builds start
+    in an anyio task group, and anyio can only tell the event loop from inside a task
+    (from a ``call_later`` callback it raised ``NoEventLoopError``)."""
     app.state.warm_up_pending = True
-    asyncio.get_running_loop().call_later(FALLBACK_SECONDS, warm_up, app)
+    app.state.warm_up_fallback = asyncio.get_running_loop().create_task(
+        _warm_up_later(app), name="warm-up"
+    )
+
+
+async def _warm_up_later(app: FastAPI) -> None:
+    await asyncio.sleep(FALLBACK_SECONDS)
+    warm_up(app)
 
 
 def warm_up(app: FastAPI) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.commands import serving, untraced_env
+from tests.commands import ROOT, free_port, serve_command, serving, untraced_env
 
 SCRIPT = """
 import sys
@@ -279,3 +279,25 @@ def test_a_served_process_builds_mcp_after_ready_without_a_request(tmp_path: Pat
         )
     assert answer.status_code == 200
     assert '"isError":false' in answer.text
+
+
+def test_a_served_process_nobody_probes_builds_mcp_after_a_second(tmp_path: Path) -> None:
+    # No /readyz and no request: the fallback starts the build on its own, without an error.
+    config = tmp_path / "agents.yaml"
+    config.write_text("agents:\n  - name: echo\n    description: Echo.\n    model: echo\n")
+    log = tmp_path / "server.log"
+    port = free_port()
+    env = untraced_env(AGENTHOST_LOG_LEVEL="info")
+    with log.open("wb") as output:
+        process = subprocess.Popen(serve_command(config, port), env=env, stderr=output, cwd=ROOT)
+        try:
+            deadline = time.monotonic() + 120
+            while "mcp: built ahead of its first request" not in log.read_text():
+                assert process.poll() is None, log.read_text()[-2000:]
+                assert time.monotonic() < deadline, log.read_text()[-2000:]
+                time.sleep(0.1)
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+    text = log.read_text()
+    assert "Traceback" not in text and " ERROR " not in text, text[-2000:]
