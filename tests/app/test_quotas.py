@@ -283,7 +283,7 @@ async def test_requests_pass_while_the_shared_store_is_down(tmp_path: Path) -> N
         start = time.monotonic()
         for _ in range(5):  # over the rate, but the store cannot say so
             assert (await client.get("/v1/models", headers=auth(ALICE))).status_code == 200
-        assert time.monotonic() - start < 0.5  # not waiting for the store each time
+        assert time.monotonic() - start < 1.5  # waiting for the store each time: 2.5 s
     assert first.status_code == 200
 
 

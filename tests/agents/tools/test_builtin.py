@@ -22,7 +22,8 @@ def test_results_too_large_are_refused_before_they_are_computed(expression: str)
     started = time.perf_counter()
     with pytest.raises(FatalToolError, match=r"digits|exponent"):
         evaluate(expression)
-    assert time.perf_counter() - started < 0.01
+    # Computed, each would take seconds to forever; refused, microseconds.
+    assert time.perf_counter() - started < 0.5
 
 
 def test_large_results_within_the_bound_still_work() -> None:

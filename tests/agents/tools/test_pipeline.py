@@ -166,7 +166,7 @@ async def test_a_time_out_stops_waiting_for_async_and_sync_tools() -> None:
     @tool(options=ToolOptions(timeout=0.05))
     def blocking() -> str:
         """Blocks a worker thread too long."""
-        time.sleep(0.5)
+        time.sleep(2)
         return "late"
 
     started = time.perf_counter()
@@ -174,7 +174,7 @@ async def test_a_time_out_stops_waiting_for_async_and_sync_tools() -> None:
         await sleepy.run("{}", hooks=[recorder])
     with pytest.raises(ToolError, match=r"blocking timed out after 0.05 s"):
         await blocking.run("{}")
-    assert time.perf_counter() - started < 0.4
+    assert time.perf_counter() - started < 1  # not the 2 s the call would take
     assert recorder.kinds() == [("start", 1), ("error", 1), ("finish", 1)]
 
 
