@@ -23,38 +23,53 @@ SECONDS_TO_END = 1.0
 
 
 class _Stream:
-    """One response: its ``send``, and once it turns out to be an event stream, a lock and
-    whether it has ended."""
+    """One response: its ``send``, whether it is an event stream, and whether it has ended.
 
-    __slots__ = ("ended", "lock", "raw", "streams")
+    No lock per chunk: a chunk goes straight to the server's ``send``, counted
+    while it is there, and :meth:`end` (the drain's, once per stream) marks the
+    stream ended first, so that no later chunk goes out, then waits for the
+    chunks in flight before it writes the last one.
+    """
+
+    __slots__ = ("ended", "idle", "raw", "sending", "streams", "tracked")
 
     def __init__(self, raw: Send, streams: set[_Stream]) -> None:
         self.raw = raw
         self.streams = streams
-        self.lock: asyncio.Lock | None = None
+        self.tracked = False  # an event stream: the drain may end it
         self.ended = False
+        self.sending = 0  # chunks in the server's send now
+        self.idle: asyncio.Event | None = None  # set when they are out, while end() waits
 
     async def send(self, message: Message) -> None:
-        if self.lock is None:
+        if not self.tracked:
             if message["type"] == "http.response.start" and _is_event_stream(message):
-                self.lock = asyncio.Lock()
+                self.tracked = True
                 self.streams.add(self)
             await self.raw(message)
             return
-        async with self.lock:
-            if self.ended:
-                return  # the drain ended it: the app's last words go nowhere
-            if message["type"] == "http.response.body" and not message.get("more_body", False):
-                self.ended = True
-                self.streams.discard(self)
+        if self.ended:
+            return  # the drain ended it: the app's last words go nowhere
+        if message["type"] == "http.response.body" and not message.get("more_body", False):
+            self.ended = True
+            self.streams.discard(self)
+        self.sending += 1
+        try:
             await self.raw(message)
+        finally:
+            self.sending -= 1
+            if not self.sending and self.idle is not None:
+                self.idle.set()
 
     async def end(self) -> None:
-        assert self.lock is not None
-        async with self.lock:
-            if not self.ended:
-                self.ended = True
-                await self.raw(END)
+        assert self.tracked
+        if self.ended:
+            return
+        self.ended = True
+        while self.sending:
+            self.idle = asyncio.Event()
+            await self.idle.wait()
+        await self.raw(END)
 
 
 def _is_event_stream(start: Message) -> bool:
