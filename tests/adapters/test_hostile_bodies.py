@@ -25,7 +25,11 @@ from tests.commands import free_port, serving, untraced_env
 
 pytestmark = pytest.mark.slow
 
-STALL = 0.25  # the goal is 50 ms; a 2-core CI machine shared by other jobs gets slack
+# The goal is 50 ms (bench/hostile_bodies.py measures it); the stalls this guards
+# against were 1.4-27.6 s. A 2-core machine under load gets slack: 0.25 s was
+# crossed once at load ~4 by a body served off the loop (its thread and the
+# loop trading the GIL), not by a stall.
+STALL = 0.5
 V1 = {"A2A-Version": "1.0", "content-type": "application/json"}
 JSON = {"content-type": "application/json"}
 MCP = {**JSON, "accept": "application/json, text/event-stream"}
