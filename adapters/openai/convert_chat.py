@@ -110,19 +110,19 @@ def to_message(message: ChatMessage, index: int = 0) -> Message:
             call_id=message.tool_call_id, name=message.name or "", content=_text(message)
         )
         return Message(role="tool", parts=[result])
-    parts: list[Part] = []
+    parts: list[Part | dict[str, str]] = []
     if isinstance(message.content, list):
         for n, item in enumerate(message.content):
             parts.append(_part(item, f"messages[{index}].content[{n}]"))
     elif message.content:
-        parts.append(TextPart(text=message.content))
+        # Validated with the message, in one call: ~1 µs less than a TextPart built first.
+        parts.append({"kind": "text", "text": message.content})
     for call in message.tool_calls or ():
         parts.append(
             ToolCallPart(id=call.id, name=call.function.name, arguments=call.function.arguments)
         )
-    if message.role == "assistant":
-        return Message(role="assistant", parts=parts, name=message.name)
-    return Message(role="user", parts=parts, name=message.name)
+    role = "assistant" if message.role == "assistant" else "user"
+    return Message.model_validate({"role": role, "parts": parts, "name": message.name})
 
 
 def _part(item: ChatContentPart, param: str) -> Part:
