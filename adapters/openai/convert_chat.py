@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from agenthost.adapters.openai.checks import check_format, client_tool, refuse, tool_choice
 from agenthost.adapters.openai.errors import OpenAIError
@@ -23,6 +23,9 @@ from agenthost.agents import (
     ToolResultPart,
     Usage,
 )
+
+_NO_OPTIONS: Final = RunOptions(model_settings=ModelSettings())
+"""What :func:`to_run` makes of a request that sets no instructions, tools or settings."""
 
 
 def check_supported(request: ChatCompletionRequest, agent: Agent) -> None:
@@ -65,27 +68,31 @@ def to_run(request: ChatCompletionRequest) -> tuple[list[Message], RunOptions]:
         for i, t in enumerate(request.tools or ())
     ]
     stop = request.stop
-    settings = ModelSettings(
-        temperature=request.temperature,
-        top_p=request.top_p,
-        max_tokens=request.max_completion_tokens or request.max_tokens,
-        stop=(stop,) if isinstance(stop, str) else tuple(stop) if stop else None,
-        seed=request.seed,
-        frequency_penalty=request.frequency_penalty,
-        presence_penalty=request.presence_penalty,
-        response_format=request.response_format
-        if (request.response_format or {}).get("type", "text") != "text"
+    response_format = request.response_format
+    settings: dict[str, Any] = {  # ModelSettings(**settings) when any is set
+        "temperature": request.temperature,
+        "top_p": request.top_p,
+        "max_tokens": request.max_completion_tokens or request.max_tokens,
+        "stop": (stop,) if isinstance(stop, str) else tuple(stop) if stop else None,
+        "seed": request.seed,
+        "frequency_penalty": request.frequency_penalty,
+        "presence_penalty": request.presence_penalty,
+        "response_format": response_format
+        if (response_format or {}).get("type", "text") != "text"
         else None,
-        tool_choice=tool_choice(request.tool_choice, tools),
-        parallel_tool_calls=request.parallel_tool_calls if tools else None,
+        "tool_choice": tool_choice(request.tool_choice, tools),
+        "parallel_tool_calls": request.parallel_tool_calls if tools else None,
         # OpenAI's field, or the ``reasoning`` object of OpenRouter and LiteLLM.
-        reasoning_effort=request.reasoning_effort
+        "reasoning_effort": request.reasoning_effort
         or (request.reasoning.effort if request.reasoning else None),
-    )
+    }
+    if not instructions and not tools and all(value is None for value in settings.values()):
+        # Most requests set nothing but their messages: the same (frozen) options for all.
+        return messages, _NO_OPTIONS
     options = RunOptions(
         instructions="\n\n".join(instructions) or None,
         tools=tools or None,
-        model_settings=settings,
+        model_settings=ModelSettings(**settings),
     )
     return messages, options
 
@@ -103,19 +110,19 @@ def to_message(message: ChatMessage, index: int = 0) -> Message:
             call_id=message.tool_call_id, name=message.name or "", content=_text(message)
         )
         return Message(role="tool", parts=[result])
-    parts: list[Part] = []
+    parts: list[Part | dict[str, str]] = []
     if isinstance(message.content, list):
         for n, item in enumerate(message.content):
             parts.append(_part(item, f"messages[{index}].content[{n}]"))
     elif message.content:
-        parts.append(TextPart(text=message.content))
+        # Validated with the message, in one call: ~1 µs less than a TextPart built first.
+        parts.append({"kind": "text", "text": message.content})
     for call in message.tool_calls or ():
         parts.append(
             ToolCallPart(id=call.id, name=call.function.name, arguments=call.function.arguments)
         )
-    if message.role == "assistant":
-        return Message(role="assistant", parts=parts, name=message.name)
-    return Message(role="user", parts=parts, name=message.name)
+    role = "assistant" if message.role == "assistant" else "user"
+    return Message.model_validate({"role": role, "parts": parts, "name": message.name})
 
 
 def _part(item: ChatContentPart, param: str) -> Part:
