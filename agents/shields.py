@@ -34,8 +34,7 @@ or clears the record. If the table is gone, every section is shielded.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
-from contextlib import contextmanager
+from types import TracebackType
 
 import anyio
 
@@ -49,28 +48,46 @@ _saving: dict[asyncio.Task[object], int] = {}
 _deferred: set[asyncio.Task[object]] = set()
 
 
-@contextmanager
-def save_shield() -> Iterator[None]:
-    """A section that neither an anyio scope nor :func:`cancel` cuts short."""
-    task = asyncio.current_task()
-    if task is None:  # not on asyncio (trio): anyio's own way
-        with anyio.CancelScope(shield=True):
-            yield
-        return
-    _saving[task] = _saving.get(task, 0) + 1
-    try:
-        if anyio_scope_holds(task):
-            with anyio.CancelScope(shield=True):
-                yield
-        else:
-            yield
-    finally:
-        depth = _saving.pop(task) - 1
-        if depth:
-            _saving[task] = depth
-        elif task in _deferred:
-            _deferred.discard(task)
-            task.cancel()
+class save_shield:  # a class named as the function it replaces: ``with save_shield():``
+    """A section that neither an anyio scope nor :func:`cancel` cuts short.
+
+    A class rather than a generator context manager: it is entered twice per
+    ``/v1/responses`` request, and a generator's frame and its ``contextlib``
+    wrapper cost more than the section's own work where no scope holds the task.
+    """
+
+    __slots__ = ("_scope", "_task")
+    _scope: anyio.CancelScope | None
+    _task: asyncio.Task[object] | None
+
+    def __enter__(self) -> None:
+        self._task = task = asyncio.current_task()
+        self._scope = None
+        if task is None or anyio_scope_holds(task):  # not on asyncio (trio): anyio's way
+            self._scope = anyio.CancelScope(shield=True)
+            self._scope.__enter__()
+        if task is not None:
+            _saving[task] = _saving.get(task, 0) + 1
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> bool | None:
+        task = self._task
+        try:
+            if self._scope is not None:
+                return self._scope.__exit__(kind, error, traceback)
+            return None
+        finally:
+            if task is not None:
+                depth = _saving.pop(task) - 1
+                if depth:
+                    _saving[task] = depth
+                elif task in _deferred:
+                    _deferred.discard(task)
+                    task.cancel()
 
 
 def anyio_scope_holds(task: asyncio.Task[object]) -> bool:
