@@ -109,6 +109,8 @@ def response_id(previous: str | None) -> str:
 
 def _locate(id: str) -> tuple[str, str]:
     """The chain (entry) that stores response ``id``, and its field there."""
+    if "x" not in id:  # no later turn's id (a chain's first: the common case)
+        return id, ROOT
     child = _CHILD_ID.fullmatch(id)
     return (child[1], child[2]) if child else (id, ROOT)
 
