@@ -41,6 +41,7 @@ from agenthost.agents.models.base import (
 )
 from agenthost.agents.models.echo import word_response
 from agenthost.app.server import create_app
+from agenthost.app.serving import FULL_COLLECTION_EVERY
 from agenthost.app.settings import Settings
 
 PIECE = "word "
@@ -126,7 +127,6 @@ async def one_stream(app: Any, gap: float) -> tuple[int, float]:
 
 async def phase(app: Any, streams: int, gap: float) -> tuple[float, float, float]:
     """CPU µs per stream, artifact events per stream, median first-text delay (ms)."""
-    gc.collect()
     cpu = time.process_time()
     results = await asyncio.gather(*(one_stream(app, gap) for _ in range(streams)))
     cpu = time.process_time() - cpu
@@ -147,6 +147,11 @@ async def main_async(args: argparse.Namespace) -> None:
     windows = [float(w) for w in args.windows.split(",")]
     async with LifespanManager(app) as manager:
         served = manager.app
+        # As the served process does once started (app/serving.py): start-up frozen,
+        # full collections rarer.
+        gc.freeze()
+        young, middle, _ = gc.get_threshold()
+        gc.set_threshold(young, middle, FULL_COLLECTION_EVERY)
         await phase(served, min(args.streams, 50), args.gap)  # warm-up
         best: dict[float, list[tuple[float, float, float]]] = {w: [] for w in windows}
         for _ in range(args.rounds):
