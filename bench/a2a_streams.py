@@ -10,11 +10,13 @@ time from a stream's start to its first text (its first ``artifactUpdate``)
 over that of the model's first piece.
 
     .venv/bin/python bench/a2a_streams.py [--streams 200] [--chunks 20] [--gap 0.05]
-        [--windows 0.05,0.25] [--rounds 3] [--profile FILE]
+        [--windows 0.05,0.25] [--chunk-chars 131072] [--rounds 3] [--profile FILE]
 
-``--windows`` are values of the executor's ``FLUSH_EVERY`` (the gathering
-window, seconds); ``--profile FILE`` writes a cProfile of one more round of
-the first window (``python -m pstats FILE``).
+``--windows`` are values of the executor's ``FLUSH_EVERY`` (the later chunks'
+gathering window, seconds), ``--chunk-chars`` of its ``CHUNK_CHARS`` (each
+window with each); ``--gap 0`` is a model as fast as the loop (a large
+answer: ``--chunks 200000`` is 1 MB). ``--profile FILE`` writes a cProfile
+of one more round of the first variant (``python -m pstats FILE``).
 """
 
 from __future__ import annotations
@@ -144,7 +146,11 @@ async def main_async(args: argparse.Namespace) -> None:
     # Imported once the app is built: the adapter sets the SDK's switches before its import.
     from agenthost.adapters.a2a import executor
 
-    windows = [float(w) for w in args.windows.split(",")]
+    variants = [
+        (float(window), int(chars))
+        for window in args.windows.split(",")
+        for chars in args.chunk_chars.split(",")
+    ]
     async with LifespanManager(app) as manager:
         served = manager.app
         # As the served process does once started (app/serving.py): start-up frozen,
@@ -153,23 +159,26 @@ async def main_async(args: argparse.Namespace) -> None:
         young, middle, _ = gc.get_threshold()
         gc.set_threshold(young, middle, FULL_COLLECTION_EVERY)
         await phase(served, min(args.streams, 50), args.gap)  # warm-up
-        best: dict[float, list[tuple[float, float, float]]] = {w: [] for w in windows}
+        best: dict[tuple[float, int], list[tuple[float, float, float]]] = {
+            variant: [] for variant in variants
+        }
         for _ in range(args.rounds):
-            for window in windows:
-                executor.FLUSH_EVERY = window
-                best[window].append(await phase(served, args.streams, args.gap))
+            for variant in variants:
+                executor.FLUSH_EVERY, executor.CHUNK_CHARS = variant
+                best[variant].append(await phase(served, args.streams, args.gap))
         what = f"{args.streams} streams of {args.chunks} pieces {args.gap} s apart"
         print(f"{what}, CPU min of {args.rounds} rounds, the rest their median")
         print(
-            f"{'FLUSH_EVERY':>12} {'CPU/stream µs':>14} {'events/stream':>14} {'first text ms':>14}"
+            f"{'FLUSH_EVERY':>12} {'CHUNK_CHARS':>12} {'CPU/stream µs':>14}"
+            f" {'events/stream':>14} {'first text ms':>14}"
         )
-        for window, runs in best.items():
+        for (window, chars), runs in best.items():
             cpu = min(r[0] for r in runs)
             events = statistics.median(r[1] for r in runs)
             delay = statistics.median(r[2] for r in runs)
-            print(f"{window:>12} {cpu:>14.0f} {events:>14.1f} {delay:>14.1f}")
+            print(f"{window:>12} {chars:>12} {cpu:>14.0f} {events:>14.1f} {delay:>14.1f}")
         if args.profile:
-            executor.FLUSH_EVERY = windows[0]
+            executor.FLUSH_EVERY, executor.CHUNK_CHARS = variants[0]
             profiler = cProfile.Profile()
             profiler.enable()
             await phase(served, args.streams, args.gap)
@@ -182,7 +191,8 @@ def main() -> None:
     parser.add_argument("--streams", type=int, default=200)
     parser.add_argument("--chunks", type=int, default=20)
     parser.add_argument("--gap", type=float, default=0.05)
-    parser.add_argument("--windows", default="0.05")
+    parser.add_argument("--windows", default="0.05,0.25")
+    parser.add_argument("--chunk-chars", default=str(128 * 1024))
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--profile", default="")
     asyncio.run(main_async(parser.parse_args()))
