@@ -70,7 +70,7 @@ FIRST_FLUSH = 0.05
 
 FLUSH_EVERY = 0.25
 """Seconds of text gathered into each later artifact chunk, at most: every chunk is an event
-through the a2a-sdk's queues and task store, ~0.5 ms of CPU each (bench/README.md, session 16)."""
+through the a2a-sdk's queues and task store, ~0.4 ms of CPU each (bench/README.md, session 16)."""
 
 CHUNK_CHARS = 128 * 1024
 """Characters of text gathered into one artifact chunk, at most: a fast run's chunks stay
