@@ -10,7 +10,7 @@ time from a stream's start to its first text (its first ``artifactUpdate``)
 over that of the model's first piece.
 
     .venv/bin/python bench/a2a_streams.py [--streams 200] [--chunks 20] [--gap 0.05]
-        [--windows 0.05,0.25] [--chunk-chars 131072] [--rounds 3] [--profile FILE]
+        [--windows 0.05,0.1] [--chunk-chars 131072] [--rounds 3] [--profile FILE]
 
 ``--windows`` are values of the executor's ``FLUSH_EVERY`` (the later chunks'
 gathering window, seconds), ``--chunk-chars`` of its ``CHUNK_CHARS`` (each
@@ -191,7 +191,7 @@ def main() -> None:
     parser.add_argument("--streams", type=int, default=200)
     parser.add_argument("--chunks", type=int, default=20)
     parser.add_argument("--gap", type=float, default=0.05)
-    parser.add_argument("--windows", default="0.05,0.25")
+    parser.add_argument("--windows", default="0.05,0.1")
     parser.add_argument("--chunk-chars", default=str(128 * 1024))
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--profile", default="")

@@ -68,7 +68,7 @@ WHOLE_ANSWER = "agenthost.a2a.whole_answer"
 FIRST_FLUSH = 0.05
 """Seconds of text gathered into the first artifact chunk, at most (when it comes faster)."""
 
-FLUSH_EVERY = 0.25
+FLUSH_EVERY = 0.1
 """Seconds of text gathered into each later artifact chunk, at most: every chunk is an event
 through the a2a-sdk's queues and task store, ~0.4 ms of CPU each (bench/README.md, session 16)."""
 
