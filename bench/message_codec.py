@@ -1,12 +1,13 @@
-"""Bytes and CPU of a stored message: the compact format against the JSON one.
+"""Bytes and CPU of a stored message: the session-16 format against JSON.
 
-``agents/message_codec.py`` writes a session's messages in a compact format
-(since session 16); before, every message was compact pydantic JSON
-(``encode_json``, which the codec still writes for what the compact format
-cannot hold, and still reads). For three 10-turn sessions (an A2A one: a
-question with a UUID message id and a 255-character answer; an MCP/ACP one:
-the same without ids; a tool-using one: a tool call and its result per
-turn, and shared-conversation metadata), this prints the encoded bytes per
+``agents/message_codec.py`` writes a text message (one text part, no name or
+metadata, at most a UUID id) as a tag, a head byte, the id's 16 bytes and
+the UTF-8 text; before session 16 every message was compact pydantic JSON
+(``encode_json``), which it still writes for every other shape, and reads.
+For three 10-turn sessions (an A2A one: a question with a UUID message id
+and a 255-character answer; an MCP/ACP one: the same without ids; a
+tool-using one: a tool call and its result per turn, with a shared
+conversation's metadata, so all JSON), this prints the encoded bytes per
 message and the CPU per message of encoding each message and of decoding
 the whole session (what a session load does), both formats alternated in
 each round, min over the rounds (``time.process_time_ns``).
