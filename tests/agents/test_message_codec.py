@@ -94,7 +94,7 @@ SHAPES = [
     Message(role="tool", parts=[DataPart(data=None)]),
     Message(role="user", parts=[TextPart(text="x")], id=HEX_ID),
     Message(role="user", parts=[TextPart(text="x")], id=UUID_ID),
-    Message(role="user", parts=[TextPart(text="x")], id=HEX_ID.upper()),  # kept as text
+    Message(role="user", parts=[TextPart(text="x")], id=HEX_ID.upper()),  # not packed: JSON
     Message(role="user", parts=[TextPart(text="x")], id="{" + UUID_ID[1:-1] + "}"),
     Message(role="user", parts=[TextPart(text="x")], id=HEX_ID[:-2] + " e"),
     Message(role="user", parts=[TextPart(text="x")], id=""),
@@ -192,10 +192,19 @@ _messages = st.builds(
     id=_ids,
     metadata=st.none() | st.dictionaries(st.text(), _json, max_size=3),
 )
+_text_messages = st.builds(  # what the tagged format holds, rarely drawn above
+    Message,
+    role=st.sampled_from(["system", "user", "assistant", "tool"]),
+    parts=st.tuples(st.builds(TextPart, text=_text)).map(list),
+    id=_ids,
+)
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(_messages, max_size=5), st.lists(st.booleans(), min_size=5, max_size=5))
+@given(
+    st.lists(_messages | _text_messages, max_size=5),
+    st.lists(st.booleans(), min_size=5, max_size=5),
+)
 def test_any_messages_round_trip_in_either_format(messages: list[Message], old: list[bool]) -> None:
     raws = [
         encode_json(m) if was_old else encode_message(m)
