@@ -1,9 +1,12 @@
-"""The one compact encoding of a stored message, shared by every session store.
+"""The compact encodings of a stored message, shared by every session store.
 
-The in-process LRU (:mod:`agenthost.app.memory`) keeps these bytes and Redis
-(:mod:`agenthost.app.redis_memory`) stores them, one list element each: a
-live pydantic ``Message`` with its parts costs ~1.1 KiB of Python objects,
-its encoding little more than its text (``bench/protocol_sessions.py``).
+The in-process LRU (:mod:`agenthost.app.memory`) keeps :func:`encode_message`'s
+bytes: a live pydantic ``Message`` with its parts costs ~1.1 KiB of Python
+objects, its encoding little more than its text (``bench/protocol_sessions.py``).
+Redis (:mod:`agenthost.app.redis_memory`) stores :func:`encode_json`'s, one
+list element each: replicas of two versions share those lists during a
+rolling upgrade, and every agenthost reads JSON. :func:`decode_messages`
+reads both.
 
 Most stored messages are a question or an answer: one text part, no name,
 no metadata, perhaps an id. Such a message is written as
@@ -18,8 +21,8 @@ no metadata, perhaps an id. Such a message is written as
 Any other message is compact pydantic JSON with ``null`` fields left out
 (:func:`encode_json`), as every agenthost before session 16 stored all of
 them: messages stored before read as they are, and so does a session
-holding both. An agenthost that predates the tagged format cannot read it
-(docs/deploy.md, upgrading). A positional layout of the other shapes (short
+holding both. An agenthost that predates the tagged format cannot read it,
+which is why it never leaves the process. A positional layout of the other shapes (short
 tags, defaults left out) saved ~30 % of their bytes but decoded 2.2x slower
 than pydantic's one validation of their JSON (``bench/README.md``, session
 16): not taken.

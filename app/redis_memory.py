@@ -58,7 +58,7 @@ from redis.asyncio.client import PubSub
 
 from agenthost.agents import Conversation, Message, SessionKey
 from agenthost.agents.errors import StoreUnavailable
-from agenthost.agents.message_codec import decode_messages, encode_message
+from agenthost.agents.message_codec import decode_messages, encode_json
 from agenthost.app.redis_client import SENTINEL, is_redis_url, redis_client
 
 __all__ = ["SENTINEL", "RedisMemoryManager", "is_redis_url", "redis_client", "redis_memory_factory"]
@@ -173,7 +173,9 @@ class RedisMemoryManager:
         args += [max(self.ttl_ms, keep), len(fields)]
         for name, raw in fields.items():
             args += [name, raw]
-        args += [encode_message(m) for m in messages]
+        # JSON, which every agenthost reads: replicas of two versions share these lists
+        # during a rolling upgrade (the tagged form is the in-process LRU's).
+        args += [encode_json(m) for m in messages]
         async with self._deadline():
             await self._append(keys=[messages_key, meta_key, meta_key[:-2] + ":t"], args=args)
 

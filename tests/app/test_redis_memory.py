@@ -7,6 +7,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from redis.asyncio.client import PubSub
 
@@ -55,6 +56,21 @@ async def test_append_get_delete_and_meta(redis: RedisServer) -> None:  # noqa: 
     assert await memory.delete(k) is True
     assert await memory.delete(k) is False
     assert await memory.get(k) is None
+    await memory.aclose()
+
+
+async def test_messages_in_redis_are_json_that_every_version_reads(redis: RedisServer) -> None:  # noqa: F811
+    # Replicas of two versions share these lists during a rolling upgrade: never the
+    # in-process LRU's tagged form, which an agenthost before it cannot read.
+    memory = RedisMemoryManager(redis_client(redis.url, timeout=2), "t", ttl=60)
+    k = key()
+    said = Message.user("hi").model_copy(update={"id": uuid.uuid4().hex})  # tagged in process
+    await memory.append(k, [said, Message.assistant("hello")])
+    messages_key, _ = memory._keys(k)
+    raws = await memory.client.lrange(messages_key, 0, -1)
+    assert [orjson.loads(raw)["parts"][0]["text"] for raw in raws] == ["hi", "hello"]
+    stored = await memory.get(k)
+    assert stored is not None and stored.messages[0] == said
     await memory.aclose()
 
 
