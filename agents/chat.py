@@ -249,8 +249,8 @@ class ChatAgent(BaseAgent):
             usage += response.usage
             messages.append(response.message)
             new_messages.append(response.message)
-            if response.message.text:
-                texts.append(response.message.text)
+            if text := response.message.text:
+                texts.append(text)
             if response.reasoning:
                 reasoning.append(response.reasoning)
             calls = response.message.tool_calls
