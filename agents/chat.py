@@ -145,6 +145,8 @@ class ChatAgent(BaseAgent):
 
     def _tools(self, options: RunOptions) -> dict[str, AnyTool]:
         """The run's tools: the toolsets' current tools, then the agent's and the run's."""
+        if not self.toolsets and not options.tools:
+            return {}  # an agent with no tools (echo's): nothing to merge
         taken = {t.name for t in self.options.tools or ()}
         listed: list[AnyTool] = []
         for toolset in self.toolsets:
@@ -160,10 +162,11 @@ class ChatAgent(BaseAgent):
         rendered = self.template.render(agent=self.name, tools=tools)
         return "\n\n".join(t for t in (rendered, options.instructions) if t) or None
 
-    async def _memory_context(self, session: Session | None) -> HistoryContext:
-        notes = None
-        if self.memory is not None and isinstance(session, NotedSession):
-            notes = await session.load_notes()
+    async def _memory_context(self, session: Session | None) -> HistoryContext | None:
+        """The memory strategy's view of the run; None without a strategy."""
+        if self.memory is None:
+            return None
+        notes = await session.load_notes() if isinstance(session, NotedSession) else None
         return HistoryContext(self.model, notes, observer=self.upstream)
 
     async def _visible(
@@ -217,8 +220,11 @@ class ChatAgent(BaseAgent):
         reasoning: list[str] = []  # each step's, kept out of the messages
         memory = await self._memory_context(session)
         for _ in range(options.max_steps or DEFAULT_MAX_STEPS):
-            visible = await self._visible(messages, memory, session)
-            usage, memory.usage = usage + memory.usage, Usage()
+            if memory is None:  # no strategy: the model sees the whole transcript
+                visible = messages
+            else:
+                visible = await self._visible(messages, memory, session)
+                usage, memory.usage = usage + memory.usage, Usage()
             request = ModelRequest(tuple(visible), definitions, settings, self.upstream)
             response: ModelResponse | None = None
             if stream:
@@ -249,8 +255,8 @@ class ChatAgent(BaseAgent):
             usage += response.usage
             messages.append(response.message)
             new_messages.append(response.message)
-            if response.message.text:
-                texts.append(response.message.text)
+            if text := response.message.text:
+                texts.append(text)
             if response.reasoning:
                 reasoning.append(response.reasoning)
             calls = response.message.tool_calls

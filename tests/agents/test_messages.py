@@ -14,6 +14,15 @@ def test_text_joins_text_parts_only_a_blank_line_apart() -> None:
         role="user", parts=[TextPart(text="a"), DataPart(data={"x": 1}), TextPart(text="b")]
     )
     assert message.text == "a\n\nb"
+    assert Message(role="user", parts=[DataPart(data=1)]).text == ""
+    assert Message(role="user", parts=[]).text == ""
+    assert Message.assistant("one part").text == "one part"
+
+
+def test_text_constructors_make_one_text_part() -> None:
+    for make, role in ((Message.system, "system"), (Message.user, "user")):
+        assert make("hi") == Message(role=role, parts=[TextPart(text="hi")])
+    assert Message.assistant("") == Message(role="assistant", parts=[TextPart(text="")])
 
 
 def test_last_user_text() -> None:
