@@ -54,10 +54,13 @@ def _openai(url: str) -> openai.OpenAI:
 
 
 def _chat(url: str) -> str:
-    stream = _openai(url).chat.completions.create(
-        model="pausing", messages=[{"role": "user", "content": "chat"}], stream=True
-    )
-    return "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices)
+    # Closed here: a client left to the garbage collector (its stream cut by nginx)
+    # warns of its unclosed socket in whichever later test the collection runs.
+    with _openai(url) as client:
+        stream = client.chat.completions.create(
+            model="pausing", messages=[{"role": "user", "content": "chat"}], stream=True
+        )
+        return "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices)
 
 
 def test_a_chat_completions_stream_arrives_whole(proxied: dict[str, str]) -> None:
@@ -85,10 +88,9 @@ def test_without_keep_alives_nginx_cuts_the_stream(proxied: dict[str, str]) -> N
 
 
 def test_a_responses_stream_arrives_whole(proxied: dict[str, str]) -> None:
-    stream = _openai(proxied["kept"]).responses.create(
-        model="pausing", input="responses", stream=True
-    )
-    events: list[Any] = list(stream)
+    with _openai(proxied["kept"]) as client:
+        stream = client.responses.create(model="pausing", input="responses", stream=True)
+        events: list[Any] = list(stream)
     assert events[-1].type == "response.completed"
     assert events[-1].response.output_text == "done: responses"
 
