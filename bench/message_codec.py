@@ -19,11 +19,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 
 from pydantic import TypeAdapter
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agenthost.agents.message_codec import decode_messages, encode_json, encode_message
 from agenthost.agents.messages import (
@@ -32,14 +36,8 @@ from agenthost.agents.messages import (
     ToolCallPart,
     ToolResultPart,
 )
+from bench.protocol_sessions import ANSWER, QUESTION  # the sessions that bench measures
 
-QUESTION = "Could you tell me what the weather will be like in Lyon tomorrow morning? "
-ANSWER = (
-    "Tomorrow morning in Lyon should be mild and mostly dry: around 12 °C at "
-    "eight, light wind from the south, clouds building towards noon with a "
-    "chance of a shower in the afternoon. Take a light jacket; an umbrella "
-    "is only worth it if you are out after two. "
-)
 _MESSAGES = TypeAdapter(list[Message])
 
 
