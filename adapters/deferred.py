@@ -119,6 +119,8 @@ class DeferredAdapter:
         started = time.monotonic()
         try:
             await self._built()
+        except _Stopped:  # shut down during the build (a process stopped at once): nothing to say
+            return
         except Exception as exc:  # the first request builds it again, and answers the error
             logger.warning("%s: not built ahead of its first request: %r", self.name, exc)
             return
@@ -139,7 +141,10 @@ class DeferredAdapter:
             if self._group is None:
                 raise RuntimeError(f"the {self.name} adapter is not running (outside its lifespan)")
             adapter = await anyio.to_thread.run_sync(self._build)
-            await self._group.start(self._serve, adapter)
+            group = self._group
+            if group is None:  # the lifespan ended while the thread built it
+                raise _Stopped(f"the {self.name} adapter was built after its lifespan ended")
+            await group.start(self._serve, adapter)
             self._adapter = adapter
             self._routes = routes_of(adapter, self._prefix)
             return self._routes
@@ -153,6 +158,10 @@ class DeferredAdapter:
         async with adapter.lifespan():
             task_status.started()
             await self._stop.wait()
+
+
+class _Stopped(RuntimeError):
+    """The adapter's lifespan ended while it was being built."""
 
 
 class _Front:
